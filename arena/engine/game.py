@@ -1,0 +1,723 @@
+"""The authoritative Azul rules engine (``RULES.md``), coloured and gray walls.
+
+A :class:`Game` is a mutable position with a small API, in the spirit of
+python-chess's ``Board``: :meth:`Game.legal_moves`, :meth:`Game.apply`,
+:meth:`Game.copy`, :meth:`Game.observation`, :meth:`Game.record`. It does no
+I/O and knows nothing of bots or processes.
+
+>>> game = Game.new(players=2, seed=7)
+>>> game.decision, game.current_player, game.round
+(<Decision.DRAFT: 'draft'>, 0, 1)
+>>> moves = game.legal_moves()
+>>> len(moves) == len(set(moves))
+True
+>>> game.apply(moves[0])
+>>> game.current_player
+1
+>>> import random
+>>> rng = random.Random(1)
+>>> while not game.is_over():
+...     game.apply(rng.choice(game.legal_moves()))
+>>> game.end_reason
+<EndReason.NORMAL: 'normal'>
+>>> sum(game.tile_counts().values())
+100
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from arena.engine.tables import (
+    BIT,
+    BONUS_COLOUR,
+    BONUS_COLUMN,
+    BONUS_ROW,
+    CENTRE,
+    CENTRE_INDEX,
+    CODE_COLOURS,
+    CODE_COUNTS,
+    CODE_REST,
+    DEFAULT_ROUND_LIMIT,
+    FACTORIES_BY_PLAYERS,
+    FLOOR,
+    FLOOR_PENALTY,
+    FLOOR_SLOTS,
+    FULL,
+    MARKER,
+    MOVES_BY_SOURCE,
+    N_COLOURS,
+    PLACES,
+    RUN,
+    TILES_PER_COLOUR,
+    TILES_PER_FACTORY,
+    AnyMove,
+    Decision,
+    EndReason,
+    Move,
+    Place,
+    Variant,
+    factory_code,
+)
+
+if TYPE_CHECKING:
+    from arena.engine.observation import Observation
+    from arena.engine.record import GameRecord
+
+Deal = list[list[int]]
+"""The tiles dealt at the start of a round: per factory, counts per colour."""
+
+
+class IllegalMove(ValueError):
+    """Raised by :meth:`Game.apply` for a move that is not legal here."""
+
+
+class IllegalDeal(ValueError):
+    """Raised when an injected deal could not have been drawn from the bag/lid."""
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """A player's final score, split into its parts."""
+
+    rounds: int
+    """Score at the end of the last round (placements minus floor penalties)."""
+    rows: int
+    columns: int
+    colours: int
+    total: int
+
+
+class Board:
+    """One player's board. Bitmasks, so that legality and scoring are table look-ups.
+
+    Read-only for users of :class:`Game`; the game mutates it.
+    """
+
+    __slots__ = (
+        "accept",
+        "col_colours",
+        "col_rows",
+        "floor",
+        "line_colour",
+        "line_count",
+        "row_cells",
+        "row_colours",
+        "score",
+        "wall",
+    )
+
+    def __init__(self) -> None:
+        self.line_colour = [-1] * 5
+        """Colour on each pattern line, -1 when empty."""
+        self.line_count = [0] * 5
+        self.accept = [FULL] * N_COLOURS
+        """Per colour, the mask of pattern lines that can still take it."""
+        self.row_cells = [0] * 5
+        """Per wall row, the mask of filled columns."""
+        self.row_colours = [0] * 5
+        """Per wall row, the mask of colours placed in it."""
+        self.col_rows = [0] * 5
+        """Per wall column, the mask of filled rows."""
+        self.col_colours = [0] * 5
+        """Per wall column, the mask of colours placed in it."""
+        self.wall = [-1] * 25
+        """Colour of each wall cell (row * 5 + column), -1 when empty."""
+        self.floor: list[int] = []
+        """Floor items left to right: colours, and ``MARKER`` for the marker."""
+        self.score = 0
+
+    def copy(self) -> Board:
+        b = Board.__new__(Board)
+        b.line_colour = self.line_colour[:]
+        b.line_count = self.line_count[:]
+        b.accept = self.accept[:]
+        b.row_cells = self.row_cells[:]
+        b.row_colours = self.row_colours[:]
+        b.col_rows = self.col_rows[:]
+        b.col_colours = self.col_colours[:]
+        b.wall = self.wall[:]
+        b.floor = self.floor[:]
+        b.score = self.score
+        return b
+
+    def refresh_accept(self) -> None:
+        """Recompute which lines accept which colour (after tiling changed lines/wall)."""
+        acc = [0] * N_COLOURS
+        for line in range(5):
+            colour = self.line_colour[line]
+            if self.line_count[line] == line + 1:
+                continue
+            blocked = self.row_colours[line]
+            bit = BIT[line]
+            if colour >= 0:
+                acc[colour] |= bit
+            else:
+                for c in range(N_COLOURS):
+                    if not blocked >> c & 1:
+                        acc[c] |= bit
+        self.accept = acc
+
+    def full_rows(self) -> int:
+        """Number of complete horizontal wall rows (the tie-break)."""
+        return sum(1 for mask in self.row_cells if mask == FULL)
+
+    def breakdown(self) -> Breakdown:
+        """Final score with end-of-game bonuses (+2 row, +7 column, +10 colour)."""
+        rows = self.full_rows()
+        cols = sum(1 for mask in self.col_rows if mask == FULL)
+        colours = sum(1 for c in range(N_COLOURS) if self.wall.count(c) == 5)
+        bonus_rows, bonus_cols = rows * BONUS_ROW, cols * BONUS_COLUMN
+        bonus_colours = colours * BONUS_COLOUR
+        return Breakdown(
+            rounds=self.score,
+            rows=bonus_rows,
+            columns=bonus_cols,
+            colours=bonus_colours,
+            total=self.score + bonus_rows + bonus_cols + bonus_colours,
+        )
+
+    def place(self, row: int, col: int, colour: int) -> int:
+        """Put a tile on the wall and return the points it scores."""
+        self.row_cells[row] |= BIT[col]
+        self.row_colours[row] |= BIT[colour]
+        self.col_rows[col] |= BIT[row]
+        self.col_colours[col] |= BIT[colour]
+        self.wall[row * 5 + col] = colour
+        h = RUN[self.row_cells[row]][col]
+        v = RUN[self.col_rows[col]][row]
+        if h == 1 and v == 1:
+            return 1
+        return (h if h > 1 else 0) + (v if v > 1 else 0)
+
+    def gray_columns(self, row: int, colour: int) -> list[int]:
+        """Gray wall: the columns where ``colour`` may go in ``row``."""
+        cells, bit = self.row_cells[row], BIT[colour]
+        return [col for col in range(5) if not cells >> col & 1 and not self.col_colours[col] & bit]
+
+
+class RoundLog:
+    """What happened in one round, for the game record."""
+
+    __slots__ = ("decisions", "factories", "first_player", "number", "scores")
+
+    def __init__(self, number: int, first_player: int, factories: Deal) -> None:
+        self.number = number
+        self.first_player = first_player
+        self.factories = factories
+        self.decisions: list[tuple[int, AnyMove]] = []
+        self.scores: list[int] = []
+
+    def copy(self) -> RoundLog:
+        log = RoundLog(self.number, self.first_player, self.factories)
+        log.decisions = self.decisions[:]
+        log.scores = self.scores[:]
+        return log
+
+
+class Game:
+    """A game of Azul for 2-4 players: the full state and the rules.
+
+    Create one with :meth:`new`. Randomness comes only from the seeded RNG used
+    to deal factories, or from injected ``deals`` (replays, cross-checks).
+    """
+
+    __slots__ = (
+        "_deal_pos",
+        "_deals",
+        "_first_player",
+        "_next_first",
+        "_place_options",
+        "_rng",
+        "_table_tiles",
+        "_tiling_line",
+        "_tiling_player",
+        "bag",
+        "boards",
+        "centre",
+        "current_player",
+        "decision",
+        "end_reason",
+        "factories",
+        "lid",
+        "marker_in_centre",
+        "n_players",
+        "round",
+        "round_limit",
+        "rounds",
+        "seed",
+        "variant",
+    )
+
+    n_players: int
+    variant: Variant
+    seed: int | None
+    round_limit: int
+    round: int
+    """Current round, from 1."""
+    current_player: int
+    """Seat that must decide now (for ``Decision.PLACE``: whose wall)."""
+    decision: Decision
+    end_reason: EndReason | None
+    factories: list[int]
+    """Factory contents as codes (see ``tables.factory_code``); 0 when empty."""
+    centre: list[int]
+    """Tiles in the centre, per colour."""
+    marker_in_centre: bool
+    bag: list[int]
+    lid: list[int]
+    boards: list[Board]
+    rounds: list[RoundLog]
+    _rng: random.Random
+    _deals: list[Deal] | None
+    _deal_pos: int
+    _first_player: int
+    _next_first: int
+    _place_options: list[Place]
+    _tiling_player: int
+    _tiling_line: int
+    _table_tiles: int
+
+    @classmethod
+    def new(
+        cls,
+        players: int = 2,
+        variant: Variant | str = Variant.COLOURED,
+        seed: int | None = None,
+        round_limit: int = DEFAULT_ROUND_LIMIT,
+        deals: Sequence[Deal] | None = None,
+    ) -> Game:
+        """Start a game: seat 0 is the first player of round 1.
+
+        ``deals``, when given, replaces the RNG: round ``r`` uses ``deals[r-1]``,
+        which must be drawable from the bag (and lid) at that moment.
+        """
+        if players not in FACTORIES_BY_PLAYERS:
+            raise ValueError(f"Azul is played by 2, 3 or 4 players, not {players}")
+        if round_limit < 1:
+            raise ValueError("round_limit must be at least 1")
+        self = cls.__new__(cls)
+        self.n_players = players
+        self.variant = Variant(variant)
+        self.seed = seed
+        self.round_limit = round_limit
+        self._rng = random.Random(seed)
+        self._deals = list(deals) if deals is not None else None
+        self._deal_pos = 0
+        self.bag = [TILES_PER_COLOUR] * N_COLOURS
+        self.lid = [0] * N_COLOURS
+        self.boards = [Board() for _ in range(players)]
+        self.factories = [0] * FACTORIES_BY_PLAYERS[players]
+        self.centre = [0] * N_COLOURS
+        self.marker_in_centre = True
+        self.rounds = []
+        self.round = 0
+        self.end_reason = None
+        self._first_player = 0
+        self._next_first = 0
+        self._place_options = []
+        self._tiling_player = 0
+        self._tiling_line = 0
+        self._table_tiles = 0
+        self.current_player = 0
+        self.decision = Decision.DRAFT
+        self._start_round()
+        return self
+
+    # ------------------------------------------------------------------ queries
+
+    def is_over(self) -> bool:
+        return self.decision is Decision.OVER
+
+    @property
+    def first_player(self) -> int:
+        """First player of the current round."""
+        return self._first_player
+
+    @property
+    def pending_line(self) -> int | None:
+        """Gray wall: the pattern line whose tile awaits a column, else None."""
+        return self._tiling_line if self.decision is Decision.PLACE else None
+
+    def legal_moves(self) -> list[AnyMove]:
+        """All legal decisions for :attr:`current_player`, deduplicated, in a fixed order.
+
+        Draft moves are ordered by source (factories, then the centre), colour,
+        then line (0..4, then the floor). Placements are ordered by column.
+        """
+        if self.decision is Decision.DRAFT:
+            acc = self.boards[self.current_player].accept
+            out: list[AnyMove] = []
+            for i, code in enumerate(self.factories):
+                if code:
+                    table = MOVES_BY_SOURCE[i]
+                    for c in CODE_COLOURS[code]:
+                        out += table[c][acc[c]]
+            table = MOVES_BY_SOURCE[CENTRE_INDEX]
+            centre = self.centre
+            for c in range(N_COLOURS):
+                if centre[c]:
+                    out += table[c][acc[c]]
+            return out
+        if self.decision is Decision.PLACE:
+            return list(self._place_options)
+        return []
+
+    def is_legal(self, move: AnyMove) -> bool:
+        return move in self.legal_moves()
+
+    def scores(self) -> list[int]:
+        """Current scores (final scores, with bonuses, once the game is over)."""
+        if self.decision is Decision.OVER:
+            return [b.breakdown().total for b in self.boards]
+        return [b.score for b in self.boards]
+
+    def breakdowns(self) -> list[Breakdown]:
+        """Per player, the score split into rounds and bonuses (as if the game ended now)."""
+        return [b.breakdown() for b in self.boards]
+
+    def ranks(self) -> list[int]:
+        """Competition ranks (1 = best): score, then complete rows; equal = shared.
+
+        Meaningful once the game is over (bonuses included).
+        """
+        keys = [(b.breakdown().total, b.full_rows()) for b in self.boards]
+        return [1 + sum(1 for other in keys if other > key) for key in keys]
+
+    def tile_counts(self) -> dict[str, int]:
+        """Where the 100 tiles are (the conservation invariant checks this sums to 100)."""
+        lines = sum(sum(b.line_count) for b in self.boards)
+        walls = sum(25 - b.wall.count(-1) for b in self.boards)
+        floors = sum(len(b.floor) - b.floor.count(MARKER) for b in self.boards)
+        return {
+            "bag": sum(self.bag),
+            "lid": sum(self.lid),
+            "factories": sum(sum(CODE_COUNTS[code]) for code in self.factories),
+            "centre": sum(self.centre),
+            "lines": lines,
+            "walls": walls,
+            "floors": floors,
+        }
+
+    def factory_counts(self) -> list[list[int]]:
+        """Contents of each factory, per colour."""
+        return [list(CODE_COUNTS[code]) for code in self.factories]
+
+    # ------------------------------------------------------------------ actions
+
+    def apply(self, move: AnyMove) -> None:
+        """Play ``move`` for :attr:`current_player`. Raises :class:`IllegalMove`.
+
+        An illegal move leaves the game unchanged.
+        """
+        decision = self.decision
+        if decision is Decision.DRAFT:
+            self._draft(move)  # type: ignore[arg-type]
+        elif decision is Decision.PLACE:
+            if move not in self._place_options:
+                raise IllegalMove(f"{move!r} is not a legal placement here")
+            self.rounds[-1].decisions.append((self.current_player, move))
+            board = self.boards[self._tiling_player]
+            line = self._tiling_line
+            colour = board.line_colour[line]
+            self._place_line(board, line, move[0], colour)
+            self._tiling_line += 1
+            self._continue_tiling()
+        else:
+            raise IllegalMove("the game is over")
+
+    def _draft(self, move: Move) -> None:
+        try:
+            source, colour, line = move
+        except (TypeError, ValueError):
+            raise IllegalMove(f"{move!r} is not a draft move") from None
+        player = self.current_player
+        board = self.boards[player]
+        if not 0 <= colour < N_COLOURS:
+            raise IllegalMove(f"{move!r}: no colour {colour}")
+        if line != FLOOR and not (0 <= line < 5 and board.accept[colour] >> line & 1):
+            raise IllegalMove(f"{move!r}: line {line} cannot take that colour")
+        centre = self.centre
+        if source == CENTRE:
+            n = centre[colour]
+            if not n:
+                raise IllegalMove(f"{move!r}: the centre has no such tile")
+            centre[colour] = 0
+            if self.marker_in_centre:
+                self.marker_in_centre = False
+                self._next_first = player
+                if len(board.floor) < FLOOR_SLOTS:
+                    board.floor.append(MARKER)
+        else:
+            if not 0 <= source < len(self.factories):
+                raise IllegalMove(f"{move!r}: no factory {source}")
+            code = self.factories[source]
+            n = CODE_COUNTS[code][colour]
+            if not n:
+                raise IllegalMove(f"{move!r}: that factory has no such tile")
+            for k, count in CODE_REST[code][colour]:
+                centre[k] += count
+            self.factories[source] = 0
+        self._table_tiles -= n
+        self.rounds[-1].decisions.append((player, move))
+        if line != FLOOR:
+            count = board.line_count[line]
+            room = line + 1 - count
+            if count == 0:
+                board.line_colour[line] = colour
+                clear = ~BIT[line]
+                acc = board.accept
+                for k in range(N_COLOURS):
+                    if k != colour:
+                        acc[k] &= clear
+            if n >= room:
+                board.line_count[line] = line + 1
+                board.accept[colour] &= ~BIT[line]
+                n -= room
+            else:
+                board.line_count[line] = count + n
+                n = 0
+        if n:
+            floor = board.floor
+            free = FLOOR_SLOTS - len(floor)
+            if n > free:
+                self.lid[colour] += n - free
+                n = free
+            floor += [colour] * n
+        if self._table_tiles:
+            self.current_player = (player + 1) % self.n_players
+        else:
+            self._tiling_player = 0
+            self._tiling_line = 0
+            self._continue_tiling()
+
+    # --------------------------------------------------------------- wall tiling
+
+    def _place_line(self, board: Board, line: int, col: int, colour: int) -> None:
+        board.score += board.place(line, col, colour)
+        self.lid[colour] += line
+        board.line_count[line] = 0
+        board.line_colour[line] = -1
+
+    def _continue_tiling(self) -> None:
+        """Run wall tiling until a gray-wall choice is needed or the round is done."""
+        gray = self.variant is Variant.GRAY
+        while self._tiling_player < self.n_players:
+            board = self.boards[self._tiling_player]
+            while self._tiling_line < 5:
+                line = self._tiling_line
+                if board.line_count[line] == line + 1:
+                    colour = board.line_colour[line]
+                    if not gray:
+                        self._place_line(board, line, (line + colour) % 5, colour)
+                    else:
+                        cols = board.gray_columns(line, colour)
+                        if len(cols) == 1:
+                            self._place_line(board, line, cols[0], colour)
+                        elif not cols:
+                            self._line_to_floor(board, line, colour)
+                        else:
+                            self._place_options = [PLACES[c] for c in cols]
+                            self.current_player = self._tiling_player
+                            self.decision = Decision.PLACE
+                            return
+                self._tiling_line += 1
+            self._score_floor(board)
+            self._tiling_player += 1
+            self._tiling_line = 0
+        self._place_options = []
+        self._end_round()
+
+    def _line_to_floor(self, board: Board, line: int, colour: int) -> None:
+        n = line + 1
+        free = FLOOR_SLOTS - len(board.floor)
+        put = min(n, free)
+        board.floor += [colour] * put
+        self.lid[colour] += n - put
+        board.line_count[line] = 0
+        board.line_colour[line] = -1
+
+    def _score_floor(self, board: Board) -> None:
+        floor = board.floor
+        board.score = max(0, board.score - FLOOR_PENALTY[len(floor)])
+        lid = self.lid
+        for item in floor:
+            if item != MARKER:
+                lid[item] += 1
+        board.floor = []
+
+    def _end_round(self) -> None:
+        log = self.rounds[-1]
+        log.scores = [b.score for b in self.boards]
+        for board in self.boards:
+            board.refresh_accept()
+        if any(FULL in b.row_cells for b in self.boards):
+            self._finish(EndReason.NORMAL)
+        elif self.round >= self.round_limit:
+            self._finish(EndReason.ROUND_LIMIT)
+        elif not any(self.bag) and not any(self.lid):
+            self._finish(EndReason.NO_TILES)
+        else:
+            self._start_round()
+
+    def _finish(self, reason: EndReason) -> None:
+        self.end_reason = reason
+        self.decision = Decision.OVER
+
+    # ------------------------------------------------------------------ dealing
+
+    def _start_round(self) -> None:
+        self.round += 1
+        self._first_player = self._next_first
+        self.current_player = self._next_first
+        self.marker_in_centre = True
+        self.decision = Decision.DRAFT
+        n_factories = len(self.factories)
+        if self._deals is None:
+            deal = self._draw(n_factories)
+        else:
+            if self._deal_pos >= len(self._deals):
+                raise IllegalDeal(f"no deal given for round {self.round}")
+            deal = [list(f) for f in self._deals[self._deal_pos]]
+            self._deal_pos += 1
+            self._take_deal(deal, n_factories)
+        self.factories = [factory_code(counts) for counts in deal]
+        self._table_tiles = sum(sum(counts) for counts in deal)
+        self.rounds.append(RoundLog(self.round, self._first_player, deal))
+
+    def _draw(self, n_factories: int) -> Deal:
+        """Fill factories one by one with random tiles from the bag (lid poured when empty)."""
+        bag, lid, rng = self.bag, self.lid, self._rng
+        total = sum(bag)
+        deal: Deal = []
+        for _ in range(n_factories):
+            counts = [0] * N_COLOURS
+            for _ in range(TILES_PER_FACTORY):
+                if not total:
+                    total = sum(lid)
+                    if not total:
+                        break
+                    bag[:] = lid
+                    lid[:] = [0] * N_COLOURS
+                r = rng.randrange(total)
+                c = 0
+                while r >= bag[c]:
+                    r -= bag[c]
+                    c += 1
+                bag[c] -= 1
+                counts[c] += 1
+                total -= 1
+            deal.append(counts)
+        return deal
+
+    def _take_deal(self, deal: Deal, n_factories: int) -> None:
+        """Remove an injected deal from the bag/lid, checking it was drawable."""
+        if len(deal) != n_factories:
+            raise IllegalDeal(f"round {self.round}: {len(deal)} factories dealt, not {n_factories}")
+        bag, lid = self.bag, self.lid
+        exhausted = False
+        for i, counts in enumerate(deal):
+            if len(counts) != N_COLOURS or any(not 0 <= k <= 4 for k in counts):
+                raise IllegalDeal(f"round {self.round}: factory {i} is malformed: {counts}")
+            need = sum(counts)
+            if need and exhausted:
+                raise IllegalDeal(
+                    f"round {self.round}: factory {i} dealt after bag and lid ran out"
+                )
+            if need > TILES_PER_FACTORY:
+                raise IllegalDeal(f"round {self.round}: factory {i} holds {need} tiles")
+            rest = list(counts)
+            if sum(bag) < need:
+                # The whole bag goes in first, then the lid is poured in.
+                if any(bag[k] > rest[k] for k in range(N_COLOURS)):
+                    raise IllegalDeal(
+                        f"round {self.round}: factory {i} {counts} skips tiles still in the "
+                        f"bag {bag} (the bag is emptied before the lid is poured in)"
+                    )
+                rest = [rest[k] - bag[k] for k in range(N_COLOURS)]
+                bag[:] = lid
+                lid[:] = [0] * N_COLOURS
+            if any(rest[k] > bag[k] for k in range(N_COLOURS)):
+                raise IllegalDeal(
+                    f"round {self.round}: factory {i} {counts} is not drawable from bag {bag}"
+                )
+            for k in range(N_COLOURS):
+                bag[k] -= rest[k]
+            if need < TILES_PER_FACTORY:
+                if any(bag) or any(lid):
+                    raise IllegalDeal(
+                        f"round {self.round}: factory {i} holds {need} tiles while "
+                        "tiles remain to draw"
+                    )
+                exhausted = True
+
+    # ------------------------------------------------------------------ copies & views
+
+    def copy(self, seed: int | None = None) -> Game:
+        """An independent copy. With ``seed``, future deals use a fresh RNG.
+
+        Without it, the copy continues the same random sequence (and deals).
+        """
+        g = Game.__new__(Game)
+        g.n_players = self.n_players
+        g.variant = self.variant
+        g.seed = self.seed
+        g.round_limit = self.round_limit
+        g._rng = random.Random()
+        if seed is None:
+            g._rng.setstate(self._rng.getstate())
+        else:
+            g._rng.seed(seed)
+        g._deals = self._deals
+        g._deal_pos = self._deal_pos
+        g.bag = self.bag[:]
+        g.lid = self.lid[:]
+        g.boards = [b.copy() for b in self.boards]
+        g.factories = self.factories[:]
+        g.centre = self.centre[:]
+        g.marker_in_centre = self.marker_in_centre
+        g.rounds = [log.copy() for log in self.rounds]
+        g.round = self.round
+        g.end_reason = self.end_reason
+        g._first_player = self._first_player
+        g._next_first = self._next_first
+        g._place_options = self._place_options[:]
+        g._tiling_player = self._tiling_player
+        g._tiling_line = self._tiling_line
+        g._table_tiles = self._table_tiles
+        g.current_player = self.current_player
+        g.decision = self.decision
+        return g
+
+    def observation_dict(self) -> dict[str, Any]:
+        """The public view as plain JSON-ready data (fast path of :meth:`observation`)."""
+        from arena.engine.observation import observation_dict
+
+        return observation_dict(self)
+
+    def observation(self) -> Observation:
+        """The public view of the whole position (what bots receive)."""
+        from arena.engine.observation import Observation
+
+        return Observation.model_validate(self.observation_dict())
+
+    def record(self, players: Sequence[str] | None = None) -> GameRecord:
+        """The game record so far (complete once the game is over)."""
+        from arena.engine.record import build_record
+
+        return build_record(self, players)
+
+    def render(self) -> str:
+        """A compact text picture of the position, for terminals."""
+        from arena.engine.render import render
+
+        return render(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Game {self.n_players}p {self.variant.value} round {self.round} "
+            f"{self.decision.value} seat {self.current_player} scores {self.scores()}>"
+        )

@@ -1,0 +1,238 @@
+"""Game records: a JSON document from which a finished game can be re-executed exactly.
+
+A record holds the tiles dealt each round and every decision, so replaying it
+needs no RNG; it also holds the per-round and final scores, so a replay can
+prove the referee scored the game right. Moves are written in a compact
+notation (``3:R>2`` = factory 3, red, pattern line 2; ``C:K>F`` = centre,
+black, floor; ``col4`` = gray-wall column 4).
+
+>>> parse_move("C:K>F")
+Move(source=-1, colour=3, line=-1)
+>>> parse_move("col2")
+Place(column=2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arena.engine.tables import (
+    CENTRE,
+    FLOOR,
+    LETTERS,
+    MOVE_OF,
+    N_COLOURS,
+    PLACES,
+    AnyMove,
+    Move,
+    Place,
+)
+
+if TYPE_CHECKING:
+    from arena.engine.game import Deal, Game
+
+RECORD_FORMAT: Literal["azul-arena/game-record"] = "azul-arena/game-record"
+RECORD_VERSION = 1
+
+FaultKind = Literal["timeout", "crash", "malformed", "illegal", "init"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DecisionRecord(_Model):
+    seat: int = Field(ge=0, le=3, description="Seat that made the decision.")
+    move: str = Field(description="Compact move notation, e.g. '3:R>2', 'C:K>F', 'col4'.")
+    think_ms: float | None = Field(
+        default=None, description="Bot think time as measured by the referee."
+    )
+    auto: bool = Field(
+        default=False, description="Played by the referee's random policy for a faulted bot."
+    )
+
+
+class RoundRecord(_Model):
+    number: int = Field(ge=1)
+    first_player: int = Field(ge=0, le=3)
+    factories: list[str] = Field(
+        description="Tiles dealt to each factory, as colour letters (B Y R K W); '' when empty."
+    )
+    decisions: list[DecisionRecord]
+    scores: list[int] = Field(description="Scores after this round's wall tiling.")
+
+
+class FinalScore(_Model):
+    seat: int
+    player: str
+    rounds: int = Field(description="Score after the last round, before bonuses.")
+    rows: int = Field(description="Bonus for complete rows (+2 each).")
+    columns: int = Field(description="Bonus for complete columns (+7 each).")
+    colours: int = Field(description="Bonus for colours with all 5 tiles placed (+10 each).")
+    total: int
+    rank: int = Field(ge=1, description="1 = best; equal ranks are a tie.")
+
+
+class FaultRecord(_Model):
+    seat: int
+    kind: FaultKind
+    round: int
+    message: str = Field(description="What went wrong, in plain words.")
+    last_message: str | None = Field(default=None, description="The bot's last output line.")
+    stderr_tail: str | None = Field(default=None, description="The end of the bot's stderr.")
+    forfeit: bool = Field(description="The seat forfeited the game (ranks last).")
+
+
+class GameRecord(_Model):
+    """Everything needed to re-execute and verify one game."""
+
+    format: Literal["azul-arena/game-record"] = RECORD_FORMAT
+    version: int = RECORD_VERSION
+    variant: Literal["coloured", "gray"]
+    n_players: int = Field(ge=2, le=4)
+    players: list[str]
+    seed: int | None
+    round_limit: int
+    rounds: list[RoundRecord]
+    final: list[FinalScore]
+    end_reason: Literal["normal", "round_limit", "no_tiles"]
+    faults: list[FaultRecord] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------- notation
+
+
+def move_text(move: AnyMove) -> str:
+    return str(move)
+
+
+def parse_move(text: str) -> AnyMove:
+    """Parse compact move notation; raises ValueError on anything else."""
+    if text.startswith("col") and len(text) == 4 and text[3] in "01234":
+        return PLACES[int(text[3])]
+    try:
+        src, rest = text.split(":")
+        letter, dest = rest.split(">")
+        source = CENTRE if src == "C" else int(src)
+        colour = LETTERS.index(letter)
+        line = FLOOR if dest == "F" else int(dest)
+    except ValueError:
+        raise ValueError(f"not a move: {text!r}") from None
+    move = MOVE_OF.get((source, colour, line))
+    if move is None or len(letter) != 1:
+        raise ValueError(f"not a move: {text!r}")
+    return move
+
+
+def deal_text(deal: Deal) -> list[str]:
+    """Per factory, the dealt tiles as letters in colour order: ``[[2,0,1,0,1]] -> ['BBRW']``."""
+    return ["".join(LETTERS[c] * counts[c] for c in range(N_COLOURS)) for counts in deal]
+
+
+def parse_deal(factories: Sequence[str]) -> Deal:
+    deal = []
+    for text in factories:
+        counts = [0] * N_COLOURS
+        for letter in text:
+            if letter not in LETTERS:
+                raise ValueError(f"not a colour letter: {letter!r} in {text!r}")
+            counts[LETTERS.index(letter)] += 1
+        deal.append(counts)
+    return deal
+
+
+# ------------------------------------------------------------------- ranking
+
+
+def rank_seats(keys: Sequence[tuple[int, int]], forfeited: Sequence[int] = ()) -> list[int]:
+    """Competition ranks from (score, complete rows); forfeited seats share the last rank.
+
+    >>> rank_seats([(30, 1), (30, 2), (12, 0)])
+    [2, 1, 3]
+    >>> rank_seats([(30, 1), (30, 1), (12, 0)])
+    [1, 1, 3]
+    >>> rank_seats([(50, 1), (30, 1), (12, 0)], forfeited=[0])
+    [3, 1, 2]
+    """
+    out = []
+    playing = [k for seat, k in enumerate(keys) if seat not in forfeited]
+    for seat, key in enumerate(keys):
+        if seat in forfeited:
+            out.append(len(playing) + 1)
+        else:
+            out.append(1 + sum(1 for other in playing if other > key))
+    return out
+
+
+def build_record(
+    game: Game,
+    players: Sequence[str] | None = None,
+    forfeited: Sequence[int] = (),
+) -> GameRecord:
+    """Record of ``game`` (which must be over)."""
+    if not game.is_over() or game.end_reason is None:
+        raise ValueError("the game is not over yet")
+    names = list(players) if players is not None else [f"seat{i}" for i in range(game.n_players)]
+    if len(names) != game.n_players:
+        raise ValueError(f"{len(names)} player names for {game.n_players} players")
+    rounds = [
+        RoundRecord(
+            number=log.number,
+            first_player=log.first_player,
+            factories=deal_text(log.factories),
+            decisions=[DecisionRecord(seat=seat, move=str(move)) for seat, move in log.decisions],
+            scores=list(log.scores),
+        )
+        for log in game.rounds
+    ]
+    breakdowns = game.breakdowns()
+    ranks = rank_seats(
+        [(b.total, board.full_rows()) for b, board in zip(breakdowns, game.boards, strict=True)],
+        forfeited,
+    )
+    final = [
+        FinalScore(
+            seat=seat,
+            player=names[seat],
+            rounds=b.rounds,
+            rows=b.rows,
+            columns=b.columns,
+            colours=b.colours,
+            total=b.total,
+            rank=ranks[seat],
+        )
+        for seat, b in enumerate(breakdowns)
+    ]
+    return GameRecord(
+        variant=game.variant.value,
+        n_players=game.n_players,
+        players=names,
+        seed=game.seed,
+        round_limit=game.round_limit,
+        rounds=rounds,
+        final=final,
+        end_reason=game.end_reason.value,
+    )
+
+
+__all__ = [
+    "RECORD_FORMAT",
+    "RECORD_VERSION",
+    "DecisionRecord",
+    "FaultKind",
+    "FaultRecord",
+    "FinalScore",
+    "GameRecord",
+    "Move",
+    "Place",
+    "RoundRecord",
+    "build_record",
+    "deal_text",
+    "move_text",
+    "parse_deal",
+    "parse_move",
+    "rank_seats",
+]
