@@ -1,0 +1,1 @@
+"""Benchmarks (`arena bench ...`): speed targets are checked here, never in unit tests."""
