@@ -1,0 +1,150 @@
+"""The messages of protocol v1, referee to bot and bot to referee.
+
+Every message is one JSON object on one line, with a ``type`` field. Bots must
+ignore fields they do not know (new optional fields are not a version change);
+the referee rejects a bot message that does not match these models.
+
+Sequence: ``hello`` -> ``ready``; then per game ``game_start``, any number of
+``decide`` -> ``move``, ``game_end``; finally ``quit``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arena.engine.observation import Observation
+from arena.engine.record import FaultKind
+
+PROTOCOL_VERSION = 1
+MAX_LINE_BYTES = 65536
+"""Longest line a bot may write (bytes, newline included); longer is a ``malformed`` fault."""
+
+
+class _Referee(BaseModel):
+    """Messages the referee sends: strict, so our schema documents exactly what we write."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Bot(BaseModel):
+    """Messages bots send: unknown extra fields are tolerated (forward compatibility)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class Limits(_Referee):
+    init_ms: int = Field(description="Time to answer `hello` with `ready`.")
+    move_ms: int = Field(description="Time for one decision (before any time bank).")
+    time_bank_ms: int | None = Field(
+        default=None, description="Per-game time bank, if any: a decision may use it all."
+    )
+    increment_ms: int = Field(default=0, description="Added to the bank after each decision.")
+    max_line_bytes: int = Field(default=MAX_LINE_BYTES, description="Longest accepted bot line.")
+
+
+class Hello(_Referee):
+    """First message of a session; the bot answers with `ready`."""
+
+    type: Literal["hello"] = "hello"
+    protocol: int = Field(default=PROTOCOL_VERSION, description="Protocol version spoken.")
+    limits: Limits
+    persistent: bool = Field(
+        description="True: several games follow in this process; false: one game, then quit."
+    )
+
+
+class Ready(_Bot):
+    """The bot's answer to `hello`."""
+
+    type: Literal["ready"]
+    protocol: int = Field(description="Protocol version the bot speaks; must equal hello's.")
+    name: str = Field(min_length=1, max_length=64)
+    author: str | None = Field(default=None, max_length=128)
+    version: str | None = Field(default=None, max_length=64)
+
+
+class GameStart(_Referee):
+    type: Literal["game_start"] = "game_start"
+    game_id: str
+    seat: int = Field(ge=0, le=3, description="Your seat; seat 0 moves first in round 1.")
+    n_players: int = Field(ge=2, le=4)
+    variant: Literal["coloured", "gray"]
+    players: list[str] = Field(description="Player names by seat.")
+    round_limit: int
+
+
+class DraftOption(_Referee):
+    """Take all tiles of `colour` from `source`, put them on pattern `line`."""
+
+    source: int = Field(ge=-1, le=8, description="Factory index, or -1 for the centre.")
+    colour: int = Field(ge=0, le=4)
+    line: int = Field(ge=-1, le=4, description="Pattern line 0..4, or -1 for the floor.")
+
+
+class PlaceOption(_Referee):
+    """Gray wall: put the pending line's tile in this column of its row."""
+
+    column: int = Field(ge=0, le=4)
+
+
+class Decide(_Referee):
+    """A decision request. Answer with `move` echoing `id`."""
+
+    type: Literal["decide"] = "decide"
+    id: int = Field(description="Request number; the reply must echo it.")
+    game_id: str
+    seat: int = Field(ge=0, le=3)
+    decision: Literal["draft", "place"]
+    options: list[DraftOption] | list[PlaceOption] = Field(
+        description="The legal options, deduplicated, in a fixed order."
+    )
+    time_left_ms: int = Field(description="Time you have for this decision.")
+    observation: Observation
+
+
+class DraftChoice(_Bot):
+    source: int
+    colour: int
+    line: int
+
+
+class PlaceChoice(_Bot):
+    column: int
+
+
+class MoveReply(_Bot):
+    """The bot's decision: an option by `index` (0-based) or by value (`option`)."""
+
+    type: Literal["move"]
+    id: int = Field(description="The `id` of the `decide` being answered.")
+    index: int | None = Field(default=None, description="Index into `options`.")
+    option: DraftChoice | PlaceChoice | None = Field(
+        default=None, description="The chosen option itself (used when `index` is absent)."
+    )
+
+
+class SeatResult(_Referee):
+    seat: int
+    player: str
+    score: int
+    rank: int
+    fault: FaultKind | None = None
+
+
+class GameEnd(_Referee):
+    type: Literal["game_end"] = "game_end"
+    game_id: str
+    end_reason: Literal["normal", "round_limit", "no_tiles"]
+    results: list[SeatResult]
+
+
+class Quit(_Referee):
+    """The session is over: exit promptly (the process tree is killed after a grace period)."""
+
+    type: Literal["quit"] = "quit"
+
+
+RefereeMessage = Annotated[Hello | GameStart | Decide | GameEnd | Quit, Field(discriminator="type")]
+BotMessage = Annotated[Ready | MoveReply, Field(discriminator="type")]
