@@ -6,10 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from arena import __version__
+
+if TYPE_CHECKING:
+    from arena.referee import BotSpec, FaultPolicy, SandboxSettings, TimeControl
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -58,6 +62,143 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return status
 
 
+# ---------------------------------------------------------------- match
+
+
+def _load_bots(folders: Sequence[str]) -> list[BotSpec]:
+    from arena.referee import ManifestError, load_bot
+
+    try:
+        return [load_bot(folder) for folder in folders]
+    except ManifestError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _sandbox_settings(level: str) -> SandboxSettings:
+    from arena.referee import SandboxSettings
+    from arena.sandbox import Level, SandboxUnavailable, detect_layers, sandbox_warning
+
+    settings = SandboxSettings(level=Level(level))
+    if settings.level is Level.STRICT:
+        missing = [layer for layer in detect_layers() if not layer.on]
+        if missing:
+            from arena.sandbox.layers import unavailable_message
+
+            raise UserError(unavailable_message(missing))
+    elif settings.level is Level.AUTO:
+        warning = sandbox_warning(detect_layers())
+        if warning:
+            err_console.print(f"[yellow]warning:[/yellow] {warning}")
+    _ = SandboxUnavailable
+    return settings
+
+
+def _time_control(args: argparse.Namespace) -> TimeControl:
+    from arena.referee import TimeControl
+
+    if args.time_per_move <= 0:
+        raise UserError("--time-per-move must be positive (milliseconds)")
+    return TimeControl(
+        init_ms=args.init_time,
+        move_ms=args.time_per_move,
+        bank_ms=args.time_bank,
+        increment_ms=args.increment,
+    )
+
+
+def _fault_policy(text: str) -> FaultPolicy:
+    from arena.referee import FaultPolicy
+
+    try:
+        return FaultPolicy.parse(text)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+def cmd_match(args: argparse.Namespace) -> int:
+    import time
+
+    from rich.table import Table
+
+    from arena.engine import Variant
+    from arena.referee import GameSettings
+    from arena.referee.build import BuildError
+    from arena.referee.match import run_match
+
+    if not 2 <= len(args.bots) <= 4:
+        raise UserError(f"a game needs 2, 3 or 4 bots, not {len(args.bots)}")
+    specs = _load_bots(args.bots)
+    settings = GameSettings(
+        variant=Variant(args.variant),
+        seed=args.seed,
+        round_limit=args.round_limit,
+        time_control=_time_control(args),
+        fault_policy=_fault_policy(args.fault_policy),
+    )
+    sandbox = _sandbox_settings(args.sandbox)
+    out = (
+        Path(args.out) if args.out else Path("results") / "matches" / time.strftime("%Y%m%d-%H%M%S")
+    )
+    try:
+        result = run_match(specs, settings, out, sandbox)
+    except BuildError as exc:
+        raise UserError(str(exc)) from None
+    record = result.outcome.record
+    console.print(result.final_position.render())
+    table = Table(title=f"{record.variant} wall, seed {args.seed}, end: {record.end_reason}")
+    for col in ("rank", "seat", "bot", "rounds", "+rows", "+cols", "+colours", "total", "think ms"):
+        table.add_column(col, justify="right" if col not in ("bot",) else "left")
+    for f in sorted(record.final, key=lambda f: (f.rank, f.seat)):
+        stats = result.outcome.think[f.seat]
+        table.add_row(
+            str(f.rank),
+            str(f.seat),
+            f.player,
+            str(f.rounds),
+            str(f.rows),
+            str(f.columns),
+            str(f.colours),
+            f"[bold]{f.total}[/bold]",
+            f"{stats.mean_ms:.1f} avg / {stats.max_ms:.0f} max" if stats.decisions else "-",
+        )
+    console.print(table)
+    for fault in record.faults:
+        verdict = "forfeit" if fault.forfeit else "strike"
+        console.print(
+            f"[red]fault[/red] seat {fault.seat} ({record.players[fault.seat]}): "
+            f"{fault.kind} in round {fault.round}: {fault.message} [{verdict}]"
+        )
+        if fault.last_message:
+            console.print(f"  last output: {fault.last_message}")
+        if fault.stderr_tail:
+            tail = fault.stderr_tail.strip().splitlines()[-5:]
+            console.print("  stderr tail:\n    " + "\n    ".join(tail))
+    console.print(f"record: {result.record_path}   (verify: arena replay {result.record_path})")
+    console.print(f"bot logs: {out}/")
+    return 0
+
+
+# ---------------------------------------------------------------- doctor
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from arena.sandbox import detect_layers
+
+    layers = detect_layers()
+    for layer in layers:
+        mark = "[green]on [/green]" if layer.on else "[red]off[/red]"
+        console.print(f"{mark} {layer.name:<14} {layer.reason}")
+    missing = [layer.name for layer in layers if not layer.on]
+    if missing:
+        console.print(
+            f"\nRunning with {len(layers) - len(missing)}/{len(layers)} layers; "
+            "`--sandbox strict` would refuse to run."
+        )
+        return 1
+    console.print("\nAll sandbox layers are on: `--sandbox strict` will run.")
+    return 0
+
+
 # ---------------------------------------------------------------- bench
 
 
@@ -91,6 +232,51 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- parser
 
 
+def _add_game_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--time-per-move",
+        type=int,
+        default=1000,
+        metavar="MS",
+        help="time per decision in ms (default 1000)",
+    )
+    p.add_argument(
+        "--time-bank",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="optional per-game time bank in ms",
+    )
+    p.add_argument(
+        "--increment",
+        type=int,
+        default=0,
+        metavar="MS",
+        help="added to the bank after each decision",
+    )
+    p.add_argument(
+        "--init-time",
+        type=int,
+        default=5000,
+        metavar="MS",
+        help="time to start and answer the handshake (default 5000)",
+    )
+    p.add_argument(
+        "--fault-policy",
+        default="forfeit",
+        metavar="POLICY",
+        help="'forfeit' (default) or 'strikes:N'",
+    )
+    p.add_argument("--round-limit", type=int, default=100, help="adjudicate after N rounds")
+    p.add_argument(
+        "--sandbox",
+        choices=["auto", "strict", "off"],
+        default="auto",
+        help="auto: every layer available (default); strict: refuse unless all are "
+        "on; off: process group and rlimits only (for debugging your own bot)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="arena",
@@ -111,6 +297,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("records", nargs="+", metavar="RECORD", help="game record (.json or .json.gz)")
     p.add_argument("--show", action="store_true", help="print the game turn by turn")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser(
+        "match",
+        help="play one game between 2-4 bot folders",
+        description=(
+            "Build the bots, play one refereed game, print the final boards, scores and "
+            "faults, and write the game record and the bots' stderr logs."
+        ),
+    )
+    p.add_argument("bots", nargs="+", metavar="BOT_DIR", help="bot folder (with bot.toml); 2-4")
+    p.add_argument("--variant", choices=["coloured", "gray"], default="coloured")
+    p.add_argument("--seed", type=int, default=1, help="deal seed (default 1)")
+    p.add_argument("--out", help="output folder (default results/matches/TIMESTAMP)")
+    _add_game_options(p)
+    p.set_defaults(func=cmd_match)
+
+    p = sub.add_parser(
+        "doctor",
+        help="show which sandbox layers are available",
+        description="Detect each sandbox layer and print it as on/off with the reason.",
+    )
+    p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("bench", help="run a benchmark", description="Speed benchmarks.")
     bench = p.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)

@@ -1,0 +1,109 @@
+"""Line I/O with a bot process that can never hang or deadlock the referee.
+
+Writes are non-blocking and bounded by the same deadline as the read that
+follows (a bot that stops reading its stdin times out instead of blocking
+us); reads use ``selectors`` with a deadline and cap the line length.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import selectors
+import time
+from dataclasses import dataclass
+from enum import Enum
+
+
+class ChannelError(Enum):
+    TIMEOUT = "timeout"
+    CLOSED = "closed"
+    """The bot closed its stdout (or its stdin, when we write)."""
+    TOO_LONG = "too_long"
+
+
+@dataclass(frozen=True)
+class ReadFailure:
+    error: ChannelError
+    partial: bytes
+    """What the bot had written of the unfinished line (truncated), for the fault report."""
+
+
+class Channel:
+    """Newline-delimited messages over a pair of pipe file descriptors."""
+
+    def __init__(self, write_fd: int, read_fd: int, max_line: int) -> None:
+        self._wfd = write_fd
+        self._rfd = read_fd
+        self.max_line = max_line
+        os.set_blocking(write_fd, False)
+        os.set_blocking(read_fd, False)
+        self._buf = bytearray()
+        self._rsel = selectors.DefaultSelector()
+        self._rsel.register(read_fd, selectors.EVENT_READ)
+        self._wsel = selectors.DefaultSelector()
+        self._wsel.register(write_fd, selectors.EVENT_WRITE)
+        self.last_line: bytes | None = None
+
+    def close(self) -> None:
+        self._rsel.close()
+        self._wsel.close()
+
+    def send(self, data: bytes, deadline: float) -> ChannelError | None:
+        """Write ``data`` (one or more complete lines) before ``deadline`` (monotonic)."""
+        view = memoryview(data)
+        while view:
+            try:
+                n = os.write(self._wfd, view)
+                view = view[n:]
+                continue
+            except BlockingIOError:
+                pass
+            except OSError as exc:
+                if exc.errno in (errno.EPIPE, errno.EBADF):
+                    return ChannelError.CLOSED
+                raise
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._wsel.select(remaining):
+                return ChannelError.TIMEOUT
+        return None
+
+    def read_line(self, deadline: float) -> bytes | ReadFailure:
+        """The next complete line (without the newline), or why there is none."""
+        buf = self._buf
+        while True:
+            nl = buf.find(b"\n")
+            if nl >= 0:
+                if nl + 1 > self.max_line:
+                    return self._too_long()
+                line = bytes(buf[:nl])
+                del buf[: nl + 1]
+                self.last_line = line
+                return line
+            if len(buf) >= self.max_line:
+                return self._too_long()
+            try:
+                chunk = os.read(self._rfd, 65536)
+            except BlockingIOError:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self._rsel.select(remaining):
+                    return ReadFailure(ChannelError.TIMEOUT, bytes(buf[:200]))
+                continue
+            if not chunk:
+                return ReadFailure(ChannelError.CLOSED, bytes(buf[:200]))
+            buf += chunk
+
+    def _too_long(self) -> ReadFailure:
+        partial = bytes(self._buf[:200])
+        self._buf.clear()
+        return ReadFailure(ChannelError.TOO_LONG, partial)
+
+    def drain(self) -> None:
+        """Discard whatever the bot has already written (stale replies after a timeout)."""
+        self._buf.clear()
+        while True:
+            try:
+                if not os.read(self._rfd, 65536):
+                    return
+            except (BlockingIOError, OSError):
+                return

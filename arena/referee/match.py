@@ -1,0 +1,56 @@
+"""``arena match``: one refereed game between bot folders, written to disk."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.engine import Game, replay
+from arena.recordio import save_record
+from arena.referee.build import build_bot
+from arena.referee.manifest import BotSpec
+from arena.referee.referee import GameOutcome, GameSettings, play_game
+from arena.referee.seats import BotSeat, SandboxSettings
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    outcome: GameOutcome
+    final_position: Game
+    record_path: Path
+    log_paths: list[Path]
+
+
+def run_match(
+    specs: Sequence[BotSpec],
+    settings: GameSettings,
+    out_dir: Path,
+    sandbox: SandboxSettings | None = None,
+) -> MatchResult:
+    """Build the bots, play one game, save the record and the bots' stderr logs."""
+    sandbox = sandbox or SandboxSettings()
+    for spec in {s.folder: s for s in specs}.values():
+        build_bot(spec, sandbox.level)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    logs = [out_dir / f"seat{i}-{spec.name}.stderr.log" for i, spec in enumerate(specs)]
+    game_id = f"match-{int(time.time())}-{settings.seed}"
+    with ExitStack() as stack:
+        seats = []
+        for i, spec in enumerate(specs):
+            seat = BotSeat(
+                spec,
+                time_control=settings.time_control,
+                sandbox=SandboxSettings(sandbox.level, sandbox.limits, sandbox.slot + i),
+                stderr_log=logs[i],
+                persistent=False,
+            )
+            stack.callback(seat.close)
+            seats.append(seat)
+        outcome = play_game(seats, settings, game_id)
+    record_path = out_dir / "record.json"
+    save_record(outcome.record, record_path)
+    final = replay(outcome.record)  # the referee's own record must verify
+    return MatchResult(outcome, final, record_path, logs)

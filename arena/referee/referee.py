@@ -1,0 +1,165 @@
+"""One game from start to record: seats, clocks, faults. Knows no tournaments."""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from arena.engine import Game, Variant
+from arena.engine.record import DecisionRecord, FaultRecord, GameRecord, build_record
+from arena.engine.tables import DEFAULT_ROUND_LIMIT
+from arena.protocol.messages import GameEnd, GameStart, SeatResult
+from arena.referee.clock import Clock, TimeControl
+from arena.referee.faults import Fault, FaultPolicy
+from arena.referee.seats import Choice, Seat
+
+
+@dataclass(frozen=True)
+class GameSettings:
+    variant: Variant = Variant.COLOURED
+    seed: int = 0
+    round_limit: int = DEFAULT_ROUND_LIMIT
+    time_control: TimeControl = field(default_factory=TimeControl)
+    fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
+
+
+@dataclass(frozen=True)
+class ThinkStats:
+    decisions: int
+    mean_ms: float
+    p95_ms: float
+    max_ms: float
+
+    @classmethod
+    def of(cls, times: Sequence[float]) -> ThinkStats:
+        if not times:
+            return cls(0, 0.0, 0.0, 0.0)
+        ordered = sorted(times)
+        p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+        return cls(len(ordered), statistics.fmean(ordered), p95, ordered[-1])
+
+
+@dataclass(frozen=True)
+class GameOutcome:
+    """What a refereed game produced: the verifiable record and per-seat statistics."""
+
+    record: GameRecord
+    think: list[ThinkStats]
+
+    @property
+    def faults(self) -> list[FaultRecord]:
+        return self.record.faults
+
+
+def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> GameOutcome:
+    """Referee one game. Never raises for anything a bot does: faults are recorded.
+
+    A forfeited seat is played to the end by a seeded random policy, so the
+    other seats' game still counts; it ranks last.
+    """
+    n = len(seats)
+    game = Game.new(
+        players=n, variant=settings.variant, seed=settings.seed, round_limit=settings.round_limit
+    )
+    names = [seat.name for seat in seats]
+    policy = settings.fault_policy
+    clocks = [Clock(settings.time_control) for _ in seats]
+    auto_rng = [random.Random(f"{settings.seed}:{game_id}:{i}:auto") for i in range(n)]
+    strikes = [0] * n
+    forfeited: list[bool] = [False] * n
+    faults: list[FaultRecord] = []
+    think: list[list[float]] = [[] for _ in seats]
+    decisions: list[DecisionRecord] = []
+
+    def fault(seat: int, f: Fault) -> None:
+        strikes[seat] += 1
+        lost = policy.forfeits(f.kind, strikes[seat])
+        faults.append(
+            FaultRecord(
+                seat=seat,
+                kind=f.kind,
+                round=game.round,
+                message=f.message,
+                last_message=f.last_message,
+                stderr_tail=f.stderr_tail,
+                forfeit=lost,
+            )
+        )
+        if lost:
+            forfeited[seat] = True
+            seats[seat].abandon()
+
+    for i, seat in enumerate(seats):
+        start = GameStart(
+            game_id=game_id,
+            seat=i,
+            n_players=n,
+            variant=settings.variant.value,
+            players=names,
+            round_limit=settings.round_limit,
+        )
+        problem = seat.begin(start)
+        if problem is not None:
+            fault(i, problem)
+            if not forfeited[i]:  # a forgiven fault at start: the bot cannot play on
+                forfeited[i] = True
+                seats[i].abandon()
+
+    req_id = 0
+    while not game.is_over():
+        current = game.current_player
+        options = game.legal_moves()
+        auto = forfeited[current]
+        think_ms: float | None = None
+        if auto:
+            index = auto_rng[current].randrange(len(options))
+        else:
+            req_id += 1
+            answer = seats[current].decide(
+                req_id, game, options, clocks[current].allowance_ms(), game_id
+            )
+            if isinstance(answer, Choice):
+                index = answer.index
+                think_ms = answer.think_ms
+                clocks[current].charge(think_ms)
+                think[current].append(think_ms)
+            else:
+                fault(current, answer)
+                index = auto_rng[current].randrange(len(options))
+                auto = True
+        decisions.append(
+            DecisionRecord(
+                seat=current,
+                move=str(options[index]),
+                think_ms=round(think_ms, 3) if think_ms is not None else None,
+                auto=auto,
+            )
+        )
+        game.apply(options[index])
+
+    lost_seats = [i for i in range(n) if forfeited[i]]
+    record = build_record(game, names, lost_seats)
+    # Attach think times / auto flags to the per-round decision lists, in order.
+    it = iter(decisions)
+    rounds = [
+        r.model_copy(update={"decisions": [next(it) for _ in r.decisions]}) for r in record.rounds
+    ]
+    record = record.model_copy(update={"rounds": rounds, "faults": faults})
+
+    fault_of = {f.seat: f.kind for f in faults if f.forfeit}
+    end = GameEnd(
+        game_id=game_id,
+        end_reason=record.end_reason,
+        results=[
+            SeatResult(
+                seat=f.seat, player=f.player, score=f.total, rank=f.rank, fault=fault_of.get(f.seat)
+            )
+            for f in record.final
+        ],
+    )
+    for i, seat in enumerate(seats):
+        if not forfeited[i]:
+            seat.end(end)
+    return GameOutcome(record=record, think=[ThinkStats.of(t) for t in think])

@@ -1,0 +1,345 @@
+"""Who sits at a seat: a bot process speaking protocol v1, or the built-in random policy.
+
+Both implement :class:`Seat`, the only thing :func:`arena.referee.play_game` knows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from arena.engine import Game
+from arena.engine.tables import MOVE_OF, PLACES, AnyMove
+from arena.protocol.encode import encode, encode_decide
+from arena.protocol.messages import (
+    MAX_LINE_BYTES,
+    PROTOCOL_VERSION,
+    GameEnd,
+    GameStart,
+    Hello,
+    MoveReply,
+    Quit,
+    Ready,
+)
+from arena.referee.channel import Channel, ChannelError, ReadFailure
+from arena.referee.clock import TimeControl
+from arena.referee.faults import Fault
+from arena.referee.manifest import BotSpec
+from arena.sandbox import BotProcess, Level, Limits, SandboxError, SandboxUnavailable, spawn
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A seat's answer to a decision request."""
+
+    index: int
+    think_ms: float
+
+
+class Seat(Protocol):
+    name: str
+
+    def begin(self, start: GameStart) -> Fault | None: ...
+
+    def decide(
+        self, req_id: int, game: Game, options: list[AnyMove], time_left_ms: int, game_id: str
+    ) -> Choice | Fault: ...
+
+    def end(self, end: GameEnd) -> None: ...
+
+    def abandon(self) -> None: ...
+
+
+class RandomSeat:
+    """The built-in random policy (also plays for forfeited seats)."""
+
+    def __init__(self, name: str = "random", seed: int | str | None = None) -> None:
+        self.name = name
+        self._rng = random.Random(seed)
+
+    def begin(self, start: GameStart) -> Fault | None:
+        self._rng.seed(f"{start.game_id}:{start.seat}")
+        return None
+
+    def decide(
+        self, req_id: int, game: Game, options: list[AnyMove], time_left_ms: int, game_id: str
+    ) -> Choice | Fault:
+        return Choice(self._rng.randrange(len(options)), 0.0)
+
+    def end(self, end: GameEnd) -> None:
+        return None
+
+    def abandon(self) -> None:
+        return None
+
+
+@dataclass
+class SandboxSettings:
+    level: Level = Level.AUTO
+    limits: Limits = field(default_factory=Limits)
+    slot: int = 0
+    """Distinguishes concurrently running bots (each gets its own uid)."""
+
+
+def _text(raw: bytes | None, limit: int = 300) -> str | None:
+    if raw is None:
+        return None
+    text = raw[:limit].decode("utf-8", errors="replace")
+    return text + ("…" if len(raw) > limit else "")
+
+
+class BotSeat:
+    """A bot process: spawned in the sandbox on first use, handshaken, kept for many
+    games when persistent, killed (whole tree) after a fault or on :meth:`close`."""
+
+    def __init__(
+        self,
+        spec: BotSpec,
+        *,
+        time_control: TimeControl | None = None,
+        sandbox: SandboxSettings | None = None,
+        stderr_log: Path | None = None,
+        persistent: bool = True,
+        max_line: int = MAX_LINE_BYTES,
+    ) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.time_control = time_control or TimeControl()
+        self.sandbox = sandbox or SandboxSettings()
+        self.stderr_log = stderr_log
+        self.persistent = persistent
+        self.max_line = max_line
+        self.ready: Ready | None = None
+        """The bot's handshake answer (its self-reported name, author, version)."""
+        self.spawn_ms: float | None = None
+        self.handshake_ms: float | None = None
+        self._proc: BotProcess | None = None
+        self._chan: Channel | None = None
+
+    # ---------------------------------------------------------------- lifecycle
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> Fault | None:
+        """Spawn and handshake (if not already running)."""
+        if self.alive:
+            return None
+        self.kill()
+        t0 = time.monotonic()
+        try:
+            proc = spawn(
+                self.spec.manifest.argv,
+                self.spec.folder,
+                level=self.sandbox.level,
+                limits=self.sandbox.limits,
+                slot=self.sandbox.slot,
+                stderr_log=self.stderr_log,
+            )
+        except SandboxUnavailable:
+            raise
+        except (OSError, SandboxError) as exc:
+            return Fault("init", f"could not start {self.spec.manifest.command!r}: {exc}")
+        self.spawn_ms = (time.monotonic() - t0) * 1000
+        assert proc.stdin is not None and proc.stdout is not None
+        self._proc = proc
+        self._chan = Channel(proc.stdin.fileno(), proc.stdout.fileno(), self.max_line)
+        hello = Hello(limits=self.time_control.limits(self.max_line), persistent=self.persistent)
+        deadline = t0 + self.time_control.init_ms / 1000
+        fault = self._handshake(encode(hello), deadline)
+        if fault is not None:
+            self.kill()
+            return fault
+        self.handshake_ms = (time.monotonic() - t0) * 1000
+        return None
+
+    def _handshake(self, hello: bytes, deadline: float) -> Fault | None:
+        assert self._chan is not None
+        if self._chan.send(hello, deadline) is not None:
+            return self._fault("init", "the bot did not read the hello message")
+        line = self._chan.read_line(deadline)
+        if isinstance(line, ReadFailure):
+            what = {
+                ChannelError.TIMEOUT: f"no 'ready' within {self.time_control.init_ms} ms",
+                ChannelError.CLOSED: "the bot exited (or closed its stdout) during the handshake"
+                + self._exit_text(),
+                ChannelError.TOO_LONG: f"the 'ready' line is longer than {self.max_line} bytes",
+            }[line.error]
+            return self._fault("init", what, line.partial)
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return self._fault("init", "the answer to 'hello' is not JSON", line)
+        if isinstance(obj, dict) and obj.get("type") == "ready":
+            version = obj.get("protocol")
+            if version != PROTOCOL_VERSION:
+                return self._fault(
+                    "init",
+                    f"the bot speaks protocol {version!r}; this referee speaks "
+                    f"{PROTOCOL_VERSION} (see protocol/SPEC.md)",
+                    line,
+                )
+        try:
+            self.ready = Ready.model_validate(obj)
+        except ValidationError as exc:
+            return self._fault("init", f"bad 'ready' message: {_explain(exc)}", line)
+        return None
+
+    def close(self) -> None:
+        """Say ``quit``, give the bot a moment to exit, then kill whatever is left."""
+        if self.alive and self._chan is not None:
+            self._chan.send(encode(Quit()), time.monotonic() + 0.05)
+            assert self._proc is not None
+            with contextlib.suppress(Exception):
+                self._proc.wait(0.2)
+        self.kill()
+
+    def kill(self) -> None:
+        if self._chan is not None:
+            self._chan.close()
+            self._chan = None
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc = None
+
+    def abandon(self) -> None:
+        """The seat forfeited: stop its process now; a fresh one serves its next game."""
+        self.kill()
+
+    # ---------------------------------------------------------------- one game
+
+    def begin(self, start: GameStart) -> Fault | None:
+        fault = self.start()
+        if fault is not None:
+            return fault
+        assert self._chan is not None
+        deadline = time.monotonic() + self.time_control.move_ms / 1000
+        error = self._chan.send(encode(start), deadline)
+        if error is ChannelError.CLOSED:
+            return self._fault("crash", "the bot stopped reading its stdin" + self._exit_text())
+        if error is ChannelError.TIMEOUT:
+            return self._fault("timeout", "the bot did not read the game_start message")
+        return None
+
+    def decide(
+        self, req_id: int, game: Game, options: list[AnyMove], time_left_ms: int, game_id: str
+    ) -> Choice | Fault:
+        chan = self._chan
+        if chan is None:
+            return Fault("crash", "the bot process is gone")
+        payload = encode_decide(req_id, game_id, game.current_player, game, options, time_left_ms)
+        start = time.monotonic()
+        deadline = start + (time_left_ms + self.time_control.grace_ms) / 1000
+        error = chan.send(payload, deadline)
+        if error is ChannelError.CLOSED:
+            return self._fault("crash", "the bot stopped reading its stdin" + self._exit_text())
+        if error is ChannelError.TIMEOUT:
+            return self._fault("timeout", f"the bot did not read its request in {time_left_ms} ms")
+        while True:
+            line = chan.read_line(deadline)
+            if isinstance(line, ReadFailure):
+                if line.error is ChannelError.TIMEOUT:
+                    return self._fault(
+                        "timeout", f"no move within {time_left_ms} ms", line.partial or None
+                    )
+                if line.error is ChannelError.CLOSED:
+                    return self._fault(
+                        "crash",
+                        "the bot exited (or closed its stdout) while thinking" + self._exit_text(),
+                        line.partial or None,
+                    )
+                return self._fault(
+                    "malformed", f"a line longer than {self.max_line} bytes", line.partial
+                )
+            think_ms = (time.monotonic() - start) * 1000
+            result = self._parse_reply(line, req_id, options)
+            if result is None:
+                continue  # a late answer to an earlier request: ignore it
+            if isinstance(result, Fault):
+                return result
+            return Choice(result, think_ms)
+
+    def _parse_reply(self, line: bytes, req_id: int, options: list[AnyMove]) -> int | Fault | None:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return self._fault("malformed", "the reply is not JSON", line)
+        if not isinstance(obj, dict):
+            return self._fault("malformed", "the reply is not a JSON object", line)
+        rid = obj.get("id")
+        if type(rid) is int and rid < req_id and obj.get("type") == "move":
+            return None
+        index = obj.get("index")
+        if obj.get("type") == "move" and rid == req_id and type(index) is int:
+            if 0 <= index < len(options):
+                return index
+            return self._fault(
+                "illegal", f"index {index} is not an option (there are {len(options)})", line
+            )
+        try:
+            reply = MoveReply.model_validate(obj)
+        except ValidationError as exc:
+            return self._fault("malformed", f"not a valid 'move': {_explain(exc)}", line)
+        if reply.id != req_id:
+            return self._fault("malformed", f"the reply answers id {reply.id}, not {req_id}", line)
+        if reply.index is not None:
+            return self._fault(
+                "illegal", f"index {reply.index} is not an option (there are {len(options)})", line
+            )
+        if reply.option is None:
+            return self._fault("malformed", "the move has neither 'index' nor 'option'", line)
+        chosen = _as_move(reply.option.model_dump())
+        if chosen is None or chosen not in options:
+            what = reply.option.model_dump()
+            return self._fault("illegal", f"{what} is not a legal option", line)
+        return options.index(chosen)
+
+    def end(self, end: GameEnd) -> None:
+        if self._chan is not None and self.alive:
+            error = self._chan.send(encode(end), time.monotonic() + 0.5)
+            if error is not None:
+                self.kill()
+        if not self.persistent:
+            self.close()
+
+    # ---------------------------------------------------------------- evidence
+
+    def _fault(self, kind: str, message: str, last: bytes | None = None) -> Fault:
+        tail = self._proc.stderr_tail() if self._proc is not None else None
+        last = last if last is not None else (self._chan.last_line if self._chan else None)
+        return Fault(kind, message, _text(last), tail or None)  # type: ignore[arg-type]
+
+    def _exit_text(self) -> str:
+        proc = self._proc
+        if proc is None:
+            return ""
+        try:
+            proc.wait(0.1)
+        except Exception:
+            return ""
+        code = proc.returncode
+        if code is None:
+            return ""
+        return f" (killed by signal {-code})" if code < 0 else f" (exit status {code})"
+
+
+def _as_move(option: dict[str, int]) -> AnyMove | None:
+    if set(option) == {"column"}:
+        col = option["column"]
+        return PLACES[col] if 0 <= col < 5 else None
+    return MOVE_OF.get((option.get("source", 99), option.get("colour", 99), option.get("line", 99)))
+
+
+def _explain(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or 'message'}: {err['msg']}"
+        for err in exc.errors()[:3]
+    )
