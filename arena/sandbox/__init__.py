@@ -1,0 +1,38 @@
+"""Launch untrusted bot programs sandboxed, and kill their whole process tree.
+
+Layers (each detected at first use, see ``detect_layers``): bubblewrap namespaces and
+mounts, a per-bot uid, rlimits, cgroups, and an own process group/session.  This
+package knows nothing about Azul or the bot protocol: it only starts processes,
+gives back their pipes, and cleans up after them.
+"""
+
+from arena.sandbox.bench import SpawnTiming, measure_spawn
+from arena.sandbox.build import BuildResult, build
+from arena.sandbox.layers import UID_BASE, detect_layers, sandbox_warning
+from arena.sandbox.process import BotProcess, spawn
+from arena.sandbox.spec import (
+    LayerStatus,
+    Level,
+    Limits,
+    SandboxError,
+    SandboxUnavailable,
+)
+from arena.sandbox.stderr import StderrSink
+
+__all__ = [
+    "UID_BASE",
+    "BotProcess",
+    "BuildResult",
+    "LayerStatus",
+    "Level",
+    "Limits",
+    "SandboxError",
+    "SandboxUnavailable",
+    "SpawnTiming",
+    "StderrSink",
+    "build",
+    "detect_layers",
+    "measure_spawn",
+    "sandbox_warning",
+    "spawn",
+]

@@ -1,0 +1,240 @@
+"""Detect, once per process, which isolation layers really work on this machine.
+
+Every layer is tried for real (a throw-away bwrap run, a setpriv run, a probe cgroup)
+rather than inferred from what is installed: containers often ship the binaries but
+forbid namespaces or cgroup writes.  ``plan()`` turns the detection plus a Level into
+the concrete set of layers one spawn uses, raising SandboxUnavailable for ``strict``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from arena.sandbox import cgroups, rlimits
+from arena.sandbox.spec import LayerStatus, Level, SandboxUnavailable
+
+BWRAP = "bubblewrap"
+UID = "separate uid"
+RLIMITS = "rlimits"
+CGROUPS = "cgroups"
+PGROUP = "process group"
+LAYER_NAMES = (BWRAP, UID, RLIMITS, CGROUPS, PGROUP)
+
+UID_BASE = 61000
+"""Bot in slot ``n`` runs as uid/gid ``UID_BASE + n``."""
+
+FIXES = {
+    BWRAP: "install bubblewrap (apt-get install bubblewrap); it needs root or "
+    "unprivileged user namespaces",
+    UID: "run the arena as root so each bot gets its own uid (needs setpriv from util-linux)",
+    RLIMITS: "install util-linux (prlimit)",
+    CGROUPS: "run as root with a writable /sys/fs/cgroup (e.g. docker run --privileged, "
+    "or a delegated cgroup)",
+    PGROUP: "",
+}
+
+
+@dataclass(frozen=True)
+class Detection:
+    """Everything spawn needs to know about the machine, probed once."""
+
+    layers: tuple[LayerStatus, ...]
+    bwrap: str | None
+    setpriv: str | None
+    prlimit: str | None
+    cgroups: cgroups.Support | None
+
+    def layer(self, name: str) -> LayerStatus:
+        """The status of one layer by name."""
+        return next(s for s in self.layers if s.name == name)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The layers one spawn will actually use."""
+
+    level: Level
+    bwrap: str | None
+    setpriv: str | None
+    prlimit: str | None
+    cgroups: cgroups.Support | None
+
+    @property
+    def separate_uid(self) -> bool:
+        """A per-bot uid is used (so RLIMIT_NPROC and the uid scan apply)."""
+        return self.setpriv is not None
+
+
+def _first_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[0][:160] if lines else "no output"
+
+
+def bwrap_probe_argv(bwrap: str) -> list[str]:
+    """The flags we rely on, run against /usr/bin/true."""
+    return [
+        bwrap,
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--die-with-parent",
+        "--new-session",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--symlink",
+        "usr/lib",
+        "/lib",
+        "--symlink",
+        "usr/lib64",
+        "/lib64",
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--size",
+        "1048576",
+        "--tmpfs",
+        "/tmp",
+        "--clearenv",
+        "/usr/bin/true",
+    ]
+
+
+def _detect_bwrap() -> tuple[LayerStatus, str | None]:
+    path = shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin")
+    if path is None:
+        return LayerStatus(BWRAP, False, "bwrap not found: apt-get install bubblewrap"), None
+    try:
+        res = subprocess.run(
+            bwrap_probe_argv(path), capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return LayerStatus(BWRAP, False, f"{path} cannot run: {exc}"), None
+    if res.returncode != 0:
+        why = _first_line(res.stderr)
+        return LayerStatus(BWRAP, False, f"{path} fails here ({why}); " + FIXES[BWRAP]), None
+    try:
+        version = (
+            subprocess.run(
+                [path, "--version"], capture_output=True, text=True, timeout=5, check=False
+            ).stdout.strip()
+            or "bwrap"
+        )
+    except (OSError, subprocess.SubprocessError):
+        version = "bwrap"
+    return LayerStatus(
+        BWRAP,
+        True,
+        f"{version}: no network, own pid namespace, read-only /usr and bot folder, "
+        "bounded private /tmp",
+    ), path
+
+
+def _detect_uid() -> tuple[LayerStatus, str | None]:
+    if os.geteuid() != 0:
+        return LayerStatus(UID, False, "not running as root; " + FIXES[UID]), None
+    path = shutil.which("setpriv", path="/usr/bin:/bin")
+    if path is None:
+        return LayerStatus(UID, False, "setpriv not found: apt-get install util-linux"), None
+    try:
+        res = subprocess.run(
+            [
+                path,
+                f"--reuid={UID_BASE}",
+                f"--regid={UID_BASE}",
+                "--clear-groups",
+                "--no-new-privs",
+                "--",
+                "/usr/bin/true",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return LayerStatus(UID, False, f"setpriv cannot run: {exc}"), None
+    if res.returncode != 0:
+        return LayerStatus(UID, False, f"setpriv fails ({_first_line(res.stderr)})"), None
+    return LayerStatus(
+        UID, True, f"each bot runs as uid/gid {UID_BASE}+slot, no groups, no new privileges"
+    ), path
+
+
+def _detect_rlimits() -> tuple[LayerStatus, str | None]:
+    path = rlimits.prlimit_path()
+    how = "via prlimit" if path else "via preexec_fn (prlimit not found)"
+    return LayerStatus(RLIMITS, True, f"CPU, DATA, NOFILE, FSIZE, CORE=0, NPROC {how}"), path
+
+
+def _detect_cgroups() -> tuple[LayerStatus, cgroups.Support | None]:
+    try:
+        support = cgroups.probe()
+    except OSError as exc:
+        return LayerStatus(CGROUPS, False, f"probe failed ({exc}); " + FIXES[CGROUPS]), None
+    if not support.hierarchies:
+        why = "; ".join(support.problems) or "no cgroup hierarchy mounted"
+        return LayerStatus(CGROUPS, False, f"{why}; " + FIXES[CGROUPS]), None
+    if not support.complete:
+        return LayerStatus(CGROUPS, False, "partial: " + support.describe()), support
+    return LayerStatus(CGROUPS, True, support.describe()), support
+
+
+@functools.cache
+def detection() -> Detection:
+    """Probe the machine once (about 50 ms) and remember the answer."""
+    bw, bw_path = _detect_bwrap()
+    uid, setpriv = _detect_uid()
+    rl, prlimit = _detect_rlimits()
+    cg, support = _detect_cgroups()
+    pg = LayerStatus(PGROUP, True, "own session and process group; the group is killed")
+    return Detection((bw, uid, rl, cg, pg), bw_path, setpriv, prlimit, support)
+
+
+def detect_layers() -> list[LayerStatus]:
+    """Status of every layer, in a fixed order (cached after the first call)."""
+    return list(detection().layers)
+
+
+def sandbox_warning(layers: list[LayerStatus] | None = None) -> str | None:
+    """One-line warning for running with missing layers, or None if all are on."""
+    layers = detect_layers() if layers is None else layers
+    off = [s for s in layers if not s.on]
+    if not off:
+        return None
+    names = ", ".join(s.name for s in off)
+    return (
+        f"warning: sandbox layers off: {names}; bots are less isolated than intended "
+        "(run `arena doctor` for details, or use --sandbox strict to refuse)"
+    )
+
+
+def unavailable_message(missing: list[LayerStatus]) -> str:
+    """User-facing text for SandboxUnavailable: what is missing and how to fix it."""
+    lines = ["strict sandbox refused: these layers are off:"]
+    for s in missing:
+        fix = FIXES.get(s.name, "")
+        lines.append(f"  - {s.name}: {s.reason}" + (f" -> fix: {fix}" if fix else ""))
+    return "\n".join(lines)
+
+
+def plan(level: Level, found: Detection | None = None) -> Plan:
+    """Choose the layers for one spawn at ``level``."""
+    found = detection() if found is None else found
+    if level is Level.OFF:
+        return Plan(level, None, None, found.prlimit, None)
+    if level is Level.STRICT:
+        missing = [s for s in found.layers if not s.on]
+        if missing:
+            raise SandboxUnavailable(unavailable_message(missing))
+    return Plan(level, found.bwrap, found.setpriv, found.prlimit, found.cgroups)

@@ -1,0 +1,305 @@
+"""Start one sandboxed bot and kill its whole process tree, however it tried to hide.
+
+Kill order: cgroup kill (gets everything, pid namespace included) -> process group ->
+the outer process (bwrap: its death takes the pid namespace with it) -> every process
+of the per-bot uid -> reap -> remove the cgroups -> close pipes and the stderr log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from arena.sandbox import layers, reaper
+from arena.sandbox.cgroups import BotCgroup, sweep_stale
+from arena.sandbox.launch import check_readable, launch_spec
+from arena.sandbox.spec import Level, Limits, SandboxError
+from arena.sandbox.stderr import DEFAULT_CAP, TAIL_BYTES, StderrSink
+
+MAX_SLOT = 4000
+_sweep_lock = threading.Lock()
+_swept = False
+
+
+def _normalize(code: int | None, via_bwrap: bool) -> int | None:
+    """Map bwrap's ``128 + signal`` exit status back to Popen's ``-signal`` convention."""
+    if code is None or not via_bwrap or code <= 128:
+        return code
+    sig = code - 128
+    return -sig if sig in signal.valid_signals() else code
+
+
+class BotProcess:
+    """A running bot: binary pipes to talk to it, a stderr tail, and a thorough kill().
+
+    ``stdin`` is unbuffered; read ``stdout`` with ``os.read(stdout.fileno(), n)`` and a
+    selector.  Always call ``kill()`` (or use ``with``) when done: it is idempotent and
+    also cleans up after a bot that already exited but left descendants behind.
+    """
+
+    def __init__(
+        self,
+        popen: subprocess.Popen[bytes],
+        *,
+        plan: layers.Plan,
+        sink: StderrSink,
+        cgroup: BotCgroup | None,
+        uid: int | None,
+        stdin: IO[bytes],
+        stdout: IO[bytes],
+    ) -> None:
+        self._popen = popen
+        self._plan = plan
+        self._sink = sink
+        self._cgroup = cgroup
+        self._kill_lock = threading.Lock()
+        self._killed = False
+        self.uid = uid
+        self.pid = popen.pid
+        self.stdin = stdin
+        self.stdout = stdout
+        self.cgroup_dirs: list[Path] = list(cgroup.dirs) if cgroup else []
+
+    @property
+    def layers(self) -> list[str]:
+        """Names of the layers this bot actually runs under."""
+        used = [layers.RLIMITS, layers.PGROUP]
+        if self._plan.bwrap:
+            used.append(layers.BWRAP)
+        if self.uid is not None:
+            used.append(layers.UID)
+        if self._cgroup is not None:
+            used.append(layers.CGROUPS)
+        return used
+
+    @property
+    def returncode(self) -> int | None:
+        """Exit status once reaped; negative means killed by that signal."""
+        return _normalize(self._popen.returncode, self._plan.bwrap is not None)
+
+    def poll(self) -> int | None:
+        """Exit status if the bot has exited, else None (never blocks)."""
+        return _normalize(self._popen.poll(), self._plan.bwrap is not None)
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for exit; raises subprocess.TimeoutExpired like Popen.wait."""
+        code = _normalize(self._popen.wait(timeout), self._plan.bwrap is not None)
+        assert code is not None
+        return code
+
+    @property
+    def sink(self) -> StderrSink:
+        """The stderr drain (builds read their merged output from it)."""
+        return self._sink
+
+    def stderr_tail(self) -> str:
+        """The last few KiB of the bot's stderr, for fault reports."""
+        return self._sink.tail()
+
+    @property
+    def stderr_bytes(self) -> int:
+        """Total bytes the bot wrote to stderr so far (logged or not)."""
+        return self._sink.total
+
+    def kill(self) -> None:
+        """Kill the whole tree, reap, remove the cgroups and close the pipes (idempotent)."""
+        with self._kill_lock:
+            if self._killed:
+                return
+            self._killed = True
+            try:
+                self._kill_tree()
+            finally:
+                for pipe in (self.stdin, self.stdout):
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+                self._sink.close()
+
+    close = kill
+
+    def _kill_tree(self) -> None:
+        if self._cgroup is not None:
+            self._cgroup.kill()
+        if self._popen.returncode is None:
+            # The group leader is not reaped yet, so its pgid cannot have been reused.
+            reaper.kill_group(self.pid)
+            with contextlib.suppress(OSError):
+                self._popen.kill()
+        if self.uid is not None:
+            reaper.kill_uid(self.uid, self._plan.setpriv)
+        try:
+            self._popen.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                self._popen.kill()
+            self._popen.wait(timeout=5)
+        if self._cgroup is not None:
+            self._cgroup.kill()
+            self._cgroup.remove()
+
+    def __enter__(self) -> BotProcess:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.kill()
+
+    def __repr__(self) -> str:
+        return f"<BotProcess pid={self.pid} uid={self.uid} rc={self._popen.returncode}>"
+
+
+def _sweep_once(plan: layers.Plan) -> None:
+    global _swept
+    if plan.cgroups is None:
+        return
+    with _sweep_lock:
+        if not _swept:
+            _swept = True
+            sweep_stale(plan.cgroups)
+
+
+def spawn(
+    command: str | list[str],
+    bot_dir: Path | str,
+    *,
+    level: Level = Level.AUTO,
+    limits: Limits | None = None,
+    slot: int = 0,
+    stderr_log: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    stderr_cap: int = DEFAULT_CAP,
+) -> BotProcess:
+    """Start ``command`` (a manifest string or an argv) in ``bot_dir``, sandboxed.
+
+    ``slot`` picks the per-bot uid (``61000 + slot``); bots running at the same time
+    must have different slots.  ``env`` adds variables to the cleared environment.
+    Spawn from a long-lived thread: bwrap's --die-with-parent (and setpriv's pdeathsig)
+    kill the bot when the *thread* that started it exits.
+    Raises SandboxUnavailable (strict level) or SandboxError (bad folder or command).
+    """
+    if not 0 <= slot < MAX_SLOT:
+        raise SandboxError(f"slot must be in 0..{MAX_SLOT - 1}, got {slot}")
+    plan = layers.plan(level)
+    folder = bot_folder(bot_dir)
+    uid = layers.UID_BASE + slot if plan.separate_uid else None
+    if uid is not None:
+        check_readable(folder, through_ancestors=plan.bwrap is None)
+    return start(
+        plan,
+        command,
+        folder,
+        Limits() if limits is None else limits,
+        uid=uid,
+        extra_env=env,
+        stderr_log=stderr_log,
+        stderr_cap=stderr_cap,
+    )
+
+
+def bot_folder(bot_dir: Path | str) -> Path:
+    """The absolute bot folder, or SandboxError if it is not a directory."""
+    folder = Path(bot_dir).resolve()
+    if not folder.is_dir():
+        raise SandboxError(f"bot folder {folder} does not exist or is not a directory")
+    return folder
+
+
+def start(
+    plan: layers.Plan,
+    command: str | list[str],
+    folder: Path,
+    limits: Limits,
+    *,
+    uid: int | None,
+    gid: int | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    stderr_log: Path | None = None,
+    stderr_cap: int = DEFAULT_CAP,
+    writable: bool = False,
+    drop_caps: bool = False,
+    merge_output: bool = False,
+    head_bytes: int = 0,
+    tail_bytes: int = TAIL_BYTES,
+    tag: str = "bot",
+    nproc: bool | None = None,
+) -> BotProcess:
+    """Shared by spawn() and build(): cgroups, exec chain, Popen, stderr sink.
+
+    With ``merge_output`` stdout and stderr both go to the sink (builds) and stdin is
+    /dev/null; otherwise stdin/stdout are pipes for the protocol.
+    """
+    _sweep_once(plan)
+    cgroup = None
+    if plan.cgroups is not None and plan.cgroups.hierarchies:
+        try:
+            cgroup = BotCgroup.create(plan.cgroups, limits, tag=tag)
+        except OSError as exc:
+            if plan.level is Level.STRICT:
+                raise SandboxError(f"cannot create the bot's cgroups: {exc}") from exc
+    try:
+        spec = launch_spec(
+            plan,
+            command,
+            folder,
+            limits,
+            uid=uid,
+            gid=gid,
+            procs_files=cgroup.procs_files if cgroup else None,
+            extra_env=extra_env,
+            writable=writable,
+            drop_caps=drop_caps,
+            nproc=nproc,
+        )
+        read_end, write_end = os.pipe()
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove()
+        raise
+    try:
+        popen = subprocess.Popen(
+            spec.argv,
+            stdin=subprocess.DEVNULL if merge_output else subprocess.PIPE,
+            stdout=write_end if merge_output else subprocess.PIPE,
+            stderr=write_end,
+            bufsize=0,
+            cwd=spec.cwd,
+            env=spec.env,
+            start_new_session=True,
+            close_fds=True,
+            preexec_fn=spec.preexec,  # only when prlimit is missing
+        )
+    except OSError as exc:
+        os.close(read_end)
+        if cgroup is not None:
+            cgroup.remove()
+        raise SandboxError(f"cannot start {command!r}: {exc}") from exc
+    finally:
+        os.close(write_end)
+    sink = StderrSink(
+        read_end,
+        stderr_log,
+        cap=stderr_cap,
+        head_bytes=head_bytes,
+        tail_bytes=tail_bytes,
+        name=str(popen.pid),
+    )
+    if merge_output:
+        stdin: IO[bytes] = open(os.devnull, "wb", buffering=0)  # noqa: SIM115
+        stdout: IO[bytes] = open(os.devnull, "rb", buffering=0)  # noqa: SIM115
+    else:
+        assert popen.stdin is not None and popen.stdout is not None
+        stdin, stdout = popen.stdin, popen.stdout
+    return BotProcess(
+        popen, plan=plan, sink=sink, cgroup=cgroup, uid=uid, stdin=stdin, stdout=stdout
+    )

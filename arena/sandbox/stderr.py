@@ -1,0 +1,156 @@
+"""Drain a bot's stderr so it can never block, keeping a capped log and a short tail.
+
+A child that writes more than a pipe buffer (64 KiB) to an unread stderr blocks
+forever, which would look like a timeout.  The sink reads continuously in a daemon
+thread, writes at most ``cap`` bytes to the log, counts the rest, and remembers the
+last few KiB for fault reports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import threading
+from pathlib import Path
+from typing import BinaryIO
+
+DEFAULT_CAP = 1024 * 1024
+TAIL_BYTES = 4096
+_CHUNK = 65536
+
+
+class StderrSink:
+    """Reads one pipe until EOF into a size-capped log file and an in-memory tail.
+
+    The sink owns ``fd`` and closes it.  ``close()`` wakes the reader through a private
+    pipe, so a descendant that escaped with the pipe still open cannot hang us.
+    """
+
+    def __init__(
+        self,
+        fd: int,
+        log_path: Path | None = None,
+        *,
+        cap: int = DEFAULT_CAP,
+        tail_bytes: int = TAIL_BYTES,
+        head_bytes: int = 0,
+        name: str = "bot",
+    ) -> None:
+        self._fd = fd
+        self._head_bytes = head_bytes
+        self._head = bytearray()
+        self._cap = cap
+        self._tail_bytes = tail_bytes
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+        self._log: BinaryIO | None = None
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = open(log_path, "wb")  # noqa: SIM115 - closed in close()
+        self.written = 0
+        self.dropped = 0
+        self.total = 0
+        self._closed = False
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread = threading.Thread(target=self._run, name=f"stderr-{name}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
+        poller.register(self._wake_r, select.POLLIN)
+        try:
+            while True:
+                events = dict(poller.poll())
+                if self._wake_r in events:
+                    # Asked to stop: take what is already buffered, then quit.
+                    self._drain_nonblocking()
+                    return
+                if not events.get(self._fd):
+                    continue
+                try:
+                    chunk = os.read(self._fd, _CHUNK)
+                except InterruptedError:
+                    continue
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                self._take(chunk)
+        finally:
+            os.close(self._fd)
+            os.close(self._wake_r)
+
+    def _drain_nonblocking(self) -> None:
+        os.set_blocking(self._fd, False)
+        for _ in range(64):
+            try:
+                chunk = os.read(self._fd, _CHUNK)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self._take(chunk)
+
+    def _take(self, chunk: bytes) -> None:
+        with self._lock:
+            self.total += len(chunk)
+            if len(self._head) < self._head_bytes:
+                self._head += chunk[: self._head_bytes - len(self._head)]
+            self._tail += chunk
+            if len(self._tail) > self._tail_bytes:
+                del self._tail[: len(self._tail) - self._tail_bytes]
+            if self._log is None or self._closed:
+                return
+            room = max(0, self._cap - self.written)
+            keep = chunk[:room]
+            if keep:
+                try:
+                    self._log.write(keep)
+                    self._log.flush()
+                    self.written += len(keep)
+                except OSError:
+                    keep = b""
+            self.dropped += len(chunk) - len(keep)
+
+    def tail(self) -> str:
+        """The last few KiB the bot wrote, decoded leniently, for fault reports."""
+        with self._lock:
+            return self._tail.decode("utf-8", errors="replace")
+
+    def text(self) -> str:
+        """Head and tail of everything read, with a note of what was left out between."""
+        with self._lock:
+            data = bytes(self._head)
+            if self.total > len(self._head):
+                tail = bytes(self._tail[-max(0, self.total - len(self._head)) :])
+                gap = self.total - len(self._head) - len(tail)
+                if gap:
+                    data += f"\n[... {gap} bytes omitted ...]\n".encode()
+                data += tail
+            return data.decode("utf-8", errors="replace")
+
+    def close(self, timeout_s: float = 1.0) -> None:
+        """Finish reading (normally EOF: the writers are dead), then close the log.
+
+        Idempotent.  If EOF does not come within ``timeout_s`` (some escaped process
+        still holds the pipe) the reader is told to stop after draining what is buffered.
+        """
+        self._thread.join(timeout_s)
+        if self._thread.is_alive():
+            with contextlib.suppress(OSError):
+                os.write(self._wake_w, b"x")
+            self._thread.join(timeout_s)
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            with contextlib.suppress(OSError):
+                os.close(self._wake_w)
+            if self._log is not None:
+                if self.dropped:
+                    with contextlib.suppress(OSError):
+                        self._log.write(f"\n[truncated {self.dropped} bytes]\n".encode())
+                with contextlib.suppress(OSError):
+                    self._log.close()
