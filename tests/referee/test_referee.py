@@ -1,0 +1,149 @@
+"""The referee against real bot processes: every fault type, both policies, clocks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from arena.engine import Variant, replay
+from arena.referee import (
+    BotSeat,
+    BotSpec,
+    FaultPolicy,
+    GameSettings,
+    RandomSeat,
+    Seat,
+    TimeControl,
+    play_game,
+)
+
+FAST = TimeControl(init_ms=5000, move_ms=400)
+
+
+@contextmanager
+def seats_for(*specs: BotSpec | None, persistent: bool = True) -> Iterator[list[Seat]]:
+    """Bot seats for the specs (None = the built-in random policy), always closed."""
+    seats: list[Seat] = []
+    bots: list[BotSeat] = []
+    for i, spec in enumerate(specs):
+        if spec is None:
+            seats.append(RandomSeat(f"random{i}"))
+        else:
+            bot = BotSeat(spec, time_control=FAST, persistent=persistent)
+            bot.sandbox.slot = i
+            bots.append(bot)
+            seats.append(bot)
+    try:
+        yield seats
+    finally:
+        for bot in bots:
+            bot.close()
+
+
+def settings(**kw: object) -> GameSettings:
+    base: dict[str, object] = {"seed": 3, "time_control": FAST}
+    base.update(kw)
+    return GameSettings(**base)  # type: ignore[arg-type]
+
+
+def test_good_bots_play_a_verifiable_game(scripted_bot: Callable[..., BotSpec]) -> None:
+    with seats_for(scripted_bot("good", name="a"), scripted_bot("option", name="b")) as seats:
+        outcome = play_game(seats, settings(), "g1")
+    record = outcome.record
+    assert record.faults == []
+    assert record.players == ["a", "b"]
+    assert all(d.think_ms is not None and not d.auto for r in record.rounds for d in r.decisions)
+    assert outcome.think[0].decisions > 10
+    replay(record)
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind"),
+    [
+        ("timeout", "timeout"),
+        ("crash", "crash"),
+        ("malformed", "malformed"),
+        ("badschema", "malformed"),
+        ("illegal", "illegal"),
+        ("wrong-protocol", "init"),
+        ("silent-init", "init"),
+    ],
+)
+def test_each_fault_is_typed_and_forfeits(
+    scripted_bot: Callable[..., BotSpec], mode: str, kind: str
+) -> None:
+    tc = TimeControl(init_ms=1500, move_ms=300)
+    with seats_for(scripted_bot(mode, after=3), None) as seats:
+        outcome = play_game(seats, settings(time_control=tc), "g-" + mode)
+    record = outcome.record
+    assert [(f.seat, f.kind, f.forfeit) for f in record.faults] == [(0, kind, True)]
+    assert record.faults[0].message
+    assert record.final[0].rank == 2 and record.final[1].rank == 1
+    # The rest of the faulted seat's game was auto-played; the game still verifies.
+    auto = [d for r in record.rounds for d in r.decisions if d.seat == 0 and d.auto]
+    assert auto
+    replay(record)
+
+
+def test_fault_evidence_includes_last_message(scripted_bot: Callable[..., BotSpec]) -> None:
+    with seats_for(scripted_bot("malformed", after=2), None) as seats:
+        record = play_game(seats, settings(), "g").record
+    assert record.faults[0].last_message == "this is not json"
+
+
+def test_strikes_forgive_then_late_answer_is_ignored(scripted_bot: Callable[..., BotSpec]) -> None:
+    policy = FaultPolicy.parse("strikes:1")
+    with seats_for(scripted_bot("late", after=2), None) as seats:
+        record = play_game(seats, settings(fault_policy=policy), "g").record
+    assert [(f.kind, f.forfeit) for f in record.faults] == [("timeout", False)]
+    mine = [d for r in record.rounds for d in r.decisions if d.seat == 0]
+    # One random move was played for the bot; every later decision is its own again.
+    assert [d.auto for d in mine].count(True) == 1
+    assert not mine[-1].auto
+    replay(record)
+
+
+def test_strikes_run_out(scripted_bot: Callable[..., BotSpec]) -> None:
+    policy = FaultPolicy.parse("strikes:0")
+    with seats_for(scripted_bot("illegal", after=1), None) as seats:
+        record = play_game(seats, settings(fault_policy=policy), "g").record
+    assert record.faults[0].forfeit
+
+
+def test_persistent_bot_plays_many_games_in_one_process(
+    scripted_bot: Callable[..., BotSpec],
+) -> None:
+    spec = scripted_bot("good")
+    with seats_for(spec, None) as seats:
+        bot = seats[0]
+        assert isinstance(bot, BotSeat)
+        pids = set()
+        for g in range(3):
+            play_game(seats, settings(seed=g, variant=Variant.GRAY), f"g{g}")
+            assert bot.alive
+            pids.add(bot._proc.pid if bot._proc else None)
+    assert len(pids) == 1
+
+
+def test_fresh_process_after_a_fault(scripted_bot: Callable[..., BotSpec]) -> None:
+    with seats_for(scripted_bot("crash", after=2), None) as seats:
+        first = play_game(seats, settings(), "g1").record
+        second = play_game(seats, settings(), "g2").record
+    assert first.faults[0].kind == "crash"
+    # The restarted process counts decisions from 1 again, so it crashes again at #2.
+    assert second.faults[0].kind == "crash"
+
+
+def test_stderr_flood_does_not_block(scripted_bot: Callable[..., BotSpec]) -> None:
+    with seats_for(scripted_bot("flood-stderr"), None) as seats:
+        record = play_game(seats, settings(), "g").record
+    assert record.faults == []
+
+
+def test_time_bank_runs_out(scripted_bot: Callable[..., BotSpec]) -> None:
+    tc = TimeControl(init_ms=3000, move_ms=5000, bank_ms=600, increment_ms=0)
+    with seats_for(scripted_bot("late", after=1), None) as seats:
+        record = play_game(seats, settings(time_control=tc), "g").record
+    assert record.faults[0].kind == "timeout"
