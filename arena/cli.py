@@ -178,6 +178,64 @@ def cmd_match(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- check-bot
+
+
+def cmd_check_bot(args: argparse.Namespace) -> int:
+    from arena.referee.build import BuildError
+    from arena.referee.checkbot import ADVICE, check_bot
+
+    (spec,) = _load_bots([args.bot])
+    sandbox = _sandbox_settings(args.sandbox)
+    tc = _time_control(args)
+    with console.status(f"checking {spec.name}…"):
+        try:
+            report = check_bot(spec, sandbox, tc, games_per_variant=args.games)
+        except BuildError as exc:
+            console.print(f"[red]FAIL[/red] {exc}")
+            return 1
+    console.print(f"bot {spec.name} ({spec.folder})")
+    if report.build_s is not None:
+        console.print(f"  build          ok in {report.build_s:.1f} s")
+    if report.spawn_ms is not None:
+        console.print(f"  start          {report.spawn_ms:.0f} ms (sandboxed spawn)")
+    if report.handshake_ms is not None:
+        who = ", ".join(f"{k} {v}" for k, v in report.reported.items() if v)
+        console.print(f"  handshake      {report.handshake_ms:.0f} ms; says: {who}")
+    if report.games:
+        mean = sum(report.scores) / len(report.scores)
+        console.print(
+            f"  games          {report.games} vs random (both walls, both seats): "
+            f"{report.wins} won, mean score {mean:.1f}"
+        )
+    latency = report.latency()
+    if latency:
+        med, p95, worst = latency
+        console.print(
+            f"  think time     median {med:.2f} ms, p95 {p95:.2f} ms, max {worst:.2f} ms "
+            f"(limit {tc.move_ms} ms)"
+        )
+    for where, fault in report.faults:
+        console.print(f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {fault.message}")
+        if fault.last_message:
+            console.print(f"      last line written: {fault.last_message}")
+        if fault.stderr_tail:
+            tail = fault.stderr_tail.strip().splitlines()[-5:]
+            console.print("      stderr tail:\n        " + "\n        ".join(tail))
+    for kind in dict.fromkeys(fault.kind for _, fault in report.faults):
+        console.print(f"  how to fix {kind}: {ADVICE[kind]}")
+    if report.ok:
+        console.print(
+            "[green]PASS[/green]: the bot follows protocol v1. Next: "
+            f"arena match {args.bot} bots/python-greedy"
+        )
+        return 0
+    console.print(
+        "[red]FAIL[/red]: fix the problems above (protocol/SPEC.md explains each message)"
+    )
+    return 1
+
+
 # ---------------------------------------------------------------- doctor
 
 
@@ -312,6 +370,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output folder (default results/matches/TIMESTAMP)")
     _add_game_options(p)
     p.set_defaults(func=cmd_match)
+
+    p = sub.add_parser(
+        "check-bot",
+        help="check a bot before a tournament: build, handshake, quick games, verdict",
+        description=(
+            "Build the bot, run the handshake, play quick games in both walls against the "
+            "built-in random policy, and print a verdict with latency figures and any protocol "
+            "mistake explained in plain words. Exit status 0 on PASS, 1 on FAIL."
+        ),
+    )
+    p.add_argument("bot", metavar="BOT_DIR", help="bot folder (with bot.toml)")
+    p.add_argument("--games", type=int, default=2, help="games per wall variant (default 2)")
+    _add_game_options(p)
+    p.set_defaults(func=cmd_check_bot)
 
     p = sub.add_parser(
         "doctor",

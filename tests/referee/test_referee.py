@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +148,33 @@ def test_time_bank_runs_out(scripted_bot: Callable[..., BotSpec]) -> None:
     with seats_for(scripted_bot("late", after=1), None) as seats:
         record = play_game(seats, settings(time_control=tc), "g").record
     assert record.faults[0].kind == "timeout"
+
+
+def test_check_bot_verdicts(
+    scripted_bot: Callable[..., BotSpec], bundled: Callable[[str], BotSpec]
+) -> None:
+    from arena.referee import SandboxSettings
+    from arena.referee.checkbot import check_bot
+
+    good = check_bot(bundled("python-greedy"), SandboxSettings(), FAST, games_per_variant=1)
+    assert good.ok and good.games == 2 and good.reported["name"] == "python-greedy"
+    assert good.latency() is not None
+    bad = check_bot(scripted_bot("illegal", after=4), SandboxSettings(), FAST, games_per_variant=1)
+    assert not bad.ok
+    assert {f.kind for _, f in bad.faults} == {"illegal"}
+    silent = check_bot(scripted_bot("wrong-protocol"), SandboxSettings(), FAST, games_per_variant=1)
+    assert [f.kind for _, f in silent.faults] == ["init"] and silent.games == 0
+    assert "protocol 99" in silent.faults[0][1].message
+
+
+def test_cli_match_writes_a_verifiable_record(
+    tmp_path: Path, bundled: Callable[[str], BotSpec]
+) -> None:
+    from arena.cli import main
+
+    out = tmp_path / "m"
+    folders = [str(bundled("python-greedy").folder), str(bundled("python-random").folder)]
+    assert main(["match", *folders, "--variant", "gray", "--seed", "5", "--out", str(out)]) == 0
+    assert main(["replay", str(out / "record.json")]) == 0
+    assert main(["match", folders[0]]) == 2  # one bot is a usage error, not a traceback
+    assert main(["match", folders[0], str(tmp_path)]) == 2  # no bot.toml
