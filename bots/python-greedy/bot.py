@@ -33,6 +33,7 @@ PROTOCOL = 1
 FLOOR_PENALTY = (0, 1, 2, 4, 6, 8, 11, 14)  # total for 0..7 floor items
 MARKER = 5  # first-player marker in floor lists
 CENTRE = -1  # option.source of the centre
+EPS = 1e-9  # values closer than this are a tie: the first option wins
 FLOOR = -1  # option.line of the floor
 
 
@@ -156,8 +157,7 @@ def draft_value(opt: dict, obs: dict, seat: int, ctx: dict) -> float:
 
     if filled == cap:
         share_before = ctx["partial"] * have / cap
-        value += payoff * (1.0 - share_before)
-        value += 0.3  # a completed line frees itself for next round
+        value += payoff * (1.0 - share_before) + 0.3  # +0.3: the line is free again next round
     else:
         remaining = cap - filled
         factor = ctx["partial"]
@@ -223,7 +223,7 @@ def choose_place(msg: dict) -> int:
         )
         v = pts + place_search(wall, later, len(me["floor"])) - 2.0 * blocked
         wall[row][col] = None
-        if v > best_v:
+        if v > best_v + EPS:
             best_i, best_v = i, v
     return best_i
 
@@ -261,7 +261,7 @@ def choose(msg: dict) -> int:
     best_i, best_v = 0, float("-inf")
     for i, opt in enumerate(options):
         v = draft_value(opt, obs, seat, ctx)
-        if v > best_v:
+        if v > best_v + EPS:
             best_i, best_v = i, v
     return best_i
 
