@@ -308,6 +308,30 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_protocol(args: argparse.Namespace) -> int:
+    from arena.bench.protocol import bench_protocol
+    from arena.sandbox import Level
+
+    with console.status("two persistent C bots playing…"):
+        r = bench_protocol(Path(args.bot), games=args.games, level=Level(args.sandbox))
+    console.print(f"games {r.games}, decisions {r.decisions}")
+    console.print(
+        f"referee overhead per decision (median of games): {r.overhead_us:.0f} µs "
+        f"(target ≤ 100 µs) — {'meets' if r.overhead_us <= 100 else 'MISSES'}"
+    )
+    console.print(
+        f"bot think time as measured (request written -> reply read), median: "
+        f"{r.think_us:.0f} µs; raw pipe round trip through cat: {r.pipe_roundtrip_us:.0f} µs "
+        f"(ratio {r.think_us / r.pipe_roundtrip_us:.1f}x)"
+    )
+    console.print(f"decisions/s: {r.decisions_per_s:,.0f}")
+    console.print(
+        f"sandboxed spawn (median of 20, layers: {', '.join(r.spawn_layers)}): "
+        f"{r.spawn_ms:.1f} ms (target ≤ 50 ms) — {'meets' if r.spawn_ms <= 50 else 'MISSES'}"
+    )
+    return 0
+
+
 # ---------------------------------------------------------------- parser
 
 
@@ -439,6 +463,19 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeats", type=int, default=5, help="repeats; the median is shown")
     b.add_argument("--seed", type=int, default=0)
     b.set_defaults(func=cmd_bench_engine)
+    b = bench.add_parser(
+        "protocol",
+        help="referee overhead per decision and sandboxed spawn time",
+        description=(
+            "Two persistent C bots play whole games; prints the referee's overhead per "
+            "decision (wall time minus bot think time), decisions/s, a raw pipe round trip "
+            "for comparison, and the sandboxed spawn time."
+        ),
+    )
+    b.add_argument("--bot", default="bots/c-greedy", help="bot folder (default bots/c-greedy)")
+    b.add_argument("--games", type=int, default=20)
+    b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
+    b.set_defaults(func=cmd_bench_protocol)
     return parser
 
 
