@@ -58,7 +58,13 @@ function handle(msg) {
         random = seededRandom(`${msg.game_id}:${msg.seat}`);
         rngs.set(msg.game_id, random);
       }
-      send({ type: "move", id: msg.id, index: choose(msg, random) });
+      let index = 0;
+      try {
+        index = choose(msg, random);
+      } catch (err) {
+        log("choose failed:", err); // a bug must not kill the bot: play the first option
+      }
+      send({ type: "move", id: msg.id, index: index });
       break;
     }
     case "game_end":

@@ -274,7 +274,7 @@ def main() -> None:
             return
         try:
             msg = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             log("ignoring a line that is not JSON:", line[:200])
             continue
         if not isinstance(msg, dict):
@@ -290,7 +290,7 @@ def main() -> None:
             except Exception as exc:  # never fault on a bug: fall back to the first option
                 log("choose failed:", repr(exc))
                 index = 0
-            send({"type": "move", "id": msg["id"], "index": index})
+            send({"type": "move", "id": msg.get("id"), "index": index})
         elif kind == "quit":
             return
         # game_start, game_end and unknown types need no answer

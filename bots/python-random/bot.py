@@ -42,7 +42,7 @@ def main() -> None:
             return
         try:
             msg = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             log("ignoring a line that is not JSON:", line[:200])
             continue
         if not isinstance(msg, dict):
@@ -60,7 +60,12 @@ def main() -> None:
             rng = rngs.get(game_id)
             if rng is None:  # no game_start seen (should not happen): seed anyway
                 rng = rngs[game_id] = random.Random(f"{game_id}:{msg.get('seat')}")
-            send({"type": "move", "id": msg["id"], "index": choose(msg, rng)})
+            try:
+                index = choose(msg, rng)
+            except Exception as exc:  # a bug must not kill the bot: play the first option
+                log("choose failed:", repr(exc))
+                index = 0
+            send({"type": "move", "id": msg.get("id"), "index": index})
         elif kind == "game_end":
             rngs.pop(msg.get("game_id"), None)
         elif kind == "quit":
