@@ -1,0 +1,1 @@
+"""Sandbox tests: real subprocesses, real isolation."""

@@ -1,0 +1,398 @@
+"""Real bots against the real sandbox: what they can reach, what they cannot, and cleanup."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from arena.sandbox import Level, Limits, SandboxError, build, detect_layers, spawn
+from arena.sandbox.reaper import pids_of_uid
+
+from .conftest import PYTHON, MakeBot, RequireLayer
+from .helpers import assert_nothing_left, read_line
+
+BWRAP = "bubblewrap"
+UID = "separate uid"
+CGROUPS = "cgroups"
+
+
+def run_json(proc_args: list[str], folder: Path, **kw: object) -> dict[str, str]:
+    """Run a fixture that prints one JSON line; return it parsed."""
+    with spawn(proc_args, folder, **kw) as proc:  # type: ignore[arg-type]
+        line = read_line(proc)
+    assert_nothing_left(proc)
+    result: dict[str, str] = json.loads(line)
+    return result
+
+
+# ------------------------------------------------------------------ it works at all
+
+
+@pytest.mark.parametrize("level", list(Level))
+def test_echo_bot_works_at_every_level(
+    level: Level, make_bot: MakeBot, require_layer: RequireLayer
+) -> None:
+    if level is Level.STRICT:
+        require_layer(BWRAP, UID, CGROUPS)
+    folder = make_bot("echo", "echo.py")
+    with spawn(f"{PYTHON} echo.py", folder, level=level, slot=3) as proc:
+        ready = read_line(proc)
+        assert ready.startswith("ready")
+        proc.stdin.write(b"hello\n")
+        assert read_line(proc) == "echo hello"
+        proc.stdin.write(b"second line\n")
+        assert read_line(proc) == "echo second line"
+        proc.stdin.close()
+        assert proc.wait(5) == 0
+    assert_nothing_left(proc)
+    if level is not Level.OFF and "separate uid" in proc.layers:
+        assert "uid=61003" in ready
+    if "bubblewrap" in proc.layers:
+        assert "cwd=/bot" in ready
+
+
+def test_compiled_bot_built_in_sandbox_runs(make_bot: MakeBot, require_layer: RequireLayer) -> None:
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    folder = make_bot("cbot", "hello.c")
+    result = build("gcc -O2 -o bot hello.c", folder, timeout_s=60)
+    assert result.ok, result.output
+    assert (folder / "bot").exists()
+    with spawn("./bot", folder) as proc:
+        assert read_line(proc) == "ready"
+        proc.stdin.write(b"x\n")
+        assert read_line(proc) == "echo x"
+    assert_nothing_left(proc)
+
+
+@pytest.mark.parametrize(
+    ("runtime", "source", "command"),
+    [
+        ("node", "console.log('node ok')", "node bot.js"),
+        (
+            "java",
+            'class Bot { public static void main(String[] a) { System.out.println("java ok"); } }',
+            "java Bot.java",
+        ),
+    ],
+)
+def test_system_runtimes_run_sandboxed_under_rlimit_data(
+    runtime: str, source: str, command: str, make_bot: MakeBot, require_layer: RequireLayer
+) -> None:
+    if shutil.which(runtime, path="/usr/bin") is None:
+        pytest.skip(f"/usr/bin/{runtime} is not installed")
+    require_layer(BWRAP)
+    folder = make_bot(runtime)
+    name = "bot.js" if runtime == "node" else "Bot.java"
+    (folder / name).write_text(source)
+    (folder / name).chmod(0o644)
+    with spawn(command, folder, limits=Limits(memory_bytes=1024**3)) as proc:
+        assert read_line(proc, timeout_s=30) == f"{runtime} ok", proc.stderr_tail()
+    assert_nothing_left(proc)
+
+
+# ------------------------------------------------------------------ what it cannot reach
+
+
+def test_network_is_unreachable(make_bot: MakeBot, require_layer: RequireLayer) -> None:
+    require_layer(BWRAP)
+    folder = make_bot("net", "netprobe.py")
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        began = time.monotonic()
+        with spawn([PYTHON, "netprobe.py", f"127.0.0.1:{port}", "1.1.1.1:53"], folder) as proc:
+            local = read_line(proc).split()
+            outside = read_line(proc).split()
+    assert_nothing_left(proc)
+    assert local[1] != "connected", local
+    assert outside[1] != "connected", outside
+    assert float(outside[2]) < 1.0, "an outside address must fail fast, not time out"
+    assert time.monotonic() - began < 10
+
+
+def test_host_folders_are_invisible(
+    make_bot: MakeBot, world_dir: Path, require_layer: RequireLayer
+) -> None:
+    require_layer(BWRAP)
+    folder = make_bot("me", "fsprobe.py")
+    other = make_bot("other", "echo.py")
+    results = world_dir / "results"
+    results.mkdir(mode=0o755)
+    (results / "match.json").write_text("{}")
+    ops = [
+        f"ls:{other}",
+        f"read:{other}/echo.py",
+        "ls:../other",
+        f"ls:{results}",
+        "ls:/work",
+        "ls:/root",
+        "ls:/home",
+        "read:/etc/passwd",
+        "read:/etc/shadow",
+        "ls:/sys",
+        "ls:.",
+        "read:fsprobe.py",
+        "read:/usr/bin/python3",
+    ]
+    verdict = run_json([PYTHON, "fsprobe.py", *ops], folder)
+    for op in ops[:-3]:
+        assert verdict[op] != "ok", f"{op} should be impossible, got {verdict[op]}"
+    for op in ops[-3:]:
+        assert verdict[op] == "ok", f"{op} should work, got {verdict[op]}"
+
+
+def test_filesystem_is_read_only_except_bounded_tmp(
+    make_bot: MakeBot, require_layer: RequireLayer
+) -> None:
+    require_layer(BWRAP)
+    folder = make_bot("fs", "fsprobe.py")
+    ops = [
+        "write:/bot/new.txt",
+        "write:fsprobe.py",
+        "write:/usr/evil",
+        "write:/etc/evil",
+        "write:/evil",
+        "write:/tmp/scratch",
+        "fill:/tmp/big:16777216",
+    ]
+    limits = Limits(tmp_bytes=8 * 1024 * 1024)
+    verdict = run_json([PYTHON, "fsprobe.py", *ops], folder, limits=limits)
+    for op in ops[:5]:
+        assert verdict[op] in ("EROFS", "EACCES", "EPERM"), (op, verdict[op])
+    assert verdict["write:/tmp/scratch"] == "ok"
+    assert verdict["fill:/tmp/big:16777216"] in ("ENOSPC", "EFBIG")
+    assert not (folder / "new.txt").exists()
+
+
+def test_environment_is_cleared(make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARENA_SECRET_TOKEN", "hunter2")
+    folder = make_bot("env", "env.py")
+    for level in (Level.AUTO, Level.OFF):
+        env = run_json([PYTHON, "env.py"], folder, level=level, env={"SEED": "42"})
+        env.pop("PWD", None)
+        assert env == {
+            "PATH": "/usr/bin:/bin",
+            "HOME": "/tmp",
+            "LANG": "C.UTF-8",
+            "SEED": "42",
+        }
+
+
+# ------------------------------------------------------------------ limits
+
+
+def test_rlimits_are_applied(make_bot: MakeBot) -> None:
+    folder = make_bot("lim", "limits.py")
+    limits = Limits(cpu_seconds=7, memory_bytes=300 * 1024**2, open_files=100)
+    for level in (Level.AUTO, Level.OFF):
+        got = run_json([PYTHON, "limits.py"], folder, level=level, limits=limits)
+        assert got["CPU"] == [7, 8]
+        assert got["DATA"] == [300 * 1024**2] * 2
+        assert got["NOFILE"] == [100, 100]
+        assert got["FSIZE"] == [64 * 1024**2] * 2
+        assert got["CORE"] == [0, 0]
+        assert got["AS"][0] == -1, "RLIMIT_AS must stay unlimited (JVM, Go, Node)"
+
+
+def test_nproc_limit_with_separate_uid(make_bot: MakeBot, require_layer: RequireLayer) -> None:
+    require_layer(UID)
+    folder = make_bot("lim", "limits.py")
+    got = run_json([PYTHON, "limits.py"], folder, limits=Limits(max_processes=33), slot=5)
+    assert got["NPROC"] == [33, 33]
+
+
+def test_cgroup_limits_are_written(make_bot: MakeBot, require_layer: RequireLayer) -> None:
+    require_layer(CGROUPS)
+    folder = make_bot("cg", "echo.py")
+    limits = Limits(max_processes=20, cpu_quota=0.5, memory_bytes=256 * 1024**2)
+    with spawn([PYTHON, "echo.py"], folder, limits=limits) as proc:
+        read_line(proc)
+        files = {f.name: f for d in proc.cgroup_dirs for f in d.iterdir()}
+        assert int(files["pids.max"].read_text()) >= 20
+        assert int(files["pids.max"].read_text()) < 40
+        if "cpu.cfs_quota_us" in files:
+            assert files["cpu.cfs_quota_us"].read_text().strip() == "50000"
+        mem = files.get("memory.limit_in_bytes") or files["memory.max"]
+        assert 256 * 1024**2 < int(mem.read_text()) < 1024**3
+        # The bot and everything it starts live in the cgroup.
+        procs = {int(p) for d in proc.cgroup_dirs for p in (d / "cgroup.procs").read_text().split()}
+        assert procs
+    assert_nothing_left(proc)
+
+
+def test_memory_hog_is_stopped(make_bot: MakeBot) -> None:
+    folder = make_bot("hog", "memhog.py")
+    with spawn([PYTHON, "memhog.py"], folder, limits=Limits(memory_bytes=128 * 1024**2)) as proc:
+        code = proc.wait(20)
+        out = proc.stdout.read() or b""
+    assert_nothing_left(proc)
+    assert code != 0
+    assert b"allocated" not in out
+    assert b"MemoryError" in out or code < 0
+
+
+def test_cpu_limit_kills_a_spinner(make_bot: MakeBot) -> None:
+    folder = make_bot("spin", "spin.py")
+    began = time.monotonic()
+    with spawn([PYTHON, "spin.py"], folder, limits=Limits(cpu_seconds=1)) as proc:
+        assert read_line(proc) == "spinning"
+        code = proc.wait(15)
+    assert_nothing_left(proc)
+    assert code < 0 or code > 128  # SIGXCPU or SIGKILL
+    assert time.monotonic() - began < 10
+
+
+def test_fork_bomb_is_contained(make_bot: MakeBot, require_layer: RequireLayer) -> None:
+    # Either the pids cgroup or RLIMIT_NPROC under a per-bot uid must bound the bomb.
+    found = {s.name: s.on for s in detect_layers()}
+    if not (found[CGROUPS] or found[UID]):
+        require_layer(CGROUPS)
+    folder = make_bot("bomb", "forkbomb.py")
+    limits = Limits(max_processes=24, cpu_seconds=20)
+    with spawn([PYTHON, "forkbomb.py"], folder, limits=limits, slot=7) as proc:
+        assert read_line(proc) == "bombing"
+        time.sleep(1.0)
+        if proc.uid is not None:
+            assert len(pids_of_uid(proc.uid)) <= 24
+        # The machine is fine: we can still start processes.
+        assert subprocess.run(["/bin/true"], timeout=5, check=False).returncode == 0
+        began = time.monotonic()
+        proc.kill()
+        assert time.monotonic() - began < 5
+    assert_nothing_left(proc)
+
+
+# ------------------------------------------------------------------ tree kill
+
+
+CONFIGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # name: (layers that must be on, layers simulated off)
+    "full stack": ((BWRAP,), ()),
+    "no bubblewrap": ((CGROUPS,), (BWRAP,)),
+    "uid scan only": ((UID,), (BWRAP, CGROUPS)),
+}
+
+
+@pytest.mark.parametrize("config", list(CONFIGS))
+@pytest.mark.parametrize("parent_exits", [False, True])
+def test_setsid_double_fork_escapee_is_killed(
+    config: str,
+    parent_exits: bool,
+    make_bot: MakeBot,
+    require_layer: RequireLayer,
+    simulate: Callable[..., None],
+) -> None:
+    need, off = CONFIGS[config]
+    require_layer(*need)
+    simulate(*off)
+    folder = make_bot("esc", "escape.py")
+    args = [PYTHON, "escape.py", *(["exit"] if parent_exits else [])]
+    with spawn(args, folder, slot=9) as proc:
+        lines = sorted([read_line(proc), read_line(proc)])  # either may come first
+        assert lines[1] == "parent waiting"
+        escapee = int(lines[0].split()[1])
+        if parent_exits:
+            proc.wait(5)
+        if BWRAP in off:
+            # Host pid: the escapee is alive and outside the bot's process group.
+            assert Path(f"/proc/{escapee}").exists()
+    assert_nothing_left(proc)
+    if BWRAP in off:
+        status = Path(f"/proc/{escapee}/status")
+        assert not status.exists() or "zombie" in status.read_text()
+
+
+def test_kill_is_idempotent_and_reports_signal(make_bot: MakeBot) -> None:
+    folder = make_bot("echo", "echo.py")
+    proc = spawn([PYTHON, "echo.py"], folder)
+    read_line(proc)
+    proc.kill()
+    proc.kill()
+    assert proc.returncode == -9
+    assert proc.poll() == -9
+    assert_nothing_left(proc)
+
+
+def test_exit_code_is_passed_through(make_bot: MakeBot) -> None:
+    folder = make_bot("exit", "echo.py")
+    with spawn(["/bin/sh", "-c", "exit 7"], folder) as proc:
+        assert proc.wait(5) == 7
+
+
+# ------------------------------------------------------------------ stderr
+
+
+@pytest.mark.parametrize("level", [Level.AUTO, Level.OFF])
+def test_stderr_flood_does_not_block_and_log_is_capped(
+    level: Level, make_bot: MakeBot, world_dir: Path
+) -> None:
+    folder = make_bot("flood", "flood.py")
+    log = world_dir / "logs" / "flood.stderr"
+    with spawn([PYTHON, "flood.py"], folder, level=level, stderr_log=log, stderr_cap=100_000) as p:
+        assert read_line(p, timeout_s=20) == "done"
+        assert p.stderr_tail().endswith("e\n")
+        assert len(p.stderr_tail()) <= 4096
+    data = log.read_bytes()
+    assert len(data) < 100_000 + 100
+    assert data.endswith(f"[truncated {10 * 1024 * 1024 - 100_000} bytes]\n".encode())
+
+
+# ------------------------------------------------------------------ folder permissions
+
+
+def test_unreadable_bot_folder_gives_clear_error(
+    make_bot: MakeBot, require_layer: RequireLayer
+) -> None:
+    require_layer(UID)
+    folder = make_bot("private", "echo.py")
+    folder.chmod(0o700)
+    with pytest.raises(SandboxError, match="chmod -R a\\+rX"):
+        spawn([PYTHON, "echo.py"], folder)
+    folder.chmod(0o755)
+    (folder / "echo.py").chmod(0o600)
+    with pytest.raises(SandboxError, match=r"echo\.py"):
+        spawn([PYTHON, "echo.py"], folder)
+
+
+# ------------------------------------------------------------------ build
+
+
+def test_build_times_out_and_kills_tree(make_bot: MakeBot) -> None:
+    folder = make_bot("slow")
+    began = time.monotonic()
+    result = build("sleep 60 & sleep 60", folder, timeout_s=0.5)
+    assert time.monotonic() - began < 5
+    assert not result.ok and result.timed_out and result.returncode is None
+    assert "timed out" in result.output
+
+
+def test_build_reports_failure_output(make_bot: MakeBot) -> None:
+    folder = make_bot("bad")
+    result = build("echo compiling; echo oops >&2; exit 2", folder, timeout_s=10)
+    assert not result.ok and result.returncode == 2
+    assert "compiling" in result.output and "oops" in result.output
+
+
+def test_build_has_no_network_and_writes_only_its_folder(
+    make_bot: MakeBot, require_layer: RequireLayer
+) -> None:
+    require_layer(BWRAP)
+    folder = make_bot("b", "netprobe.py")
+    result = build(
+        f"{PYTHON} netprobe.py 1.1.1.1:53; touch /usr/evil; echo $?; touch out.txt",
+        folder,
+        timeout_s=20,
+    )
+    assert result.ok, result.output
+    assert "connected" not in result.output
+    assert (folder / "out.txt").exists()
+    assert not Path("/usr/evil").exists()

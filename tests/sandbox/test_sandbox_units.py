@@ -1,0 +1,150 @@
+"""Fast tests of the pure parts: limits, command parsing, argv building, detection logic."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.sandbox import (
+    LayerStatus,
+    Level,
+    Limits,
+    SandboxError,
+    SandboxUnavailable,
+    StderrSink,
+    detect_layers,
+    sandbox_warning,
+    spawn,
+)
+from arena.sandbox import layers as layers_mod
+from arena.sandbox.launch import bot_env, bwrap_argv, parse_command
+from arena.sandbox.rlimits import prlimit_argv
+
+from .helpers import simulated
+
+
+def test_limits_defaults_and_validation() -> None:
+    limits = Limits()
+    assert limits.memory_bytes == 1024**3
+    assert limits.max_processes == 64
+    with pytest.raises(ValueError):
+        Limits(memory_bytes=0)
+    with pytest.raises(ValueError):
+        Limits(cpu_seconds=0)
+    with pytest.raises(ValueError):
+        Limits(cpu_quota=0)
+    assert Limits(cpu_seconds=None).cpu_seconds is None
+
+
+def test_parse_command_uses_shell_only_when_needed() -> None:
+    assert parse_command("python3 bot.py") == ["python3", "bot.py"]
+    assert parse_command("./bot --fast 'a b'") == ["./bot", "--fast", "a b"]
+    assert parse_command(["node", "bot.js"]) == ["node", "bot.js"]
+    assert parse_command("./a && ./b")[:2] == ["/bin/sh", "-c"]
+    assert parse_command("FOO=1 ./bot")[:2] == ["/bin/sh", "-c"]
+    with pytest.raises(SandboxError):
+        parse_command("   ")
+    with pytest.raises(SandboxError):
+        parse_command("python3 'unterminated")
+
+
+def test_bot_env_is_cleared_plus_extras() -> None:
+    env = bot_env({"SEED": "7"})
+    assert env == {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "SEED": "7"}
+    with pytest.raises(SandboxError):
+        bot_env({"A=B": "x"})
+
+
+def test_prlimit_uses_data_not_as() -> None:
+    argv = prlimit_argv(Limits(cpu_seconds=5), nproc=True)
+    assert "--data=1073741824:1073741824" in argv
+    assert "--cpu=5:6" in argv
+    assert "--core=0:0" in argv
+    assert "--nproc=64:64" in argv
+    assert not any(a.startswith("--as") for a in argv)
+    assert not any(a.startswith("--nproc") for a in prlimit_argv(Limits(), nproc=False))
+
+
+def test_bwrap_argv_shows_only_usr_etc_and_the_bot(tmp_path: Path) -> None:
+    argv = bwrap_argv("/usr/bin/bwrap", tmp_path, Limits(tmp_bytes=1234), {"PATH": "/usr/bin"})
+    assert "--unshare-net" in argv and "--unshare-pid" in argv
+    assert "--die-with-parent" in argv
+    binds = [argv[i + 1] for i, a in enumerate(argv) if a in ("--bind", "--ro-bind")]
+    assert set(binds) <= {"/usr", str(tmp_path)}
+    assert argv[argv.index("--ro-bind", argv.index("/usr") + 1) + 1] == str(tmp_path)
+    assert "--clearenv" in argv
+    assert argv[argv.index("--size") + 1] == "1234"
+    for i, a in enumerate(argv):
+        if a == "--ro-bind-try":
+            assert argv[i + 1].startswith("/etc/")
+
+
+def test_detect_layers_is_complete_and_cached() -> None:
+    first = detect_layers()
+    assert [s.name for s in first] == list(layers_mod.LAYER_NAMES)
+    began = time.perf_counter()
+    assert detect_layers() == first
+    assert time.perf_counter() - began < 0.01
+    assert all(s.reason for s in first)
+
+
+def test_warning_text() -> None:
+    on = [LayerStatus(n, True, "fine") for n in layers_mod.LAYER_NAMES]
+    assert sandbox_warning(on) is None
+    off = [*on[:1], LayerStatus("separate uid", False, "not root"), *on[2:]]
+    text = sandbox_warning(off)
+    assert text is not None and "separate uid" in text and "\n" not in text
+
+
+@pytest.mark.parametrize("missing", ["bubblewrap", "cgroups", "separate uid"])
+def test_strict_refuses_when_a_layer_is_missing(
+    missing: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    fake = simulated(missing)
+    monkeypatch.setattr(layers_mod, "detection", lambda: fake)
+    with pytest.raises(SandboxUnavailable) as info:
+        spawn(["/bin/true"], tmp_path, level=Level.STRICT)
+    message = str(info.value)
+    assert missing in message
+    if missing == "bubblewrap":
+        assert "apt-get install bubblewrap" in message
+    assert sandbox_warning(list(fake.layers)) is not None
+
+
+def test_spawn_rejects_missing_folder_and_bad_slot(tmp_path: Path) -> None:
+    with pytest.raises(SandboxError, match="does not exist"):
+        spawn(["/bin/true"], tmp_path / "nope", level=Level.OFF)
+    with pytest.raises(SandboxError, match="slot"):
+        spawn(["/bin/true"], tmp_path, level=Level.OFF, slot=-1)
+
+
+def test_stderr_sink_caps_log_and_keeps_tail(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    log = tmp_path / "err.log"
+    sink = StderrSink(read_end, log, cap=1000, tail_bytes=50, head_bytes=20)
+    payload = b"".join(f"line {i:05d}\n".encode() for i in range(1000))
+    os.write(write_end, payload)
+    os.close(write_end)
+    sink.close()
+    data = log.read_bytes()
+    assert data.startswith(payload[:1000])
+    assert data.endswith(f"[truncated {len(payload) - 1000} bytes]\n".encode())
+    assert sink.tail() == payload[-50:].decode()
+    assert sink.total == len(payload)
+    text = sink.text()
+    assert text.startswith(payload[:20].decode()) and text.endswith(payload[-50:].decode())
+    assert "bytes omitted" in text
+
+
+def test_stderr_sink_close_does_not_hang_on_open_writer() -> None:
+    read_end, write_end = os.pipe()
+    sink = StderrSink(read_end, None)
+    os.write(write_end, b"partial")
+    began = time.monotonic()
+    sink.close(timeout_s=0.2)
+    assert time.monotonic() - began < 2
+    assert sink.tail() == "partial"
+    os.close(write_end)
