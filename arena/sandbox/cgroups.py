@@ -191,6 +191,20 @@ def _ensure_parent(h: Hierarchy) -> Path:
     return parent
 
 
+def _make_child(h: Hierarchy, name: str) -> Path:
+    """mkdir ``<base>/arena/<name>``, recreating the parent if another process just
+    removed it (it is deleted whenever it becomes empty)."""
+    for attempt in range(5):
+        parent = _ensure_parent(h)
+        try:
+            (parent / name).mkdir()
+            return parent / name
+        except FileNotFoundError:
+            if attempt == 4:
+                raise
+    raise AssertionError("unreachable")
+
+
 def _has(h: Hierarchy, directory: Path, controller: str) -> bool:
     if h.version == 1:
         return controller in h.controllers
@@ -254,9 +268,7 @@ def probe() -> Support:
         if h.version == 1 and not h.controllers & {"memory", "pids", "cpu", "freezer"}:
             continue
         try:
-            parent = _ensure_parent(h)
-            d = parent / f"probe-{os.getpid()}-{next(_counter)}"
-            d.mkdir()
+            d = _make_child(h, f"probe-{os.getpid()}-{next(_counter)}")
         except OSError as exc:
             problems.append(f"{h.mount} not writable ({exc.strerror})")
             continue
@@ -281,6 +293,7 @@ def probe() -> Support:
                 kill, kill_h = "freezer", h
         finally:
             _rmdir(d)
+            _rmdir(d.parent)
     if not kill and usable:
         kill, kill_h = "procs", usable[0]
     for ctrl in ("memory", "pids", "cpu"):
@@ -334,10 +347,9 @@ class BotCgroup:
         }
         try:
             for h in support.hierarchies:
-                d = h.base / PARENT / name
-                d.mkdir()
+                d = _make_child(h, name)
                 cg.dirs[d] = h
-                _apply_limits(d, h, limits, [c for c, owner in roles.items() if owner is h])
+                _apply_limits(d, h, limits, [c for c, owner in roles.items() if owner == h])
         except OSError:
             cg.remove()
             raise
@@ -359,7 +371,7 @@ class BotCgroup:
         return found
 
     def _dir_of(self, h: Hierarchy | None) -> Path | None:
-        return next((d for d, owner in self.dirs.items() if owner is h), None)
+        return next((d for d, owner in self.dirs.items() if owner == h), None)
 
     def kill(self, timeout_s: float = 2.0) -> bool:
         """SIGKILL everything in the cgroups; True once they are empty."""
@@ -399,11 +411,16 @@ class BotCgroup:
                 _write(state, "THAWED")
 
     def remove(self, wait_s: float = 1.0) -> bool:
-        """rmdir every cgroup (idempotent); False if one is still busy."""
+        """rmdir every cgroup (idempotent); False if one is still busy.
+
+        The shared ``arena`` parent goes too when it is empty, so that we never keep
+        our supervisor from removing the cgroup we were started in.
+        """
         ok = True
         for d in list(self.dirs):
             if _rmdir(d, wait_s):
                 del self.dirs[d]
+                _rmdir(d.parent)  # fails harmlessly (EBUSY) while other bots use it
             else:
                 ok = False
         self.removed = ok

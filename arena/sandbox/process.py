@@ -7,11 +7,13 @@ of the per-bot uid -> reap -> remove the cgroups -> close pipes and the stderr l
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
 import subprocess
 import threading
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -26,6 +28,15 @@ from arena.sandbox.stderr import DEFAULT_CAP, TAIL_BYTES, StderrSink
 MAX_SLOT = 4000
 _sweep_lock = threading.Lock()
 _swept = False
+_live: weakref.WeakSet[BotProcess] = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    """A forgotten kill() must not leave bots or cgroups behind when we exit."""
+    for proc in list(_live):
+        with contextlib.suppress(Exception):
+            proc.kill()
 
 
 def _normalize(code: int | None, via_bwrap: bool) -> int | None:
@@ -66,6 +77,7 @@ class BotProcess:
         self.stdin = stdin
         self.stdout = stdout
         self.cgroup_dirs: list[Path] = list(cgroup.dirs) if cgroup else []
+        _live.add(self)
 
     @property
     def layers(self) -> list[str]:
@@ -114,6 +126,7 @@ class BotProcess:
             if self._killed:
                 return
             self._killed = True
+            _live.discard(self)
             try:
                 self._kill_tree()
             finally:
