@@ -263,6 +263,7 @@ def probe() -> Support:
     kill = ""
     kill_h: Hierarchy | None = None
     trial: list[tuple[Hierarchy, Path]] = []
+    denied: dict[str, list[str]] = {}
     limits = Limits()
     for h in discover():
         if h.version == 1 and not h.controllers & {"memory", "pids", "cpu", "freezer"}:
@@ -270,7 +271,7 @@ def probe() -> Support:
         try:
             d = _make_child(h, f"probe-{os.getpid()}-{next(_counter)}")
         except OSError as exc:
-            problems.append(f"{h.mount} not writable ({exc.strerror})")
+            denied.setdefault(exc.strerror or "error", []).append(h.mount.name)
             continue
         trial.append((h, d))
     joined = _join_test([d / "cgroup.procs" for _, d in trial])
@@ -296,9 +297,11 @@ def probe() -> Support:
             _rmdir(d.parent)
     if not kill and usable:
         kill, kill_h = "procs", usable[0]
-    for ctrl in ("memory", "pids", "cpu"):
-        if ctrl not in caps:
-            problems.append(f"no writable {ctrl} controller")
+    for why, names in denied.items():
+        problems.append(f"cannot create cgroups in {', '.join(names)} ({why})")
+    lacking = [c for c in ("memory", "pids", "cpu") if c not in caps]
+    if lacking:
+        problems.append(f"no usable {'/'.join(lacking)} controller")
     # Only hierarchies that limit something or do the kill get a per-bot directory.
     needed = {id(h) for h in (*caps.values(), kill_h) if h is not None}
     return Support(

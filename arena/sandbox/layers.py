@@ -224,7 +224,10 @@ def unavailable_message(missing: list[LayerStatus]) -> str:
     lines = ["strict sandbox refused: these layers are off:"]
     for s in missing:
         fix = FIXES.get(s.name, "")
-        lines.append(f"  - {s.name}: {s.reason}" + (f" -> fix: {fix}" if fix else ""))
+        if fix and fix not in s.reason:
+            lines.append(f"  - {s.name}: {s.reason} (fix: {fix})")
+        else:
+            lines.append(f"  - {s.name}: {s.reason}")
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -13,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from arena.sandbox import Level, Limits, SandboxError, build, detect_layers, spawn
+from arena.sandbox import Level, Limits, SandboxError, build, cgroups, detect_layers, layers, spawn
 from arena.sandbox.reaper import pids_of_uid
 
 from .conftest import PYTHON, MakeBot, RequireLayer
-from .helpers import assert_nothing_left, read_line
+from .helpers import assert_nothing_left, read_line, simulated
 
 BWRAP = "bubblewrap"
 UID = "separate uid"
@@ -427,3 +428,51 @@ def test_build_runs_as_folder_owner_without_privileges(
     assert result.ok, result.output
     assert (user_owned / "uid.txt").read_text().strip() == "12345"
     assert (user_owned / "uid.txt").stat().st_uid == 12345
+
+
+@pytest.mark.parametrize("method", ["cgroup.kill", "freezer", "procs"])
+@pytest.mark.parametrize("bot", ["escape.py", "forkbomb.py"])
+def test_cgroup_alone_kills_the_tree(
+    method: str,
+    bot: str,
+    make_bot: MakeBot,
+    require_layer: RequireLayer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No bwrap, no per-bot uid: each cgroup kill method must still get every process."""
+    require_layer(CGROUPS)
+    real = layers.detection()
+    assert real.cgroups is not None
+    support = real.cgroups
+    if method != support.kill:
+        if method == "freezer":
+            freezer = next((h for h in cgroups.discover() if "freezer" in h.controllers), None)
+            if freezer is None:
+                pytest.skip("no v1 freezer hierarchy here")
+            kept = tuple(h for h in support.hierarchies if h != support.kill_hierarchy)
+            support = dataclasses.replace(
+                support, hierarchies=(*kept, freezer), kill="freezer", kill_hierarchy=freezer
+            )
+        else:
+            kept = tuple(h for h in support.hierarchies if h != support.kill_hierarchy)
+            support = dataclasses.replace(
+                support, hierarchies=kept, kill=method, kill_hierarchy=kept[0]
+            )
+    fake = dataclasses.replace(simulated(BWRAP, UID), cgroups=support)
+    monkeypatch.setattr(layers, "detection", lambda: fake)
+    folder = make_bot("cgkill", bot)
+    with spawn([PYTHON, bot], folder, limits=Limits(max_processes=16, cpu_seconds=20)) as proc:
+        assert proc.uid is None and "cgroups" in proc.layers
+        first = read_line(proc)
+        if bot == "escape.py":
+            read_line(proc)
+        else:
+            time.sleep(0.5)
+        members = set().union(
+            *({int(p) for p in (d / "cgroup.procs").read_text().split()} for d in proc.cgroup_dirs)
+        )
+        assert len(members) >= 2, first
+    assert_nothing_left(proc)
+    for pid in members:
+        status = Path(f"/proc/{pid}/status")
+        assert not status.exists() or "zombie" in status.read_text(), pid
