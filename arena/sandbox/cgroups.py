@@ -431,7 +431,11 @@ class BotCgroup:
 
 
 def sweep_stale(support: Support) -> int:
-    """Remove empty leftover bot cgroups of arena processes that no longer exist."""
+    """Clean up after arena processes that died without cleaning up (e.g. SIGKILL).
+
+    A cgroup named ``*-<pid>-<n>`` whose creator pid is gone is orphaned: whatever still
+    runs in it is killed and the directory removed.  Returns how many were removed.
+    """
     removed = 0
     for h in support.hierarchies:
         parent = h.base / PARENT
@@ -445,6 +449,12 @@ def sweep_stale(support: Support) -> int:
                 continue
             if Path(f"/proc/{parts[1]}").exists():
                 continue
-            if _rmdir(d):
+            orphan = BotCgroup(support, {d: h})
+            if (d / "cgroup.kill").exists():
+                with contextlib.suppress(OSError):
+                    _write(d / "cgroup.kill", "1")
+            orphan.kill(timeout_s=1.0)
+            if orphan.remove(wait_s=0.2):
                 removed += 1
+        _rmdir(parent)
     return removed

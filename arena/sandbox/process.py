@@ -197,8 +197,9 @@ def spawn(
 
     ``slot`` picks the per-bot uid (``61000 + slot``); bots running at the same time
     must have different slots.  ``env`` adds variables to the cleared environment.
-    Spawn from a long-lived thread: bwrap's --die-with-parent (and setpriv's pdeathsig)
-    kill the bot when the *thread* that started it exits.
+    If this process dies, bwrap's --die-with-parent (or setpriv's pdeathsig without
+    bwrap) kills the bot; the spawning thread exiting alone does not (checked here).
+    Cgroups orphaned by a crash are swept by the next arena process that spawns.
     Raises SandboxUnavailable (strict level) or SandboxError (bad folder or command).
     """
     if not 0 <= slot < MAX_SLOT:

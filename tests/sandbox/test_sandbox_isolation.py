@@ -476,3 +476,35 @@ def test_cgroup_alone_kills_the_tree(
     for pid in members:
         status = Path(f"/proc/{pid}/status")
         assert not status.exists() or "zombie" in status.read_text(), pid
+
+
+def test_orphaned_cgroups_of_a_dead_arena_are_swept(require_layer: RequireLayer) -> None:
+    require_layer(CGROUPS)
+    support = layers.detection().cgroups
+    assert support is not None
+    dead = subprocess.Popen(["/bin/true"])
+    dead.wait()
+    orphan = cgroups.BotCgroup.create(support, Limits(), tag="bot")
+    renamed = {}
+    for d, h in orphan.dirs.items():
+        target = d.parent / f"bot-{dead.pid}-1"
+        target.mkdir()
+        d.rmdir()
+        renamed[target] = h
+    # A process left running in the orphaned cgroups, as after an arena crash.
+    procs = " ".join(str(d / "cgroup.procs") for d in renamed)
+    survivor = subprocess.Popen(
+        ["/bin/sh", "-c", f'for f in {procs}; do echo $$ > "$f"; done; exec sleep 60'],
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 5
+    while not all((d / "cgroup.procs").read_text().strip() for d in renamed):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    try:
+        assert cgroups.sweep_stale(support) >= len(renamed)
+        assert survivor.wait(5) == -9
+        assert not any(d.exists() for d in renamed)
+    finally:
+        survivor.kill()
+        survivor.wait()
