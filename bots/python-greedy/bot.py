@@ -193,9 +193,13 @@ def place_search(wall: list[list], pending: list[tuple[int, int]], floor_len: in
 
 def openness(wall: list[list]) -> float:
     """A little credit for every (row, colour) that still has a legal column."""
-    open_pairs = sum(
-        1 for row in range(5) for colour in range(5) if legal_columns(wall, row, colour, True)
-    )
+    in_column = [{wall[r][c] for r in range(5)} for c in range(5)]
+    open_pairs = 0
+    for row in wall:
+        empty = [c for c in range(5) if row[c] is None]
+        for colour in range(5):
+            if colour not in row and any(colour not in in_column[c] for c in empty):
+                open_pairs += 1
     return 0.05 * open_pairs
 
 
