@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -14,6 +14,7 @@ from arena import __version__
 
 if TYPE_CHECKING:
     from arena.referee import BotSpec, FaultPolicy, SandboxSettings, TimeControl
+    from arena.tournament import TournamentConfig
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -236,6 +237,153 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
     return 1
 
 
+# ---------------------------------------------------------------- tournament
+
+
+def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
+    from arena.tournament import ConfigError, load_config
+
+    overrides: dict[str, Any] = {
+        "bots": args.bots,
+        "players": args.players,
+        "variants": args.variants,
+        "seeds": args.seeds,
+        "master_seed": args.master_seed,
+        "workers": args.workers,
+        "output": args.out,
+        "fault_policy": args.fault_policy,
+        "sandbox": args.sandbox,
+        "round_limit": args.round_limit,
+        "persistent": False if args.per_game_processes else None,
+        "time": {
+            "move_ms": args.time_per_move,
+            "init_ms": args.init_time,
+            "bank_ms": args.time_bank,
+            "increment_ms": args.increment,
+        },
+    }
+    try:
+        return load_config(Path(args.config) if args.config else None, overrides)
+    except ConfigError as exc:
+        raise UserError(str(exc)) from None
+
+
+def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -> int:
+    """Run with a live progress bar (or quiet / JSON lines); print how to resume on Ctrl-C."""
+    import json
+    import shlex
+    import signal
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from arena.referee.build import BuildError
+    from arena.tournament import ConfigError, StoreError, run_tournament
+    from arena.tournament.runner import Progress as RunProgress
+
+    mode = "jsonl" if args.jsonl else "quiet" if args.quiet else "bar"
+    if config.sandbox != "off":
+        _sandbox_settings(config.sandbox)
+    bar = Progress(
+        TextColumn("[bold]games"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("leader: {task.fields[leader]}"),
+        console=err_console,
+        disable=mode != "bar",
+    )
+    task = bar.add_task("games", total=None, rate="", leader="-")
+    import time as _time
+
+    started = _time.monotonic()
+
+    def on_progress(p: RunProgress) -> None:
+        new = p.done - p.done_before
+        elapsed = _time.monotonic() - started
+        rate = f"{new / elapsed:.1f} games/s" if new and elapsed > 0 else ""
+        bar.update(task, total=p.total, completed=p.done, rate=rate, leader=p.leader() or "-")
+        if mode == "jsonl" and p.last is not None:
+            event = {
+                "event": "game",
+                "game_index": p.last.game_index,
+                "done": p.done,
+                "total": p.total,
+                "end_reason": p.last.end_reason,
+                "seats": [
+                    {"bot": s.bot, "score": s.score, "rank": s.rank, "fault": s.fault}
+                    for s in p.last.seats
+                ],
+            }
+            print(json.dumps(event), flush=True)
+
+    def on_built(spec: BotSpec, seconds: float) -> None:
+        if mode == "bar":
+            err_console.print(f"built {spec.name} in {seconds:.1f} s")
+
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    resume = "arena " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "the same command"
+    try:
+        with bar:
+            progress = run_tournament(
+                config, extend=args.extend, on_progress=on_progress, on_built=on_built
+            )
+    except KeyboardInterrupt:
+        err_console.print(
+            f"\n[yellow]Interrupted.[/yellow] Finished games are stored in {config.output}; "
+            "running games were abandoned and their bots stopped.\n"
+            f"Resume with: {resume}"
+        )
+        return 130
+    except (ConfigError, StoreError, BuildError) as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
+    if mode == "jsonl":
+        print(json.dumps({"event": "done", "done": progress.done, "total": progress.total}))
+        return 0
+    played = progress.done - progress.done_before
+    console.print(
+        f"{progress.done}/{progress.total} games finished ({played} played now) in {config.output}"
+    )
+    return _print_report(config.output, bootstrap=args.bootstrap, quiet=mode == "quiet")
+
+
+def _print_report(out: Path, bootstrap: int, quiet: bool = False) -> int:
+    try:
+        from arena.report.command import report_command
+    except ImportError:
+        console.print(f"(reports are not available yet; results are in {out})")
+        return 0
+    status: int = report_command(out, console=console, bootstrap=bootstrap)
+    if not quiet:
+        console.print(f"Next: arena report {out}   (re-render the report at any time)")
+    return status
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    config = _tournament_config(args)
+    return run_tournament_command(config, args)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    return _print_report(Path(args.outdir), bootstrap=args.bootstrap, quiet=True)
+
+
 # ---------------------------------------------------------------- schema
 
 
@@ -429,6 +577,56 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=2, help="games per wall variant (default 2)")
     _add_game_options(p)
     p.set_defaults(func=cmd_check_bot)
+
+    p = sub.add_parser(
+        "tournament",
+        help="run or resume a round-robin tournament",
+        description=(
+            "Run a round-robin tournament: every combination of k bots for each player count "
+            "k plays every deal seed under every seat rotation, in parallel. Results go to a "
+            "SQLite store in the output folder; run the same command again to resume after an "
+            "interruption. Flags override the values of the TOML config file."
+        ),
+    )
+    p.add_argument("config", nargs="?", help="tournament TOML file (optional)")
+    p.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="bot folders")
+    p.add_argument("--players", nargs="+", type=int, choices=[2, 3, 4], help="player counts")
+    p.add_argument("--variants", nargs="+", choices=["coloured", "gray"], help="walls")
+    p.add_argument("--seeds", type=int, help="deals per pairing (default 4)")
+    p.add_argument("--master-seed", type=int, help="derives every game's deal (default 1)")
+    p.add_argument("--workers", type=int, help="parallel games (default: one per core)")
+    p.add_argument("--out", help="output folder (default results/tournament)")
+    p.add_argument(
+        "--per-game-processes", action="store_true", help="start bots afresh for every game"
+    )
+    p.add_argument(
+        "--extend",
+        action="store_true",
+        help="allow adding games (new bots, seeds, ...) to an existing tournament",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--jsonl", action="store_true", help="one JSON line per finished game")
+    p.add_argument("--bootstrap", type=int, default=200, help="rank-interval resamples")
+    p.add_argument("--time-per-move", type=int, metavar="MS", help="time per decision")
+    p.add_argument("--time-bank", type=int, metavar="MS", help="per-game time bank")
+    p.add_argument("--increment", type=int, metavar="MS", help="bank increment per decision")
+    p.add_argument("--init-time", type=int, metavar="MS", help="handshake time")
+    p.add_argument("--fault-policy", metavar="POLICY", help="'forfeit' or 'strikes:N'")
+    p.add_argument("--round-limit", type=int, help="adjudicate after N rounds")
+    p.add_argument("--sandbox", choices=["auto", "strict", "off"], help="sandbox level")
+    p.set_defaults(func=cmd_tournament)
+
+    p = sub.add_parser(
+        "report",
+        help="leaderboard and reports of a tournament (also while it runs)",
+        description=(
+            "Print the leaderboard (TrueSkill, rank intervals by bootstrap) and write Markdown, "
+            "CSV, JSON and a self-contained HTML report into OUTDIR/report/."
+        ),
+    )
+    p.add_argument("outdir", metavar="OUTDIR", help="tournament output folder")
+    p.add_argument("--bootstrap", type=int, default=200, help="rank-interval resamples")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
         "schema",

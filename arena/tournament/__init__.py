@@ -1,0 +1,19 @@
+"""Tournaments: config, schedule, executors, the results store, resume. Knows no ratings."""
+
+from arena.tournament.config import ConfigError, TournamentConfig, load_config
+from arena.tournament.runner import Progress, run_tournament, store_path
+from arena.tournament.schedule import build_schedule
+from arena.tournament.store import STORE_NAME, Store, StoreError
+
+__all__ = [
+    "STORE_NAME",
+    "ConfigError",
+    "Progress",
+    "Store",
+    "StoreError",
+    "TournamentConfig",
+    "build_schedule",
+    "load_config",
+    "run_tournament",
+    "store_path",
+]
