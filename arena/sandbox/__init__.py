@@ -8,7 +8,7 @@ gives back their pipes, and cleans up after them.
 
 from arena.sandbox.bench import SpawnTiming, measure_spawn
 from arena.sandbox.build import BuildResult, build
-from arena.sandbox.layers import UID_BASE, detect_layers, sandbox_warning
+from arena.sandbox.layers import detect_layers, sandbox_warning
 from arena.sandbox.process import BotProcess, spawn
 from arena.sandbox.spec import (
     LayerStatus,
@@ -18,6 +18,7 @@ from arena.sandbox.spec import (
     SandboxUnavailable,
 )
 from arena.sandbox.stderr import StderrSink
+from arena.sandbox.uids import UID_BASE
 
 __all__ = [
     "UID_BASE",

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from arena.sandbox import cgroups, rlimits
 from arena.sandbox.spec import LayerStatus, Level, SandboxUnavailable
+from arena.sandbox.uids import UID_BASE
 
 BWRAP = "bubblewrap"
 UID = "separate uid"
@@ -24,8 +25,6 @@ CGROUPS = "cgroups"
 PGROUP = "process group"
 LAYER_NAMES = (BWRAP, UID, RLIMITS, CGROUPS, PGROUP)
 
-UID_BASE = 61000
-"""Bot in slot ``n`` runs as uid/gid ``UID_BASE + n``."""
 
 FIXES = {
     BWRAP: "install bubblewrap (apt-get install bubblewrap); it needs root or "

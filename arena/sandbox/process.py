@@ -19,13 +19,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from arena.sandbox import layers, reaper
+from arena.sandbox import layers, reaper, uids
 from arena.sandbox.cgroups import BotCgroup, sweep_stale
 from arena.sandbox.launch import check_readable, launch_spec
 from arena.sandbox.spec import Level, Limits, SandboxError
 from arena.sandbox.stderr import DEFAULT_CAP, TAIL_BYTES, StderrSink
 
-MAX_SLOT = 4000
 _sweep_lock = threading.Lock()
 _swept = False
 _live: weakref.WeakSet[BotProcess] = weakref.WeakSet()
@@ -64,6 +63,7 @@ class BotProcess:
         cgroup: BotCgroup | None,
         uid: int | None,
         stdin: IO[bytes],
+        lease: uids.UidLease | None = None,
         stdout: IO[bytes],
     ) -> None:
         self._popen = popen
@@ -73,6 +73,7 @@ class BotProcess:
         self._kill_lock = threading.Lock()
         self._killed = False
         self.uid = uid
+        self._lease = lease
         self.pid = popen.pid
         self.stdin = stdin
         self.stdout = stdout
@@ -130,6 +131,8 @@ class BotProcess:
             try:
                 self._kill_tree()
             finally:
+                if self._lease is not None:
+                    self._lease.release()
                 for pipe in (self.stdin, self.stdout):
                     with contextlib.suppress(OSError):
                         pipe.close()
@@ -202,23 +205,29 @@ def spawn(
     Cgroups orphaned by a crash are swept by the next arena process that spawns.
     Raises SandboxUnavailable (strict level) or SandboxError (bad folder or command).
     """
-    if not 0 <= slot < MAX_SLOT:
-        raise SandboxError(f"slot must be in 0..{MAX_SLOT - 1}, got {slot}")
+    if not 0 <= slot < uids.SLOTS:
+        raise SandboxError(f"slot must be in 0..{uids.SLOTS - 1}, got {slot}")
     plan = layers.plan(level)
     folder = bot_folder(bot_dir)
-    uid = layers.UID_BASE + slot if plan.separate_uid else None
-    if uid is not None:
+    if plan.separate_uid:
         check_readable(folder, through_ancestors=plan.bwrap is None)
-    return start(
-        plan,
-        command,
-        folder,
-        Limits() if limits is None else limits,
-        uid=uid,
-        extra_env=env,
-        stderr_log=stderr_log,
-        stderr_cap=stderr_cap,
-    )
+    lease = uids.lease(slot, plan.setpriv) if plan.separate_uid else None
+    try:
+        return start(
+            plan,
+            command,
+            folder,
+            Limits() if limits is None else limits,
+            uid=lease.uid if lease else None,
+            lease=lease,
+            extra_env=env,
+            stderr_log=stderr_log,
+            stderr_cap=stderr_cap,
+        )
+    except BaseException:
+        if lease is not None:
+            lease.release()
+        raise
 
 
 def bot_folder(bot_dir: Path | str) -> Path:
@@ -237,6 +246,7 @@ def start(
     *,
     uid: int | None,
     gid: int | None = None,
+    lease: uids.UidLease | None = None,
     extra_env: Mapping[str, str] | None = None,
     stderr_log: Path | None = None,
     stderr_cap: int = DEFAULT_CAP,
@@ -315,5 +325,12 @@ def start(
         assert popen.stdin is not None and popen.stdout is not None
         stdin, stdout = popen.stdin, popen.stdout
     return BotProcess(
-        popen, plan=plan, sink=sink, cgroup=cgroup, uid=uid, stdin=stdin, stdout=stdout
+        popen,
+        plan=plan,
+        sink=sink,
+        cgroup=cgroup,
+        uid=uid,
+        lease=lease,
+        stdin=stdin,
+        stdout=stdout,
     )

@@ -55,7 +55,8 @@ def test_echo_bot_works_at_every_level(
         assert proc.wait(5) == 0
     assert_nothing_left(proc)
     if level is not Level.OFF and "separate uid" in proc.layers:
-        assert "uid=61003" in ready
+        assert proc.uid is not None and proc.uid % 1000 == 3
+        assert f"uid={proc.uid}" in ready
     if "bubblewrap" in proc.layers:
         assert "cwd=/bot" in ready
 
@@ -508,3 +509,22 @@ def test_orphaned_cgroups_of_a_dead_arena_are_swept(require_layer: RequireLayer)
     finally:
         survivor.kill()
         survivor.wait()
+
+
+def test_same_slot_in_parallel_gets_distinct_uids(
+    make_bot: MakeBot, require_layer: RequireLayer
+) -> None:
+    require_layer(UID)
+    folder = make_bot("twin", "echo.py")
+    with (
+        spawn([PYTHON, "echo.py"], folder, slot=11) as a,
+        spawn([PYTHON, "echo.py"], folder, slot=11) as b,
+    ):
+        assert a.uid is not None and b.uid is not None and a.uid != b.uid
+        assert f"uid={a.uid}" in read_line(a) and f"uid={b.uid}" in read_line(b)
+        a.kill()
+        # Killing one twin must not touch the other.
+        b.stdin.write(b"still here\n")
+        assert read_line(b) == "echo still here"
+    assert_nothing_left(a)
+    assert_nothing_left(b)

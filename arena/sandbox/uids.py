@@ -1,0 +1,75 @@
+"""Lease per-bot uids so that no two live bots on this machine ever share one.
+
+The caller's slot picks the preferred uid (``61000 + slot``), but several arena
+processes (parallel tournaments, test runs) may use the same slot numbers at once.
+Sharing a uid would merge their RLIMIT_NPROC budgets and let one bot's kill() sweep
+the other's processes, so each uid is held under an exclusive ``flock`` for the life of
+the bot; a busy uid falls over to ``61000 + slot + 1000 * k``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.sandbox import reaper
+from arena.sandbox.spec import SandboxError
+
+UID_BASE = 61000
+SLOTS = 1000
+ALTERNATES = 4  # uids 61000 .. 64999
+LOCK_DIRS = (Path("/run/arena-sandbox"), Path("/tmp/arena-sandbox-root"))
+
+
+@dataclass
+class UidLease:
+    """An exclusively held uid; ``release()`` when the bot is dead (idempotent)."""
+
+    uid: int
+    fd: int | None = field(default=None, repr=False)
+
+    def release(self) -> None:
+        """Drop the lock so another bot may use the uid."""
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+
+def _lock_dir() -> Path:
+    """A root-only directory for the lock files (bots must not be able to touch them)."""
+    for d in LOCK_DIRS:
+        try:
+            d.mkdir(mode=0o700, exist_ok=True)
+            st = d.lstat()
+            if st.st_uid == os.geteuid() and not st.st_mode & 0o077 and d.is_dir():
+                return d
+        except OSError:
+            continue
+    raise SandboxError("cannot create a private lock directory for per-bot uids")
+
+
+def lease(slot: int, setpriv: str | None) -> UidLease:
+    """Lock the uid for ``slot`` (or an alternate) and clear out any orphan using it."""
+    if not 0 <= slot < SLOTS:
+        raise SandboxError(f"slot must be in 0..{SLOTS - 1}, got {slot}")
+    folder = _lock_dir()
+    for k in range(ALTERNATES):
+        uid = UID_BASE + slot + SLOTS * k
+        fd = os.open(folder / f"uid-{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        # Nobody holds the uid, so anything still running under it is an orphan of a
+        # crashed arena: it would eat this bot's RLIMIT_NPROC budget.
+        if reaper.pids_of_uid(uid):
+            reaper.kill_uid(uid, setpriv)
+        return UidLease(uid, fd)
+    raise SandboxError(
+        f"slot {slot}: uids {UID_BASE + slot} (+{SLOTS}k) are all in use by other bots"
+    )
