@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from arena.engine import Game
 from arena.engine.tables import MOVE_OF, PLACES, AnyMove
 
+_dumps = json.JSONEncoder(separators=(",", ":")).encode
+
 _OPTION_JSON: dict[AnyMove, str] = {
-    move: json.dumps({"source": move.source, "colour": move.colour, "line": move.line})
+    move: _dumps({"source": move.source, "colour": move.colour, "line": move.line})
     for move in MOVE_OF.values()
 }
-_OPTION_JSON.update({place: json.dumps({"column": place.column}) for place in PLACES})
-
-_dumps = json.JSONEncoder(separators=(",", ":")).encode
+_OPTION_JSON.update({place: _dumps({"column": place.column}) for place in PLACES})
 
 
 def option_dict(move: AnyMove) -> dict[str, int]:

@@ -29,16 +29,19 @@ class _Referee(BaseModel):
 
 
 class _Bot(BaseModel):
-    """Messages bots send: unknown extra fields are tolerated (forward compatibility)."""
+    """Messages bots send: unknown extra fields are tolerated (forward compatibility);
+    types are strict (``"3"``, ``3.0`` or ``true`` is not the integer 3)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
 
 class Limits(_Referee):
     init_ms: int = Field(description="Time to answer `hello` with `ready`.")
     move_ms: int = Field(description="Time for one decision (before any time bank).")
     time_bank_ms: int | None = Field(
-        default=None, description="Per-game time bank, if any: a decision may use it all."
+        default=None,
+        description="Per-game time bank, if any: each decision may use what is left of it, "
+        "up to move_ms.",
     )
     increment_ms: int = Field(default=0, description="Added to the bank after each decision.")
     max_line_bytes: int = Field(default=MAX_LINE_BYTES, description="Longest accepted bot line.")
@@ -93,7 +96,10 @@ class Decide(_Referee):
     """A decision request. Answer with `move` echoing `id`."""
 
     type: Literal["decide"] = "decide"
-    id: int = Field(description="Request number; the reply must echo it.")
+    id: int = Field(
+        description="Request number, increasing within a game (shared by all seats, so a bot "
+        "sees gaps); the reply must echo it."
+    )
     game_id: str
     seat: int = Field(ge=0, le=3)
     decision: Literal["draft", "place"]

@@ -178,3 +178,29 @@ def test_cli_match_writes_a_verifiable_record(
     assert main(["replay", str(out / "record.json")]) == 0
     assert main(["match", folders[0]]) == 2  # one bot is a usage error, not a traceback
     assert main(["match", folders[0], str(tmp_path)]) == 2  # no bot.toml
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"type":"move","id":"ID","index":0}',
+        '{"type":"move","id":ID,"index":0.0}',
+        '{"type":"move","id":ID,"index":true}',
+        '{"type":"move","id":ID,"option":{"source":"0","colour":0,"line":0}}',
+        '{"type":"move","id":ID}',
+        '{"type":"moves","id":ID,"index":0}',
+        "[1, 2]",
+    ],
+)
+def test_loosely_typed_replies_are_malformed(reply: str) -> None:
+    from arena.referee.seats import BotSeat
+
+    bot = BotSeat.__new__(BotSeat)
+    bot._proc = None
+    bot._chan = None
+    from arena.engine import Game
+
+    options = Game.new(seed=1).legal_moves()
+    fault = bot._parse_reply(reply.replace("ID", "5").encode(), 5, options)
+    assert not isinstance(fault, int) and fault is not None
+    assert fault.kind == "malformed", fault.message

@@ -1,0 +1,169 @@
+"""Real interruptions: SIGINT and SIGKILL to a running tournament, then resume.
+
+Ends with exactly the scheduled games, once each, the same results (and so the same
+ratings) as an uninterrupted run, and no bot process left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BOTS = ["python-greedy", "python-random", "c-greedy"]
+
+
+def make_public(path: Path) -> None:
+    """Bots run under their own uid: the folders must be readable all the way down."""
+    for p in [path, *path.parents]:
+        if p == Path("/tmp") or p == p.parent:
+            break
+        p.chmod(p.stat().st_mode | 0o755)
+
+
+@pytest.fixture
+def bot_dirs(tmp_path: Path) -> list[Path]:
+    make_public(tmp_path)
+    dirs = []
+    for name in BOTS:
+        dest = tmp_path / "bots" / name
+        shutil.copytree(REPO / "bots" / name, dest, ignore=shutil.ignore_patterns("bot"))
+        dirs.append(dest)
+    make_public(tmp_path / "bots")
+    return dirs
+
+
+def command(bot_dirs: list[Path], out: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "arena.cli",
+        "tournament",
+        "--quiet",
+        "--bots",
+        *map(str, bot_dirs),
+        "--players",
+        "2",
+        "3",
+        "--variants",
+        "coloured",
+        "gray",
+        "--seeds",
+        "12",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+    ]
+
+
+def stored(out: Path) -> int:
+    db = out / "tournament.sqlite"
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+            return int(con.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def results(out: Path) -> list[tuple[object, ...]]:
+    with sqlite3.connect(out / "tournament.sqlite") as con:
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        return con.execute(
+            "SELECT game_index, seat, bot, score, rank, fault FROM seats ORDER BY game_index, seat"
+        ).fetchall()
+
+
+def interrupt_after(cmd: list[str], out: Path, games: int, sig: int) -> int:
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while stored(out) < games and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the tournament ended before it could be interrupted"
+    proc.send_signal(sig)
+    output, _ = proc.communicate(timeout=60)
+    if sig == signal.SIGINT:
+        text = output.decode()
+        assert "Resume with:" in text, text
+    return proc.returncode
+
+
+def leftovers(root: Path) -> list[str]:
+    """Processes whose command line or working directory points into ``root``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if str(root) in cmdline or cwd.startswith(str(root)):
+            found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
+def test_interrupt_kill_and_resume_equals_uninterrupted(
+    bot_dirs: list[Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "interrupted"
+    cmd = command(bot_dirs, out)
+    assert interrupt_after(cmd, out, 20, signal.SIGINT) == 130
+    first = stored(out)
+    time.sleep(0.5)
+    assert leftovers(tmp_path / "bots") == []
+    # kill -9 of the parent: workers and bots must go too; finished games stay.
+    interrupt_after(cmd, out, first + 20, signal.SIGKILL)
+    time.sleep(1.0)
+    assert stored(out) >= first
+    assert leftovers(tmp_path / "bots") == []
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
+
+    clean = tmp_path / "clean"
+    once = subprocess.run(command(bot_dirs, clean), cwd=REPO, capture_output=True, timeout=300)
+    assert once.returncode == 0, once.stderr.decode()
+    resumed, uninterrupted = results(out), results(clean)
+    scheduled = 3 * 2 * 12 * 2 + 1 * 3 * 12 * 2
+    assert len({row[0] for row in resumed}) == scheduled
+    assert resumed == uninterrupted
+    try:
+        from arena.ratings import rate_store  # type: ignore[attr-defined]
+    except ImportError:
+        return
+    assert rate_store(out) == rate_store(clean)
+
+
+def test_changed_config_is_refused_with_an_explanation(
+    bot_dirs: list[Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "t"
+    base = [sys.executable, "-m", "arena.cli", "tournament", "--quiet", "--out", str(out)]
+    first = subprocess.run(
+        [*base, "--bots", *map(str, bot_dirs[:2]), "--seeds", "1"], capture_output=True, cwd=REPO
+    )
+    assert first.returncode == 0, first.stderr.decode()
+    changed = subprocess.run(
+        [*base, "--bots", *map(str, bot_dirs[:2]), "--seeds", "2"], capture_output=True, cwd=REPO
+    )
+    assert changed.returncode == 2
+    assert b"seeds: stored 1, now 2" in changed.stderr
+    # A new bot may join with --extend: only its games are played.
+    extended = subprocess.run(
+        [*base, "--bots", *map(str, bot_dirs), "--seeds", "1", "--extend"],
+        capture_output=True,
+        cwd=REPO,
+    )
+    assert extended.returncode == 0, extended.stderr.decode()
+    assert stored(out) == 6
