@@ -480,6 +480,41 @@ def cmd_bench_protocol(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_tournament(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from arena.bench.tournament import bench_tournament
+
+    folders = [Path(b) for b in args.bots] if args.bots else _bundled_bots()
+    with console.status("running the same tournament four ways…"):
+        runs = bench_tournament(folders, seeds=args.seeds)
+    table = Table(title=f"{runs[0].games} games of {len(folders)} bots, 2 players")
+    for col in ("run", "seconds", "games/s"):
+        table.add_column(col, justify="right")
+    for r in runs:
+        table.add_row(r.label, f"{r.seconds:.2f}", f"{r.games_per_s:.1f}")
+    console.print(table)
+    one, many, one_fresh, many_fresh = runs
+    console.print(
+        f"speed-up 1 -> {many.workers} workers: {many.games_per_s / one.games_per_s:.2f}x "
+        f"persistent, {many_fresh.games_per_s / one_fresh.games_per_s:.2f}x per-game "
+        "(target ≥ 1.7x on 2 cores)"
+    )
+    console.print(
+        f"persistent vs per-game processes: {one.games_per_s / one_fresh.games_per_s:.2f}x "
+        f"(1 worker), {many.games_per_s / many_fresh.games_per_s:.2f}x ({many.workers} workers)"
+    )
+    return 0
+
+
+def _bundled_bots() -> list[Path]:
+    root = Path(__file__).resolve().parents[1] / "bots"
+    found = sorted(p for p in root.iterdir() if (p / "bot.toml").is_file()) if root.is_dir() else []
+    if len(found) < 2:
+        raise UserError(f"no bundled bots found in {root}")
+    return found
+
+
 # ---------------------------------------------------------------- parser
 
 
@@ -674,6 +709,18 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--games", type=int, default=20)
     b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
     b.set_defaults(func=cmd_bench_protocol)
+    b = bench.add_parser(
+        "tournament",
+        help="games/s with 1 worker vs all cores, persistent vs per-game bots",
+        description=(
+            "Runs the same small round-robin four times: 1 worker and one per core, with "
+            "persistent bot processes and with a fresh process per game; prints games/s and "
+            "the speed-ups (measured in one run)."
+        ),
+    )
+    b.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="default: the bundled bots")
+    b.add_argument("--seeds", type=int, default=10, help="deals per pairing (default 30)")
+    b.set_defaults(func=cmd_bench_tournament)
     return parser
 
 

@@ -1,0 +1,60 @@
+"""`arena bench tournament`: the same small tournament with 1 worker and with all cores,
+with persistent and with per-game bot processes; games/s and the speed-ups."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.referee import load_bot
+from arena.referee.build import build_bot
+from arena.tournament import TournamentConfig, run_tournament
+
+
+@dataclass(frozen=True)
+class TournamentBench:
+    label: str
+    workers: int
+    persistent: bool
+    games: int
+    seconds: float
+
+    @property
+    def games_per_s(self) -> float:
+        return self.games / self.seconds
+
+
+def bench_tournament(bots: list[Path], seeds: int = 30) -> list[TournamentBench]:
+    """Bots are built first, so every run measures play (plus pool and bot start-up)."""
+    for folder in bots:
+        build_bot(load_bot(folder))
+    cores = os.cpu_count() or 1
+    runs = [
+        ("1 worker, persistent", 1, True),
+        (f"{cores} workers, persistent", cores, True),
+        ("1 worker, per-game processes", 1, False),
+        (f"{cores} workers, per-game processes", cores, False),
+    ]
+    out = []
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+        for i, (label, workers, persistent) in enumerate(runs):
+            config = TournamentConfig(
+                bots=bots,
+                players=[2],
+                variants=["coloured"],
+                seeds=seeds,
+                workers=workers,
+                persistent=persistent,
+                output=Path(tmp) / f"run{i}",
+            )
+            start = time.perf_counter()
+            progress = run_tournament(config)
+            out.append(
+                TournamentBench(
+                    label, workers, persistent, progress.done, time.perf_counter() - start
+                )
+            )
+    return out
