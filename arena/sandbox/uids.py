@@ -35,6 +35,8 @@ class UidLease:
         """Drop the lock so another bot may use the uid."""
         if self.fd is not None:
             with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, 0)  # "released cleanly"
+            with contextlib.suppress(OSError):
                 os.close(self.fd)
             self.fd = None
 
@@ -65,10 +67,14 @@ def lease(slot: int, setpriv: str | None) -> UidLease:
         except BlockingIOError:
             os.close(fd)
             continue
-        # Nobody holds the uid, so anything still running under it is an orphan of a
-        # crashed arena: it would eat this bot's RLIMIT_NPROC budget.
-        if reaper.pids_of_uid(uid):
+        # A holder that released cleanly left the file empty.  Otherwise an arena
+        # crashed while holding it, and anything still running under the uid is its
+        # orphan: it would eat this bot's RLIMIT_NPROC budget.  (Checking the marker
+        # instead of scanning /proc keeps spawn fast.)
+        if os.pread(fd, 32, 0) and reaper.pids_of_uid(uid):
             reaper.kill_uid(uid, setpriv)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         return UidLease(uid, fd)
     raise SandboxError(
         f"slot {slot}: uids {UID_BASE + slot} (+{SLOTS}k) are all in use by other bots"

@@ -14,7 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from arena.sandbox import Level, Limits, SandboxError, build, cgroups, detect_layers, layers, spawn
+from arena.sandbox import (
+    Level,
+    Limits,
+    SandboxError,
+    build,
+    cgroups,
+    detect_layers,
+    layers,
+    spawn,
+    uids,
+)
 from arena.sandbox.reaper import pids_of_uid
 
 from .conftest import PYTHON, MakeBot, RequireLayer
@@ -528,3 +538,35 @@ def test_same_slot_in_parallel_gets_distinct_uids(
         assert read_line(b) == "echo still here"
     assert_nothing_left(a)
     assert_nothing_left(b)
+
+
+def test_uid_orphans_of_a_crashed_arena_are_killed_on_next_lease(
+    require_layer: RequireLayer,
+) -> None:
+    require_layer(UID)
+    setpriv = layers.detection().setpriv
+    first = uids.lease(20, setpriv)
+    uid = first.uid
+    orphan = subprocess.Popen(
+        [str(setpriv), f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", "sleep", "60"],
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 5
+        while not pids_of_uid(uid):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        # Crash: the lock goes away with the process but the "held" marker stays.
+        assert first.fd is not None
+        os.close(first.fd)
+        first.fd = None
+        second = uids.lease(20, setpriv)
+        try:
+            assert second.uid == uid
+            assert orphan.wait(5) == -9
+            assert not pids_of_uid(uid)
+        finally:
+            second.release()
+    finally:
+        orphan.kill()
+        orphan.wait()
