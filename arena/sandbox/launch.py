@@ -16,7 +16,7 @@ import os
 import shlex
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from arena.sandbox import rlimits
@@ -51,7 +51,6 @@ class LaunchSpec:
     cwd: Path
     preexec: Callable[[], None] | None = None
     uid: int | None = None
-    notes: list[str] = field(default_factory=list)
 
 
 def parse_command(command: str | list[str]) -> list[str]:

@@ -63,8 +63,8 @@ class BotProcess:
         cgroup: BotCgroup | None,
         uid: int | None,
         stdin: IO[bytes],
-        lease: uids.UidLease | None = None,
         stdout: IO[bytes],
+        lease: uids.UidLease | None = None,
     ) -> None:
         self._popen = popen
         self._plan = plan
@@ -198,8 +198,10 @@ def spawn(
 ) -> BotProcess:
     """Start ``command`` (a manifest string or an argv) in ``bot_dir``, sandboxed.
 
-    ``slot`` picks the per-bot uid (``61000 + slot``); bots running at the same time
-    must have different slots.  ``env`` adds variables to the cleared environment.
+    ``slot`` picks the per-bot uid, ``61000 + slot``; concurrent bots should use
+    different slots, and a uid still held by another live bot (say, another arena
+    process) falls over to ``61000 + slot + 1000k``.  ``env`` adds variables to the
+    cleared environment.
     If this process dies, bwrap's --die-with-parent (or setpriv's pdeathsig without
     bwrap) kills the bot; the spawning thread exiting alone does not (checked here).
     Cgroups orphaned by a crash are swept by the next arena process that spawns.
@@ -310,14 +312,28 @@ def start(
         raise SandboxError(f"cannot start {command!r}: {exc}") from exc
     finally:
         os.close(write_end)
-    sink = StderrSink(
-        read_end,
-        stderr_log,
-        cap=stderr_cap,
-        head_bytes=head_bytes,
-        tail_bytes=tail_bytes,
-        name=str(popen.pid),
-    )
+    try:
+        sink = StderrSink(
+            read_end,
+            stderr_log,
+            cap=stderr_cap,
+            head_bytes=head_bytes,
+            tail_bytes=tail_bytes,
+            name=str(popen.pid),
+        )
+    except BaseException as exc:
+        # E.g. the log folder is not writable: do not leave the bot running.
+        if cgroup is not None:
+            cgroup.kill()
+        reaper.kill_group(popen.pid)
+        popen.kill()
+        popen.wait()
+        if cgroup is not None:
+            cgroup.remove()
+        os.close(read_end)
+        if isinstance(exc, OSError):
+            raise SandboxError(f"cannot open stderr log {stderr_log}: {exc}") from exc
+        raise
     if merge_output:
         stdin: IO[bytes] = open(os.devnull, "wb", buffering=0)  # noqa: SIM115
         stdout: IO[bytes] = open(os.devnull, "rb", buffering=0)  # noqa: SIM115
