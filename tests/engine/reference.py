@@ -327,3 +327,34 @@ def compare(game: Any, ref: RefGame) -> None:
         assert theirs[key] == mine[key], (
             f"{key}: engine {theirs[key]!r} != rules {mine[key]!r}\n{game.render()}"
         )
+
+
+def from_position(
+    players: int,
+    variant: str,
+    round_number: int,
+    round_limit: int,
+    first: int,
+    current: int,
+    holder: int | None,
+    marker_in_centre: bool,
+    factories: list[list[int]],
+    centre: list[int],
+    bag: list[int],
+    lid: list[int],
+    boards: list[RefBoard],
+) -> RefGame:
+    """A reference game in the middle of a round's factory offer."""
+    ref = RefGame(players, variant, round_limit)
+    ref.round = round_number
+    ref.first = first
+    ref.current = current
+    ref.holder = holder
+    ref.marker_in_centre = marker_in_centre
+    ref.factories = [list(f) for f in factories]
+    ref.centre = list(centre)
+    ref.bag = list(bag)
+    ref.lid = list(lid)
+    ref.boards = boards
+    ref.phase = "draft"
+    return ref

@@ -8,8 +8,10 @@ players, deals' drawability and the end of the game from RULES.md.
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import Counter
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -17,15 +19,18 @@ from hypothesis import strategies as st
 
 from arena.engine import (
     FLOOR,
+    MARKER,
+    Board,
     Decision,
     Game,
     IllegalMove,
     Move,
     Place,
 )
+from arena.engine.tables import factory_code
 
 from .helpers import assert_conserved, floor_policy, play_out, random_policy, snapshot
-from .reference import RefGame, compare
+from .reference import RefBoard, RefGame, compare, from_position
 
 FAST = settings(max_examples=60, deadline=None)
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
@@ -219,3 +224,201 @@ def test_random_rounds_deal_from_the_bag_before_the_lid() -> None:
                     assert sum(game.lid) == 0, "the lid was poured but not emptied"
                     seen_pour["pour"] += 1
     assert seen_pour["pour"] > 0 and seen_pour["no pour"] > 0
+
+
+# =====================================================================  random positions
+
+
+def random_position(rng: random.Random) -> dict[str, Any]:
+    """A consistent mid-round position (100 tiles accounted for), built from RULES.md.
+
+    Walls (no complete row; gray: each colour at most once per row and column),
+    pattern lines compatible with their wall row, floors (possibly full), the
+    marker in the centre, on a floor, or taken by a player whose floor was full,
+    a table with at least one tile, and the rest split between bag and lid. Dense
+    walls leave few tiles in circulation: partial fills and "no tiles" endings.
+    """
+    players = rng.choice([2, 3, 4])
+    variant = rng.choice(["coloured", "gray"])
+    pool = [20] * 5
+    reserved = rng.randrange(5)  # one tile kept for the table
+    pool[reserved] -= 1
+
+    def take(colour: int) -> bool:
+        if pool[colour]:
+            pool[colour] -= 1
+            return True
+        return False
+
+    density = rng.choice([0.0, 0.3, 0.6, 0.9, 1.0])
+    boards = []
+    for _ in range(players):
+        wall: list[list[int | None]] = [[None] * 5 for _ in range(5)]
+        for r in range(5):
+            keep_empty = rng.randrange(5)
+            for c in range(5):
+                if c == keep_empty or rng.random() >= density:
+                    continue
+                if variant == "coloured":
+                    colour = (c - r) % 5
+                else:
+                    allowed = [
+                        k
+                        for k in range(5)
+                        if k not in wall[r] and all(wall[rr][c] != k for rr in range(5))
+                    ]
+                    if not allowed:
+                        continue
+                    colour = rng.choice(allowed)
+                if take(colour):
+                    wall[r][c] = colour
+        line_colour: list[int | None] = [None] * 5
+        line_count = [0] * 5
+        for r in range(5):
+            if variant == "coloured":
+                ok = [k for k in range(5) if wall[r][(r + k) % 5] is None]
+            else:
+                ok = [k for k in range(5) if k not in wall[r]]
+            ok = [k for k in ok if pool[k]]
+            if not ok or rng.random() < 0.4:
+                continue
+            colour = rng.choice(ok)
+            count = min(rng.randint(1, r + 1), pool[colour])
+            pool[colour] -= count
+            line_colour[r], line_count[r] = colour, count
+        floor: list[int] = []
+        for _ in range(rng.choice([0, 0, 1, 2, 4, 6, 7, 7])):
+            colour = rng.randrange(5)
+            if take(colour):
+                floor.append(colour)
+        boards.append(RefBoard(line_colour, line_count, wall, floor, rng.randint(0, 80)))
+    n_factories = {2: 5, 3: 7, 4: 9}[players]
+    factories = [[0] * 5 for _ in range(n_factories)]
+    for f in factories:
+        if rng.random() < 0.5:
+            for _ in range(rng.randint(1, 4)):
+                colour = rng.randrange(5)
+                if take(colour):
+                    f[colour] += 1
+    centre = [0] * 5
+    for _ in range(rng.randint(0, 10)):
+        colour = rng.randrange(5)
+        if take(colour):
+            centre[colour] += 1
+    if sum(centre) + sum(map(sum, factories)) == 0:
+        factories[rng.randrange(n_factories)][reserved] = 1
+    else:
+        pool[reserved] += 1
+    if rng.random() < 0.3:
+        bag, lid = [0] * 5, list(pool)
+    else:
+        bag = [rng.randint(0, pool[c]) for c in range(5)]
+        lid = [pool[c] - bag[c] for c in range(5)]
+    first = rng.randrange(players)
+    current = rng.randrange(players)
+    marker = rng.choice(["centre", "floor", "gone"])
+    holder: int | None = None
+    if marker != "centre":
+        holder = rng.randrange(players)
+        fl = boards[holder].floor
+        if marker == "gone":  # taken with a full floor: the floor must be full
+            while len(fl) < 7 and any(lid):
+                colour = rng.choice([k for k in range(5) if lid[k]])
+                lid[colour] -= 1
+                fl.append(colour)
+        if len(fl) < 7 or marker == "floor":
+            if len(fl) == 7:
+                lid[fl.pop()] += 1
+            fl.insert(rng.randint(0, len(fl)), MARKER)
+    round_number = rng.randint(1, 3)
+    round_limit = rng.choice([round_number, round_number + 1, round_number + 3, 100])
+    return {
+        "players": players,
+        "variant": variant,
+        "round_number": round_number,
+        "round_limit": round_limit,
+        "first": first,
+        "current": current,
+        "holder": holder,
+        "marker_in_centre": marker == "centre",
+        "factories": factories,
+        "centre": centre,
+        "bag": bag,
+        "lid": lid,
+        "boards": boards,
+    }
+
+
+def engine_from(spec: dict[str, Any], seed: int) -> Game:
+    game = Game.new(
+        players=spec["players"],
+        variant=spec["variant"],
+        seed=seed,
+        round_limit=spec["round_limit"],
+    )
+    game.bag = list(spec["bag"])
+    game.lid = list(spec["lid"])
+    game.factories = [factory_code(f) for f in spec["factories"]]
+    game.centre = list(spec["centre"])
+    game.marker_in_centre = spec["marker_in_centre"]
+    game._table_tiles = sum(spec["centre"]) + sum(map(sum, spec["factories"]))
+    for seat, rb in enumerate(spec["boards"]):
+        board = Board()
+        for r in range(5):
+            for c in range(5):
+                if rb.wall[r][c] is not None:
+                    board.place(r, c, rb.wall[r][c])
+            if rb.line_count[r]:
+                board.line_colour[r] = rb.line_colour[r]
+                board.line_count[r] = rb.line_count[r]
+        board.floor = list(rb.floor)
+        board.score = rb.score
+        board.refresh_accept()
+        game.boards[seat] = board
+    game.round = spec["round_number"]
+    game.rounds[0].number = spec["round_number"]
+    game.rounds[0].first_player = spec["first"]
+    game.rounds[0].factories = [list(f) for f in spec["factories"]]
+    game._first_player = spec["first"]
+    holder = spec["holder"]
+    game._next_first = holder if holder is not None else spec["first"]
+    game.current_player = spec["current"]
+    return game
+
+
+@settings(max_examples=300, deadline=None)
+@given(position_seed=seeds, seed=seeds, move_seed=seeds, floor_bias=st.sampled_from([0.0, 0.7]))
+def test_random_positions_play_out_by_the_rules(
+    position_seed: int, seed: int, move_seed: int, floor_bias: float
+) -> None:
+    """From a random consistent position, engine and reference agree until the end."""
+    spec = random_position(random.Random(position_seed))
+    game = engine_from(spec, seed)
+    ref = from_position(**{**spec, "boards": copy.deepcopy(spec["boards"])})
+    assert_conserved(game)
+    compare(game, ref)
+    rng = random.Random(move_seed)
+    n = 0
+    while not game.is_over():
+        assert n < 3000
+        legal = game.legal_moves()
+        assert legal and len(legal) == len(set(legal))
+        if game.decision is Decision.PLACE:
+            assert legal == ref.legal_moves()
+        else:
+            assert set(legal) == set(ref.legal_moves())
+        floors = [m for m in legal if isinstance(m, Move) and m.line == FLOOR]
+        pick_floor = floors and rng.random() < floor_bias
+        move = rng.choice(floors) if pick_floor else rng.choice(legal)
+        round_before = game.round
+        game.apply(move)
+        ref.apply(move)
+        n += 1
+        if ref.phase == "deal":
+            assert game.round == round_before + 1
+            ref.deal([list(f) for f in game.rounds[-1].factories])
+        compare(game, ref)
+        assert_conserved(game)
+    assert game.end_reason is not None and game.end_reason.value == ref.end_reason
+    assert game.scores() == ref.final_scores()
+    assert game.ranks() == ref.ranks()
