@@ -380,6 +380,35 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return run_tournament_command(config, args)
 
 
+DEMO_SEEDS = 24
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """A round-robin of every bundled bot: both walls, 2- and 4-player games."""
+    from arena.tournament import TournamentConfig
+    from arena.tournament.config import TimeConfig
+
+    bots = _bundled_bots()
+    out = Path(args.out).resolve()
+    config = TournamentConfig(
+        bots=bots,
+        players=[2, 4] if len(bots) >= 4 else [2],
+        variants=["coloured", "gray"],
+        seeds=args.seeds,
+        master_seed=1,
+        time=TimeConfig(move_ms=1000),
+        workers=args.workers or 0,
+        output=out,
+    )
+    console.print(
+        f"Demo tournament: {len(bots)} bots ({', '.join(b.name for b in bots)}), "
+        f"{' and '.join(f'{k}-player' for k in config.players)} games, both walls, "
+        f"{args.seeds} deals per pairing, {config.worker_count} workers -> {out}"
+    )
+    args.extend = False
+    return run_tournament_command(config, args)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     return _print_report(Path(args.outdir), bootstrap=args.bootstrap, quiet=True)
 
@@ -650,6 +679,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--round-limit", type=int, help="adjudicate after N rounds")
     p.add_argument("--sandbox", choices=["auto", "strict", "off"], help="sandbox level")
     p.set_defaults(func=cmd_tournament)
+
+    p = sub.add_parser(
+        "demo",
+        help="run the demo: a round-robin of the bundled bots, then the leaderboard",
+        description=(
+            "Round-robin of every bundled bot (Python, JavaScript, C), both walls, 2- and "
+            "4-player games; prints the leaderboard and the path of the HTML report. Running it "
+            "again resumes (or just shows the result)."
+        ),
+    )
+    p.add_argument("--seeds", type=int, default=DEMO_SEEDS, help="deals per pairing")
+    p.add_argument("--workers", type=int, help="parallel games (default: one per core)")
+    p.add_argument("--out", default="results/demo", help="output folder (default results/demo)")
+    p.add_argument("--bootstrap", type=int, default=200, help="rank-interval resamples")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--jsonl", action="store_true", help="one JSON line per finished game")
+    p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser(
         "report",
