@@ -30,6 +30,14 @@ _swept = False
 _live: weakref.WeakSet[BotProcess] = weakref.WeakSet()
 
 
+def _forget_in_child() -> None:
+    """Bots belong to the process that spawned them, never to a forked child."""
+    _live.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 @atexit.register
 def _kill_leftovers() -> None:
     """A forgotten kill() must not leave bots or cgroups behind when we exit."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +25,7 @@ ALTERNATES = 4  # uids 61000 .. 64999
 LOCK_DIRS = (Path("/run/arena-sandbox"), Path("/tmp/arena-sandbox-root"))
 
 
-@dataclass
+@dataclass(eq=False)
 class UidLease:
     """An exclusively held uid; ``release()`` when the bot is dead (idempotent)."""
 
@@ -39,6 +40,23 @@ class UidLease:
             with contextlib.suppress(OSError):
                 os.close(self.fd)
             self.fd = None
+
+
+_held: weakref.WeakSet[UidLease] = weakref.WeakSet()
+
+
+def _forget_in_child() -> None:
+    """A forked child must not keep its parent's uid locks alive (flock is per open file):
+    close its inherited copies, which leaves the parent's locks untouched."""
+    for held in list(_held):
+        if held.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(held.fd)
+            held.fd = None
+    _held.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def _lock_dir() -> Path:
@@ -75,7 +93,9 @@ def lease(slot: int, setpriv: str | None) -> UidLease:
             reaper.kill_uid(uid, setpriv)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        return UidLease(uid, fd)
+        held = UidLease(uid, fd)
+        _held.add(held)
+        return held
     raise SandboxError(
         f"slot {slot}: uids {UID_BASE + slot} (+{SLOTS}k) are all in use by other bots"
     )

@@ -18,11 +18,13 @@ from arena.sandbox import (
     detect_layers,
     sandbox_warning,
     spawn,
+    uids,
 )
 from arena.sandbox import layers as layers_mod
 from arena.sandbox.launch import bot_env, bwrap_argv, parse_command
 from arena.sandbox.rlimits import prlimit_argv
 
+from .conftest import RequireLayer
 from .helpers import simulated
 
 
@@ -148,3 +150,20 @@ def test_stderr_sink_close_does_not_hang_on_open_writer() -> None:
     assert time.monotonic() - began < 2
     assert sink.tail() == "partial"
     os.close(write_end)
+
+
+def test_forked_child_does_not_keep_uid_locks(require_layer: RequireLayer) -> None:
+    require_layer("separate uid")
+    lease = uids.lease(30, None)
+    pid = os.fork()
+    if pid == 0:  # child: hold on for a while with the inherited state
+        time.sleep(0.5)
+        os._exit(0)
+    try:
+        lease.release()
+        time.sleep(0.1)  # let the child run its at-fork handler
+        again = uids.lease(30, None)
+        assert again.uid == lease.uid, "the child kept the parent's lock alive"
+        again.release()
+    finally:
+        os.waitpid(pid, 0)
