@@ -66,10 +66,9 @@ def differential(
             assert set(legal) == set(expected)
             assert any(isinstance(m, Move) and m.line == FLOOR for m in legal)
         floors = [m for m in legal if isinstance(m, Move) and m.line == FLOOR]
+        move: Move | Place = rng.choice(legal)
         if floor_bias and floors and rng.random() < floor_bias:
             move = rng.choice(floors)
-        else:
-            move = rng.choice(legal)
         round_before = game.round
         game.apply(move)
         ref.apply(move)
@@ -422,3 +421,21 @@ def test_random_positions_play_out_by_the_rules(
     assert game.end_reason is not None and game.end_reason.value == ref.end_reason
     assert game.scores() == ref.final_scores()
     assert game.ranks() == ref.ranks()
+
+
+@settings(max_examples=20, deadline=None)
+@given(players=players_st, variant=variants, seed=seeds, move_seed=seeds)
+def test_observation_validates_and_matches_the_position(
+    players: int, variant: str, seed: int, move_seed: int
+) -> None:
+    game = Game.new(players=players, variant=variant, seed=seed)
+    rng = random.Random(move_seed)
+    while True:
+        obs = game.observation()
+        assert obs.model_dump() == {**game.observation_dict(), "colours": list(obs.colours)}
+        assert obs.decision == game.decision.value
+        assert obs.pending_line == game.pending_line
+        assert [p.score for p in obs.players] == [b.score for b in game.boards]
+        if game.is_over():
+            break
+        game.apply(rng.choice(game.legal_moves()))

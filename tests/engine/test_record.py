@@ -4,7 +4,7 @@ that disagrees with the rules anywhere is rejected with a ReplayError."""
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Literal, cast
 
 import pytest
 from hypothesis import given, settings
@@ -28,6 +28,7 @@ from arena.engine.record import parse_deal
 from .helpers import play_out, random_policy
 from .reference import RefGame, RefIllegal
 
+EndReasonText = Literal["normal", "round_limit", "no_tiles"]
 FAST = settings(max_examples=50, deadline=None)
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 players_st = st.sampled_from([2, 3, 4])
@@ -271,7 +272,7 @@ def tamper(record: GameRecord, kind: str, rng: random.Random) -> GameRecord | No
         rounds.append(extra)
     elif kind == "end_reason":
         others = [e for e in ("normal", "round_limit", "no_tiles") if e != rec.end_reason]
-        rec.end_reason = rng.choice(others)  # type: ignore[assignment]
+        rec.end_reason = cast(EndReasonText, rng.choice(others))
     elif kind == "first_player":
         rounds[r].first_player = (rounds[r].first_player + rng.randrange(1, n)) % n
     elif kind == "round_number":
@@ -384,3 +385,12 @@ def test_replay_rejects_a_deal_that_skips_bag_tiles() -> None:
             found += 1
             break
     assert found >= 5
+
+
+def test_record_without_rounds_is_rejected() -> None:
+    """A record whose rounds were all removed is a tampered record: ReplayError."""
+    record = played(2, "coloured", 1, 1).record()
+    bad = record.model_copy(deep=True)
+    bad.rounds = []
+    with pytest.raises(ReplayError):
+        replay(bad)

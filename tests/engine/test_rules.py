@@ -609,8 +609,7 @@ def stash_walls(game: Game, seats: list[int]) -> None:
 
 def partial_fill_game(deals: list[list[list[int]]] | None = None, seed: int = 0) -> Game:
     """4 players, 30 tiles left for round 2: 7 full factories, one with 2, one empty."""
-    kw = {"deals": deals} if deals is not None else {}
-    game = fresh(players=4, seed=seed, **kw)
+    game = fresh(players=4, seed=seed, deals=deals)
     stash_walls(game, [0, 1, 2])  # 60 tiles, 12 of each colour
     set_line(game, 3, 4, B, 4)
     set_line(game, 3, 3, Y, 3)
@@ -842,15 +841,17 @@ def test_gray_two_or_more_columns_ask_the_player() -> None:
     obs = game.observation()
     assert obs.decision == "place" and obs.pending_line == 2 and obs.current_player == 0
     before = snapshot(game)
-    for bad in [Place(1), Place(3), Place(5), Move(0, B, FLOOR)]:
+    bad_moves: list[Move | Place] = [Place(1), Place(3), Place(5), Move(0, B, FLOOR)]
+    for bad in bad_moves:
         with pytest.raises(IllegalMove):
-            game.apply(bad)  # type: ignore[arg-type]
+            game.apply(bad)
         assert snapshot(game) == before
     game.apply(Place(2))
     assert cell(game, 0, 2, 2) == R
     assert game.boards[0].score == 2  # (2,2) next to (2,3): h=2, v=1
     assert game.lid[R] == 2
-    assert game.round == 2 and game.decision is Decision.DRAFT
+    assert game.round == 2
+    assert game.observation().decision == "draft"
     assert game.rounds[0].decisions[-1] == (0, Place(2))
     assert_conserved(game)
 
@@ -951,7 +952,7 @@ def test_illegal_draft_moves_leave_the_game_unchanged() -> None:
     set_wall(game, 0, [(2, wall_col(2, R))])
     set_table(game, factories=[[1, 1, 1, 0, 0], [0, 0, 0, 4, 0]], centre=one(W, 2))
     before = snapshot(game)
-    illegal = [
+    illegal: list[Move | Place] = [
         Move(0, K, FLOOR),  # colour not in that factory
         Move(2, B, FLOOR),  # empty factory
         Move(5, B, FLOOR),  # no factory 5 with 2 players
@@ -979,7 +980,8 @@ def test_no_move_after_the_game_is_over() -> None:
     play_out(game, first_policy)
     before = snapshot(game)
     assert game.legal_moves() == []
-    for move in [Move(0, 0, FLOOR), Move(CENTRE, 0, FLOOR), Place(0)]:
+    moves: list[Move | Place] = [Move(0, 0, FLOOR), Move(CENTRE, 0, FLOOR), Place(0)]
+    for move in moves:
         with pytest.raises(IllegalMove):
             game.apply(move)
     assert snapshot(game) == before
