@@ -24,7 +24,9 @@ FAST = TimeControl(init_ms=5000, move_ms=400)
 
 
 @contextmanager
-def seats_for(*specs: BotSpec | None, persistent: bool = True) -> Iterator[list[Seat]]:
+def seats_for(
+    *specs: BotSpec | None, persistent: bool = True, tc: TimeControl = FAST
+) -> Iterator[list[Seat]]:
     """Bot seats for the specs (None = the built-in random policy), always closed."""
     seats: list[Seat] = []
     bots: list[BotSeat] = []
@@ -32,7 +34,7 @@ def seats_for(*specs: BotSpec | None, persistent: bool = True) -> Iterator[list[
         if spec is None:
             seats.append(RandomSeat(f"random{i}"))
         else:
-            bot = BotSeat(spec, time_control=FAST, persistent=persistent)
+            bot = BotSeat(spec, time_control=tc, persistent=persistent)
             bot.sandbox.slot = i
             bots.append(bot)
             seats.append(bot)
@@ -76,7 +78,7 @@ def test_each_fault_is_typed_and_forfeits(
     scripted_bot: Callable[..., BotSpec], mode: str, kind: str
 ) -> None:
     tc = TimeControl(init_ms=1500, move_ms=300)
-    with seats_for(scripted_bot(mode, after=3), None) as seats:
+    with seats_for(scripted_bot(mode, after=3), None, tc=tc) as seats:
         outcome = play_game(seats, settings(time_control=tc), "g-" + mode)
     record = outcome.record
     assert [(f.seat, f.kind, f.forfeit) for f in record.faults] == [(0, kind, True)]
