@@ -1,0 +1,54 @@
+"""Every bundled bot (Python, JavaScript, C) plays real games through the sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.engine import Variant, replay
+from arena.referee import BotSeat, GameSettings, RandomSeat, Seat, load_bot, play_game
+from arena.referee.build import build_bot
+
+REPO = Path(__file__).resolve().parents[2]
+BUNDLED = sorted(p.name for p in (REPO / "bots").iterdir() if (p / "bot.toml").is_file())
+
+
+def test_all_languages_are_bundled() -> None:
+    languages = {load_bot(REPO / "bots" / name).manifest.language for name in BUNDLED}
+    assert {"python", "javascript", "c"} <= languages
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_bundled_bot_plays_clean_games(name: str) -> None:
+    spec = load_bot(REPO / "bots" / name)
+    build_bot(spec)
+    bot = BotSeat(spec)
+    try:
+        for variant in Variant:
+            for seat in (0, 1):
+                seats: list[Seat] = [RandomSeat("random"), RandomSeat("random2")]
+                seats[seat] = bot
+                outcome = play_game(seats, GameSettings(variant=variant, seed=seat), "g")
+                assert outcome.record.faults == []
+                replay(outcome.record)
+        assert bot.ready is not None and bot.ready.name
+    finally:
+        bot.close()
+
+
+@pytest.mark.parametrize("name", ["python-greedy", "c-greedy"])
+def test_greedy_bots_beat_random(name: str) -> None:
+    spec = load_bot(REPO / "bots" / name)
+    build_bot(spec)
+    bot = BotSeat(spec)
+    wins = 0
+    try:
+        for g in range(10):
+            pair: list[Seat] = [bot, RandomSeat("random")]
+            seats = pair if g % 2 == 0 else pair[::-1]
+            record = play_game(seats, GameSettings(seed=g), f"g{g}").record
+            wins += record.final[g % 2].rank == 1
+    finally:
+        bot.close()
+    assert wins >= 9
