@@ -1,0 +1,113 @@
+"""Assemble every report table from one results snapshot (no I/O, no formatting)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pandas as pd
+
+from arena.ratings import (
+    DEFAULT_PARAMS,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    RATING_COLUMNS,
+    Ratings,
+    TrueSkillParams,
+    compute_ratings,
+    seatings_to_games,
+)
+from arena.ratings.bootstrap import HIGH_PERCENTILE, LOW_PERCENTILE
+from arena.report.data import Results
+from arena.report.headtohead import head_to_head_matrix, head_to_head_pairs
+from arena.report.seating import seat_advantage
+from arena.report.stats import bot_stats, split_stats
+
+
+@dataclass(frozen=True)
+class Report:
+    """All report tables. ``tables()`` names them as the CSV/JSON outputs do."""
+
+    results: Results
+    ratings: Ratings
+    summary: dict[str, Any]
+    leaderboard: pd.DataFrame
+    head_to_head: pd.DataFrame
+    head_to_head_pairs: pd.DataFrame
+    seat_advantage: pd.DataFrame
+    by_variant: pd.DataFrame
+    by_players: pd.DataFrame
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table as a flat frame (the matrix with its ``bot`` row labels as a column)."""
+        return {
+            "leaderboard": self.leaderboard,
+            "head_to_head": self.head_to_head.reset_index(),
+            "head_to_head_pairs": self.head_to_head_pairs,
+            "seat_advantage": self.seat_advantage,
+            "by_variant": self.by_variant,
+            "by_players": self.by_players,
+            "rating_history": self.ratings.history,
+        }
+
+
+def build_report(
+    results: Results,
+    *,
+    bootstrap: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    workers: int | None = None,
+    params: TrueSkillParams = DEFAULT_PARAMS,
+) -> Report:
+    """Ratings (``bootstrap`` resamples, 0 for none) and every results table."""
+    seats = results.seats
+    rated = seatings_to_games(
+        zip(seats["game_index"], seats["seat"], seats["bot"], seats["rank"], strict=True)
+    )
+    ratings = compute_ratings(
+        rated, results.bots, params=params, resamples=bootstrap, seed=seed, workers=workers
+    )
+    order = list(ratings.table["bot"])
+    stats = bot_stats(seats, results.faults, order)
+    leaderboard = ratings.table.merge(stats, left_on="bot", right_index=True, how="left")
+    leaderboard = leaderboard[[*RATING_COLUMNS, *stats.columns]].reset_index(drop=True)
+    pairs = head_to_head_pairs(seats)
+    return Report(
+        results=results,
+        ratings=ratings,
+        summary=summarise(results, ratings),
+        leaderboard=leaderboard,
+        head_to_head=head_to_head_matrix(pairs, order),
+        head_to_head_pairs=pairs,
+        seat_advantage=seat_advantage(seats),
+        by_variant=split_stats(seats, "variant"),
+        by_players=split_stats(seats, "n_players"),
+    )
+
+
+def summarise(results: Results, ratings: Ratings) -> dict[str, Any]:
+    """Plain-data facts about the snapshot and how it was rated (JSON-ready)."""
+    games = results.games
+
+    def counts(column: str) -> dict[str, int]:
+        return {str(k): int(v) for k, v in games[column].value_counts().sort_index().items()}
+
+    return {
+        "outdir": str(results.outdir),
+        "finished": results.finished,
+        "scheduled": results.scheduled,
+        "complete": results.complete,
+        "bots": len(results.bots),
+        "games_by_players": counts("n_players"),
+        "games_by_variant": counts("variant"),
+        "end_reasons": counts("end_reason"),
+        "mean_duration_s": float(games["duration_s"].mean()) if len(games) else None,
+        "faults": len(results.faults),
+        "trueskill": asdict(ratings.params),
+        "bootstrap": {
+            "resamples": ratings.resamples,
+            "seed": ratings.seed,
+            "percentiles": [LOW_PERCENTILE, HIGH_PERCENTILE],
+        },
+        "config": results.config,
+    }

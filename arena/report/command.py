@@ -1,0 +1,64 @@
+"""``arena report OUTDIR``: print the leaderboard and write the report files.
+
+Never shows a traceback for a bad folder: a missing or unusable store is one line on the
+console and exit status 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from arena.ratings import DEFAULT_RESAMPLES, DEFAULT_SEED
+from arena.report.build import Report, build_report
+from arena.report.data import load_results
+from arena.report.files import write_report
+from arena.report.terminal import leaderboard_table
+from arena.tournament.store import StoreError
+
+EXIT_OK = 0
+EXIT_WRITE_FAILED = 1
+EXIT_BAD_STORE = 2
+
+
+def make_report(
+    outdir: Path, *, bootstrap: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> Report:
+    """Load and build (raises ``StoreError`` for a missing or unusable store)."""
+    return build_report(load_results(Path(outdir)), bootstrap=bootstrap, seed=seed)
+
+
+def report_command(
+    outdir: Path,
+    *,
+    console: Console,
+    bootstrap: int = DEFAULT_RESAMPLES,
+    write: bool = True,
+) -> int:
+    """Print the leaderboard; with ``write``, write ``OUTDIR/report/``. Returns the exit
+    status: 0, 1 if the files cannot be written, 2 for a missing or unusable store."""
+    try:
+        report = make_report(outdir, bootstrap=bootstrap)
+    except StoreError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return EXIT_BAD_STORE
+    results = report.results
+    if results.scheduled == 0:
+        console.print(f"{escape(str(outdir))}: no games scheduled yet")
+    else:
+        console.print(
+            leaderboard_table(
+                report.leaderboard, finished=results.finished, scheduled=results.scheduled
+            )
+        )
+    if not write:
+        return EXIT_OK
+    try:
+        files = write_report(report, Path(outdir))
+    except OSError as exc:
+        console.print(f"[red]error:[/red] cannot write the report: {escape(str(exc))}")
+        return EXIT_WRITE_FAILED
+    console.print(f"report: {escape(str(files.html))} (also report.md, report.json, CSV files)")
+    return EXIT_OK

@@ -1,0 +1,157 @@
+"""Display versions of the report tables: rounded, percentages, readable headers.
+
+One place for number formatting, so the terminal, Markdown and HTML reports agree. The
+CSV and JSON files keep the raw numbers instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from arena.referee.faults import FAULT_KINDS
+
+NOT_SEPARABLE = "≈"
+MISSING = "—"
+
+Formatter = Callable[[Any], str]
+
+
+def _missing(value: Any) -> bool:
+    if value is None or value is pd.NA:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def number(digits: int) -> Formatter:
+    def fmt(value: Any) -> str:
+        return MISSING if _missing(value) else f"{float(value):.{digits}f}"
+
+    return fmt
+
+
+def percent(value: Any) -> str:
+    return MISSING if _missing(value) else f"{100 * float(value):.0f}%"
+
+
+def integer(value: Any) -> str:
+    return MISSING if _missing(value) else str(int(value))
+
+
+def text(value: Any) -> str:
+    return MISSING if _missing(value) else str(value)
+
+
+def rank_interval(low: Any, high: Any) -> str:
+    """``"2–4"``, ``"1"`` for a certain rank, ``"—"`` without bootstrap."""
+    if _missing(low) or _missing(high):
+        return MISSING
+    return f"{int(low)}" if int(low) == int(high) else f"{int(low)}–{int(high)}"
+
+
+def faults_text(row: Mapping[Any, Any]) -> str:
+    """``"timeout 2, crash 1"`` from a leaderboard row's ``faults_*`` columns."""
+    parts = [
+        f"{column.removeprefix('faults_')} {int(value)}"
+        for column, value in row.items()
+        if str(column).startswith("faults_") and not _missing(value) and int(value) > 0
+    ]
+    return ", ".join(parts) or MISSING
+
+
+def display(frame: pd.DataFrame, columns: Mapping[str, tuple[str, Formatter]]) -> pd.DataFrame:
+    """``columns``: source column -> (header, formatter), in display order."""
+    return pd.DataFrame(
+        {header: [fmt(v) for v in frame[column]] for column, (header, fmt) in columns.items()},
+        columns=[header for header, _ in columns.values()],
+        dtype="object",
+    )
+
+
+def leaderboard_display(leaderboard: pd.DataFrame, *, compact: bool = False) -> pd.DataFrame:
+    """The leaderboard for people. ``compact`` (terminal): faults in one column, fewer
+    rating details."""
+    lb = leaderboard.copy()
+    lb["interval"] = [
+        rank_interval(low, high) + ("" if _missing(sep) or bool(sep) else f" {NOT_SEPARABLE}")
+        for low, high, sep in zip(lb["rank_low"], lb["rank_high"], lb["separable"], strict=True)
+    ]
+    lb["faults"] = [faults_text(row) for row in lb.to_dict("records")]
+    columns: dict[str, tuple[str, Formatter]] = {
+        "rank": ("#", integer),
+        "bot": ("Bot", text),
+        "rating": ("Rating", number(1)),
+        "mu": ("μ", number(1)),
+        "sigma": ("σ", number(2)),
+        "interval": ("Rank 95%", text),
+        "games": ("Games", integer),
+        "wins": ("Wins", integer),
+        "win_rate": ("Win %", percent),
+        "mean_score": ("Score", number(1)),
+        "mean_margin": ("Margin", number(1)),
+    }
+    if compact:
+        columns["faults"] = ("Faults", text)
+    else:
+        columns["forfeits"] = ("Forfeits", integer)
+        for column in lb.columns:
+            if str(column).startswith("faults_"):
+                kind = str(column).removeprefix("faults_")
+                columns[column] = (kind.capitalize() if kind in FAULT_KINDS else kind, integer)
+    columns["think_mean_ms"] = ("Think ms", number(1))
+    columns["think_p95_ms"] = ("p95 ms", number(1))
+    return display(lb, columns)
+
+
+def pairs_display(pairs: pd.DataFrame) -> pd.DataFrame:
+    return display(
+        pairs,
+        {
+            "bot": ("Bot", text),
+            "opponent": ("Opponent", text),
+            "games": ("Games", integer),
+            "ahead": ("Ahead", integer),
+            "behind": ("Behind", integer),
+            "ties": ("Ties", integer),
+            "score": ("Score", percent),
+        },
+    )
+
+
+def matrix_display(matrix: pd.DataFrame) -> pd.DataFrame:
+    """Percentages, row labels as the first column."""
+    out = matrix.map(percent)
+    out.insert(0, "Bot ↓ vs →", list(matrix.index))
+    return out.reset_index(drop=True)
+
+
+def seat_display(seats: pd.DataFrame) -> pd.DataFrame:
+    return display(
+        seats,
+        {
+            "n_players": ("Players", integer),
+            "seat": ("Seat", integer),
+            "games": ("Games", integer),
+            "wins": ("Wins", integer),
+            "win_rate": ("Win %", percent),
+            "fair_share": ("Fair share", percent),
+            "mean_score": ("Score", number(1)),
+        },
+    )
+
+
+def split_display(split: pd.DataFrame, by: str, header: str) -> pd.DataFrame:
+    return display(
+        split,
+        {
+            by: (header, text),
+            "bot": ("Bot", text),
+            "games": ("Games", integer),
+            "wins": ("Wins", integer),
+            "win_rate": ("Win %", percent),
+            "mean_score": ("Score", number(1)),
+        },
+    )

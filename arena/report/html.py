@@ -1,0 +1,100 @@
+"""``report.html``: one self-contained page (inline CSS and SVG; no scripts, no links out).
+
+Tables are pandas HTML (escaped); the head-to-head heatmap is a pandas Styler with a
+background gradient, whose CSS is inlined in a ``<style>`` block.
+"""
+
+from __future__ import annotations
+
+import jinja2
+import pandas as pd
+from markupsafe import Markup
+
+from arena.report.build import Report
+from arena.report.format import MISSING, percent
+from arena.report.markdown import TITLE
+from arena.report.plots import rating_history_svg
+from arena.report.sections import overview_lines, sections
+
+_TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ title }}</title>
+<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
+       max-width: 78rem; padding: 0 1rem; color: #1d232a; line-height: 1.45; }
+h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2.2rem; }
+p.note { color: #4a5560; max-width: 60rem; font-size: 0.92rem; }
+ul.overview { padding-left: 1.2rem; }
+.status-incomplete { color: #a15c00; font-weight: 600; }
+table { border-collapse: collapse; font-size: 0.88rem; margin: 0.5rem 0; }
+th, td { border: 1px solid #d6dbe0; padding: 0.25rem 0.55rem; text-align: right;
+         white-space: nowrap; }
+th { background: #f1f4f7; }
+td:nth-child(2), th:nth-child(2) { text-align: left; }
+.scroll { overflow-x: auto; }
+figure { margin: 0.5rem 0; } figure svg { max-width: 100%; height: auto; }
+</style>
+</head>
+<body>
+<h1>{{ title }}</h1>
+<ul class="overview">
+{% for line in overview %}<li{% if loop.first and incomplete %} class="status-incomplete"{%
+ endif %}>{{ line }}</li>
+{% endfor %}</ul>
+{% for section in sections %}
+<h2 id="{{ section.key }}">{{ section.title }}</h2>
+<p class="note">{{ section.note }}</p>
+<div class="scroll">{{ section.html }}</div>
+{% if section.key == "leaderboard" %}
+<h2 id="rating_history">Rating over games</h2>
+<p class="note">Conservative rating μ − 3σ of each bot after each finished game, in
+schedule order (the order ratings are computed in).</p>
+<figure>{{ plot }}</figure>
+{% endif %}
+{% endfor %}
+</body>
+</html>
+"""
+
+
+def _table_html(frame: pd.DataFrame) -> Markup:
+    return Markup(frame.to_html(index=False, border=0, escape=True, na_rep=MISSING))
+
+
+def heatmap_html(matrix: pd.DataFrame) -> Markup:
+    """The head-to-head matrix coloured red (loses) to green (wins), as percentages."""
+    if matrix.empty:
+        return _table_html(pd.DataFrame())
+    styler = (
+        matrix.style.background_gradient(cmap="RdYlGn", vmin=0.0, vmax=1.0, axis=None)
+        .format(percent, na_rep=MISSING)
+        .set_table_attributes('class="heatmap"')
+    )
+    styler = styler.highlight_null(color="#f1f4f7").set_uuid("h2h")
+    return Markup(styler.to_html())
+
+
+def render_html(report: Report) -> str:
+    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    template = environment.from_string(_TEMPLATE)
+    rendered = []
+    for section in sections(report):
+        html = (
+            heatmap_html(report.head_to_head)
+            if section.key == "head_to_head"
+            else _table_html(section.table)
+        )
+        rendered.append(
+            {"key": section.key, "title": section.title, "note": section.note, "html": html}
+        )
+    order = list(report.leaderboard["bot"])
+    return template.render(
+        title=TITLE,
+        overview=overview_lines(report),
+        incomplete=not report.summary["complete"],
+        sections=rendered,
+        plot=Markup(rating_history_svg(report.ratings.history, order)),
+    )

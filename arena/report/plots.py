@@ -1,0 +1,40 @@
+"""Figures for the HTML report, as inline SVG text (no files, no network).
+
+Uses ``matplotlib.figure.Figure`` directly (no pyplot): no global figure state and no GUI
+backend, so it is safe inside the tournament runner. Output is byte-stable: fixed SVG id
+salt and no date metadata.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+
+import matplotlib
+import pandas as pd
+from matplotlib.figure import Figure
+
+
+def rating_history_svg(history: pd.DataFrame, order: Sequence[str]) -> str:
+    """Conservative rating (mu - 3 sigma) of each bot after each game, schedule order."""
+    fig = Figure(figsize=(9, 4.5), layout="constrained")
+    ax = fig.add_subplot()
+    for bot in order:
+        ax.plot(history["game"], history[bot], label=bot, linewidth=1.4)
+    ax.set_xlabel("games rated (schedule order)")
+    ax.set_ylabel("rating μ − 3σ")
+    ax.grid(alpha=0.3)
+    if len(order) and len(history):
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    return _svg(fig)
+
+
+def _svg(fig: Figure) -> str:
+    """The figure as an inline ``<svg>`` element (XML prolog and DOCTYPE removed)."""
+    buffer = io.StringIO()
+    # Text as <text> (smaller, searchable); a fixed salt makes element ids reproducible.
+    with matplotlib.rc_context({"svg.hashsalt": "azul-arena", "svg.fonttype": "none"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    text = buffer.getvalue()
+    return re.sub(r"^.*?(?=<svg)", "", text, count=1, flags=re.DOTALL)

@@ -1,0 +1,121 @@
+"""The report's sections in order: title, a short explanation, the display table.
+
+Shared by the Markdown and HTML renderers so both say the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from arena.report.build import Report
+from arena.report.format import (
+    NOT_SEPARABLE,
+    leaderboard_display,
+    matrix_display,
+    pairs_display,
+    seat_display,
+    split_display,
+)
+from arena.report.terminal import progress_text
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str  # also the CSV file name of the raw table
+    title: str
+    note: str
+    table: pd.DataFrame
+
+
+def status_line(report: Report) -> str:
+    """``"120/120 games finished (complete)"`` or ``"37/120 ... (incomplete)"``."""
+    s = report.summary
+    state = "complete" if s["complete"] else "incomplete: still running or interrupted"
+    return f"{progress_text(s['finished'], s['scheduled'])} ({state})"
+
+
+def overview_lines(report: Report) -> list[str]:
+    s = report.summary
+    lines = [status_line(report), f"{s['bots']} bots"]
+    if s["games_by_players"]:
+        lines.append(
+            "games by player count: "
+            + ", ".join(f"{n}p {c}" for n, c in s["games_by_players"].items())
+        )
+        lines.append(
+            "games by variant: " + ", ".join(f"{v} {c}" for v, c in s["games_by_variant"].items())
+        )
+        lines.append("end reasons: " + ", ".join(f"{r} {c}" for r, c in s["end_reasons"].items()))
+    if s["faults"]:
+        lines.append(f"faults recorded: {s['faults']}")
+    return lines
+
+
+def method_note(report: Report) -> str:
+    ts = report.summary["trueskill"]
+    boot = report.summary["bootstrap"]
+    if boot["resamples"]:
+        interval = (
+            f"Rank 95% is the {boot['percentiles'][0]}th–{boot['percentiles'][1]}th "
+            f"percentile of the bot's rank over {boot['resamples']} bootstrap resamples of "
+            f"the finished games (drawn with replacement, re-rated in schedule order, seed "
+            f"{boot['seed']}); {NOT_SEPARABLE} marks a bot whose interval overlaps a "
+            "neighbour's, i.e. their order is not established."
+        )
+    else:
+        interval = "No bootstrap was run, so there are no rank intervals."
+    return (
+        f"TrueSkill (mu {ts['mu']:g}, sigma {ts['sigma']:.3f}, beta {ts['beta']:.3f}, "
+        f"tau {ts['tau']:.4f}, draw probability {ts['draw_probability']:g}), free-for-all "
+        "(each seat a team of one, shared places as ties), over the finished games in "
+        "schedule order. Sorted by the conservative rating μ − 3σ. " + interval
+    )
+
+
+def sections(report: Report) -> list[Section]:
+    return [
+        Section(
+            "leaderboard",
+            "Leaderboard",
+            method_note(report)
+            + " A win is a first place (shared first places count for each bot). Margin = "
+            "winner's score minus the bot's, averaged over games. Fault columns count every "
+            "fault, forgiven strikes included. Think ms: decision-weighted mean; p95 is the "
+            "decision-weighted mean of the per-game 95th percentiles (approximate).",
+            leaderboard_display(report.leaderboard),
+        ),
+        Section(
+            "head_to_head",
+            "Head-to-head",
+            "How often the row bot finished ahead of the column bot (strictly better rank) "
+            "in the games they shared; ties count as half. Empty: they never met.",
+            matrix_display(report.head_to_head),
+        ),
+        Section(
+            "head_to_head_pairs",
+            "Head-to-head counts",
+            "Games shared, finished ahead, behind and tied, per ordered pair.",
+            pairs_display(report.head_to_head_pairs),
+        ),
+        Section(
+            "seat_advantage",
+            "Seat advantage",
+            "Win rate by seat for each player count (seat 0 starts round 1). With fair "
+            "seats each would be close to the fair share 1/players.",
+            seat_display(report.seat_advantage),
+        ),
+        Section(
+            "by_variant",
+            "By variant",
+            "Per wall variant.",
+            split_display(report.by_variant, "variant", "Variant"),
+        ),
+        Section(
+            "by_players",
+            "By player count",
+            "Per number of players.",
+            split_display(report.by_players, "n_players", "Players"),
+        ),
+    ]

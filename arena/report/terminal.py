@@ -1,0 +1,47 @@
+"""The leaderboard as a rich table, for ``arena report``, the tournament runner's final
+summary and the demo."""
+
+from __future__ import annotations
+
+import pandas as pd
+from rich.table import Table
+
+from arena.report.format import NOT_SEPARABLE, leaderboard_display
+
+_RIGHT = {"#", "Rating", "μ", "σ", "Rank 95%", "Games", "Wins", "Win %", "Score", "Margin"}
+
+
+def progress_text(finished: int, scheduled: int) -> str:
+    """``"37/120 games finished"`` (the tournament is still running or was cut short)."""
+    return f"{finished}/{scheduled} games finished"
+
+
+def leaderboard_table(
+    leaderboard: pd.DataFrame,
+    *,
+    finished: int | None = None,
+    scheduled: int | None = None,
+    title: str = "Leaderboard",
+) -> Table:
+    """``leaderboard``: ``Report.leaderboard`` (or any frame with its columns).
+
+    With ``finished < scheduled`` the title says how many games are in.
+    """
+    shown = leaderboard_display(leaderboard, compact=True)
+    if finished is not None and scheduled is not None and finished < scheduled:
+        title = f"{title} ({progress_text(finished, scheduled)})"
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for header in shown.columns:
+        table.add_column(
+            str(header),
+            justify="right" if header in _RIGHT or "ms" in str(header) else "left",
+            no_wrap=header != "Faults",
+        )
+    for row in shown.itertuples(index=False):
+        table.add_row(*(str(v) for v in row))
+    if leaderboard["separable"].eq(False).any():
+        table.caption = (
+            f"{NOT_SEPARABLE} rank interval overlaps a neighbour's: that order is not established"
+        )
+        table.caption_justify = "left"
+    return table
