@@ -21,7 +21,9 @@ from arena.sandbox import Level
 from arena.tournament.store import FaultRow, GameResult, ScheduledGame, SeatRow
 
 MAX_BOTS = 64
-"""Slots (per-bot uids) are worker * MAX_BOTS + bot index, so they never collide."""
+MAX_SLOT = 1000
+"""Slots (per-bot uids) are worker * MAX_BOTS + bot index, modulo the sandbox's slot
+range; the sandbox itself gives a different uid when a slot's uid is still in use."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ class WorkerState:
         if bot is None or bot.persistent != job.persistent:
             if bot is not None:
                 bot.close()
-            slot = self.worker_id * MAX_BOTS + job.bot_index[seat]
+            slot = (self.worker_id * MAX_BOTS + job.bot_index[seat]) % MAX_SLOT
             bot = BotSeat(
                 spec,
                 time_control=job.time_control,
