@@ -122,6 +122,10 @@ class BotSeat:
         self.handshake_ms: float | None = None
         self._proc: BotProcess | None = None
         self._chan: Channel | None = None
+        self._busy_s = 0.0
+        """Think time of the current process: a proxy for the CPU it used (its CPU
+        quota is at most one core), so a persistent process is recycled before it
+        reaches its CPU-seconds rlimit."""
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -149,6 +153,7 @@ class BotSeat:
         except (OSError, SandboxError) as exc:
             return Fault("init", f"could not start {self.spec.manifest.command!r}: {exc}")
         self.spawn_ms = (time.monotonic() - t0) * 1000
+        self._busy_s = 0.0
         assert proc.stdin is not None and proc.stdout is not None
         self._proc = proc
         self._chan = Channel(proc.stdin.fileno(), proc.stdout.fileno(), self.max_line)
@@ -217,6 +222,9 @@ class BotSeat:
     # ---------------------------------------------------------------- one game
 
     def begin(self, start: GameStart) -> Fault | None:
+        budget = self.sandbox.limits.cpu_seconds
+        if budget is not None and self._busy_s > budget / 2:
+            self.close()  # a fresh process with a fresh CPU budget
         fault = self.start()
         if fault is not None:
             return fault
@@ -260,6 +268,7 @@ class BotSeat:
                     "malformed", f"a line longer than {self.max_line} bytes", line.partial
                 )
             think_ms = (time.monotonic() - start) * 1000
+            self._busy_s += think_ms / 1000
             result = self._parse_reply(line, req_id, options)
             if result is None:
                 continue  # a late answer to an earlier request: ignore it

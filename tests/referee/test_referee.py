@@ -206,3 +206,20 @@ def test_loosely_typed_replies_are_malformed(reply: str) -> None:
     fault = bot._parse_reply(reply.replace("ID", "5").encode(), 5, options)
     assert not isinstance(fault, int) and fault is not None
     assert fault.kind == "malformed", fault.message
+
+
+def test_persistent_process_is_recycled_before_its_cpu_budget(
+    scripted_bot: Callable[..., BotSpec],
+) -> None:
+    from arena.sandbox import Limits
+
+    with seats_for(scripted_bot("good"), None) as seats:
+        bot = seats[0]
+        assert isinstance(bot, BotSeat)
+        bot.sandbox.limits = Limits(cpu_seconds=2)
+        play_game(seats, settings(), "g1")
+        first = bot._proc.pid if bot._proc else None
+        bot._busy_s = 1.5  # as if it had thought for 1.5 s of its 2 s budget
+        play_game(seats, settings(), "g2")
+        assert bot._proc is not None and bot._proc.pid != first
+        assert bot._busy_s < 1.0
