@@ -59,6 +59,8 @@ def replay(
     except ValueError as exc:
         diverge(None, "deals", str(exc), "", "")
         raise AssertionError from exc  # unreachable: diverge raises
+    if not record.rounds:
+        diverge(None, "rounds", "the record has no rounds", "at least one", 0)
     if len(record.players) != record.n_players:
         diverge(None, "header", "number of player names", record.n_players, len(record.players))
     try:
