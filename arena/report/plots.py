@@ -30,11 +30,19 @@ def rating_history_svg(history: pd.DataFrame, order: Sequence[str]) -> str:
     return _svg(fig)
 
 
+_NO_METADATA: dict[str, str | None] = {"Creator": None, "Date": None, "Format": None, "Type": None}
+
+
 def _svg(fig: Figure) -> str:
-    """The figure as an inline ``<svg>`` element (XML prolog and DOCTYPE removed)."""
+    """The figure as an inline ``<svg>`` element for an HTML page.
+
+    The XML prolog, DOCTYPE, RDF metadata and namespace declarations go: an HTML parser
+    puts inline ``<svg>`` (and ``xlink:href``) in the right namespaces itself, and the page
+    then contains no URL at all.
+    """
     buffer = io.StringIO()
     # Text as <text> (smaller, searchable); a fixed salt makes element ids reproducible.
     with matplotlib.rc_context({"svg.hashsalt": "azul-arena", "svg.fonttype": "none"}):
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
-    text = buffer.getvalue()
-    return re.sub(r"^.*?(?=<svg)", "", text, count=1, flags=re.DOTALL)
+        fig.savefig(buffer, format="svg", metadata=_NO_METADATA)
+    text = re.sub(r"^.*?(?=<svg)", "", buffer.getvalue(), count=1, flags=re.DOTALL)
+    return re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", text)

@@ -1,0 +1,81 @@
+"""Loading a store: only finished games, schedule joined, optional config, clear errors."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from arena.report import load_results
+from arena.tournament.store import STORE_NAME, Store, StoreError
+
+from .conftest import hand_games
+from .helpers import game, make_store, result
+
+
+def test_finished_games_joined_with_schedule(hand_outdir: Path) -> None:
+    results = load_results(hand_outdir)
+    assert (results.scheduled, results.finished, results.complete) == (6, 5, False)
+    assert list(results.games["game_index"]) == [0, 1, 2, 3, 4]  # schedule order
+    g1 = results.games.set_index("game_index").loc[1]
+    assert (g1["n_players"], g1["variant"], g1["rotation"], g1["end_reason"]) == (
+        2,
+        "coloured",
+        1,
+        "normal",
+    )
+    assert g1["bots"] == ("beta", "alpha")
+    assert len(results.seats) == 2 + 2 + 2 + 3 + 3
+    assert set(results.seats.columns) >= {"n_players", "variant", "rank", "score", "bot"}
+    assert 5 not in set(results.seats["game_index"])
+    assert list(results.faults["kind"]) == ["illegal", "malformed", "timeout"]
+    assert results.bots == ["alpha", "beta", "gamma"]
+    assert results.config is None
+
+
+def test_config_is_read_when_present(tmp_path: Path) -> None:
+    outdir = make_store(tmp_path, hand_games()[:1], config={"name": "demo", "games": 1})
+    results = load_results(outdir)
+    assert results.config == {"name": "demo", "games": 1}
+    assert results.complete
+
+
+def test_missing_folder_or_store_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no such folder"):
+        load_results(tmp_path / "absent")
+    with pytest.raises(StoreError, match="no tournament store here"):
+        load_results(tmp_path)
+
+
+def test_garbage_store_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / STORE_NAME).write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="not a usable tournament store"):
+        load_results(tmp_path)
+
+
+def test_empty_sqlite_file_is_a_clear_error(tmp_path: Path) -> None:
+    sqlite3.connect(tmp_path / STORE_NAME).close()
+    with pytest.raises(StoreError, match="not a usable tournament store"):
+        load_results(tmp_path)
+
+
+def test_reads_while_the_tournament_writes(tmp_path: Path) -> None:
+    games = [game(i, ("a", 10 + i, 1), ("b", i, 2)) for i in range(4)]
+    outdir = make_store(
+        tmp_path,
+        [*games[:2], *(g.__class__(**{**g.__dict__, "finished": False}) for g in games[2:])],
+    )
+    with Store(outdir / STORE_NAME) as writer:  # the runner keeps its connection open
+        assert load_results(outdir).finished == 2
+        writer.add_result(result(games[3]))
+        later = load_results(outdir)
+        assert later.finished == 3
+        assert list(later.games["game_index"]) == [0, 1, 3]
+
+
+def test_loading_never_writes(hand_outdir: Path) -> None:
+    path = hand_outdir / STORE_NAME
+    before = path.read_bytes()
+    load_results(hand_outdir)
+    assert path.read_bytes() == before
