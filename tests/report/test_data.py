@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -62,10 +63,8 @@ def test_empty_sqlite_file_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_reads_while_the_tournament_writes(tmp_path: Path) -> None:
     games = [game(i, ("a", 10 + i, 1), ("b", i, 2)) for i in range(4)]
-    outdir = make_store(
-        tmp_path,
-        [*games[:2], *(g.__class__(**{**g.__dict__, "finished": False}) for g in games[2:])],
-    )
+    unfinished = [replace(g, finished=False) for g in games[2:]]
+    outdir = make_store(tmp_path, [*games[:2], *unfinished])
     with Store(outdir / STORE_NAME) as writer:  # the runner keeps its connection open
         assert load_results(outdir).finished == 2
         writer.add_result(result(games[3]))
