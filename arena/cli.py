@@ -16,8 +16,15 @@ if TYPE_CHECKING:
     from arena.referee import BotSpec, FaultPolicy, SandboxSettings, TimeControl
     from arena.tournament import TournamentConfig
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+def _console(stderr: bool = False) -> Console:
+    """Tables stay readable when output goes to a file or CI log (rich assumes 80 columns)."""
+    probe = Console(stderr=stderr)
+    width = None if probe.is_terminal else 160
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+
+
+console = _console()
+err_console = _console(stderr=True)
 
 
 class UserError(Exception):
