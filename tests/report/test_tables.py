@@ -50,7 +50,7 @@ def test_faults_by_kind(report: Report) -> None:
     assert lb.loc["beta", "faults_illegal"] == 1  # forgiven, still counted
     assert lb.loc["beta", "faults_malformed"] == 1
     assert lb.loc["beta", "faults_timeout"] == 1
-    assert lb.loc["beta", ["faults_crash", "faults_init"]].tolist() == [0, 0]
+    assert list(lb.loc["beta", ["faults_crash", "faults_init"]]) == [0, 0]
     fault_columns = [c for c in lb.columns if str(c).startswith("faults_")]
     assert lb.loc[["alpha", "gamma"], fault_columns].to_numpy().sum() == 0
     assert report.summary["faults"] == 3
