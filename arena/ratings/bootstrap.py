@@ -39,7 +39,9 @@ from arena.ratings.model import (
     schedule_ordered,
 )
 
-DEFAULT_RESAMPLES = 200
+# 200 resamples of ~600 mixed 2/4-player games took ~36-42 s in one process (2-CPU box),
+# so the default is 100: ~9-10 s on two idle CPUs. Pass more for final reports.
+DEFAULT_RESAMPLES = 100
 DEFAULT_SEED = 20240607
 # Below this many game ratings (games x resamples, ~1-2 s of work) starting processes
 # costs more than it saves.

@@ -40,7 +40,8 @@ def report_command(
     """Print the leaderboard; with ``write``, write ``OUTDIR/report/``. Returns the exit
     status: 0, 1 if the files cannot be written, 2 for a missing or unusable store."""
     try:
-        report = make_report(outdir, bootstrap=bootstrap)
+        with console.status(f"Rating ({bootstrap} bootstrap resamples)..."):
+            report = make_report(outdir, bootstrap=bootstrap)
     except StoreError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return EXIT_BAD_STORE

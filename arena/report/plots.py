@@ -20,8 +20,10 @@ def rating_history_svg(history: pd.DataFrame, order: Sequence[str]) -> str:
     """Conservative rating (mu - 3 sigma) of each bot after each game, schedule order."""
     fig = Figure(figsize=(9, 4.5), layout="constrained")
     ax = fig.add_subplot()
-    for bot in order:
-        ax.plot(history["game"], history[bot], label=bot, linewidth=1.4)
+    # Beyond 10 bots the default colour cycle repeats; tab20 keeps 20 apart.
+    colours = matplotlib.colormaps["tab20" if len(order) > 10 else "tab10"]
+    for i, bot in enumerate(order):
+        ax.plot(history["game"], history[bot], label=bot, linewidth=1.4, color=colours(i % 20))
     ax.set_xlabel("games rated (schedule order)")
     ax.set_ylabel("rating μ − 3σ")
     ax.grid(alpha=0.3)
