@@ -72,8 +72,8 @@ def display(frame: pd.DataFrame, columns: Mapping[str, tuple[str, Formatter]]) -
 
 
 def leaderboard_display(leaderboard: pd.DataFrame, *, compact: bool = False) -> pd.DataFrame:
-    """The leaderboard for people. ``compact`` (terminal): faults in one column, fewer
-    rating details."""
+    """The leaderboard for people. ``compact`` (terminal): faults in one column; μ, σ,
+    forfeits and p95 left to the files."""
     lb = leaderboard.copy()
     lb["interval"] = [
         rank_interval(low, high) + ("" if _missing(sep) or bool(sep) else f" {NOT_SEPARABLE}")
@@ -84,11 +84,17 @@ def leaderboard_display(leaderboard: pd.DataFrame, *, compact: bool = False) -> 
         "rank": ("#", integer),
         "bot": ("Bot", text),
         "rating": ("Rating", number(1)),
-        "mu": ("μ", number(1)),
-        "sigma": ("σ", number(2)),
+    }
+    if not compact:
+        columns["mu"] = ("μ", number(1))
+        columns["sigma"] = ("σ", number(2))
+    columns |= {
         "interval": ("Rank 95%", text),
         "games": ("Games", integer),
-        "wins": ("Wins", integer),
+    }
+    if not compact:
+        columns["wins"] = ("Wins", integer)
+    columns |= {
         "win_rate": ("Win %", percent),
         "mean_score": ("Score", number(1)),
         "mean_margin": ("Margin", number(1)),
@@ -102,7 +108,8 @@ def leaderboard_display(leaderboard: pd.DataFrame, *, compact: bool = False) -> 
                 kind = str(column).removeprefix("faults_")
                 columns[column] = (kind.capitalize() if kind in FAULT_KINDS else kind, integer)
     columns["think_mean_ms"] = ("Think ms", number(1))
-    columns["think_p95_ms"] = ("p95 ms", number(1))
+    if not compact:
+        columns["think_p95_ms"] = ("p95 ms", number(1))
     return display(lb, columns)
 
 

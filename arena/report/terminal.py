@@ -4,11 +4,12 @@ summary and the demo."""
 from __future__ import annotations
 
 import pandas as pd
+from rich import box
 from rich.table import Table
 
 from arena.report.format import NOT_SEPARABLE, leaderboard_display
 
-_RIGHT = {"#", "Rating", "μ", "σ", "Rank 95%", "Games", "Wins", "Win %", "Score", "Margin"}
+_RIGHT = {"#", "Rating", "Rank 95%", "Games", "Wins", "Win %", "Score", "Margin"}
 
 
 def progress_text(finished: int, scheduled: int) -> str:
@@ -30,18 +31,25 @@ def leaderboard_table(
     shown = leaderboard_display(leaderboard, compact=True)
     if finished is not None and scheduled is not None and finished < scheduled:
         title = f"{title} ({progress_text(finished, scheduled)})"
-    table = Table(title=title, title_justify="left", header_style="bold")
+    table = Table(
+        title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False
+    )
     for header in shown.columns:
+        faults = header == "Faults"
         table.add_column(
             str(header),
             justify="right" if header in _RIGHT or "ms" in str(header) else "left",
-            no_wrap=header != "Faults",
+            no_wrap=not faults,
+            min_width=7 if faults else None,
+            overflow="fold" if faults else "ellipsis",
         )
     for row in shown.itertuples(index=False):
         table.add_row(*(str(v) for v in row))
+    notes = ["Rating = μ − 3σ (TrueSkill); Rank 95% = bootstrap rank interval"]
     if leaderboard["separable"].eq(False).any():
-        table.caption = (
-            f"{NOT_SEPARABLE} rank interval overlaps a neighbour's: that order is not established"
+        notes.append(
+            f"{NOT_SEPARABLE} interval overlaps a neighbour's: that order is not established"
         )
-        table.caption_justify = "left"
+    table.caption = "\n".join(notes)
+    table.caption_justify = "left"
     return table
