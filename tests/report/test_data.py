@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from arena.report import load_results
-from arena.tournament.store import STORE_NAME, Store, StoreError
+from arena.tournament.store import STORE_NAME, FaultRow, Store, StoreError
 
 from .conftest import hand_games
 from .helpers import game, make_store, result
@@ -78,3 +79,36 @@ def test_loading_never_writes(hand_outdir: Path) -> None:
     before = path.read_bytes()
     load_results(hand_outdir)
     assert path.read_bytes() == before
+
+
+def test_snapshot_is_consistent_under_concurrent_writes(tmp_path: Path) -> None:
+    """Games, seats and faults are read in one transaction: every snapshot taken while a
+    writer adds games has exactly the seats (and faults) of the games it contains."""
+    games = [
+        game(
+            i,
+            ("a", 30, 1),
+            ("b", 20, 2),
+            ("c", 10, 3),
+            faults=(FaultRow(2, "c", "timeout", 1, "slow", False),),
+        )
+        for i in range(80)
+    ]
+    outdir = make_store(tmp_path, [replace(g, finished=False) for g in games])
+
+    def write() -> None:
+        with Store(outdir / STORE_NAME) as writer:
+            for g in games:
+                writer.add_result(result(g))
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    snapshots = 0
+    while thread.is_alive() or snapshots == 0:
+        r = load_results(outdir)
+        assert len(r.seats) == 3 * r.finished
+        assert len(r.faults) == r.finished
+        assert set(r.seats["game_index"]) == set(r.games["game_index"])
+        snapshots += 1
+    thread.join()
+    assert load_results(outdir).finished == 80
