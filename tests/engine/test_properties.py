@@ -32,7 +32,7 @@ from arena.engine.tables import factory_code
 from .helpers import assert_conserved, floor_policy, play_out, random_policy, snapshot
 from .reference import RefBoard, RefGame, compare, from_position
 
-FAST = settings(max_examples=60, deadline=None)
+FAST = settings(max_examples=100, deadline=None)
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 players_st = st.sampled_from([2, 3, 4])
 variants = st.sampled_from(["coloured", "gray"])
@@ -385,7 +385,7 @@ def engine_from(spec: dict[str, Any], seed: int) -> Game:
     return game
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(position_seed=seeds, seed=seeds, move_seed=seeds, floor_bias=st.sampled_from([0.0, 0.7]))
 def test_random_positions_play_out_by_the_rules(
     position_seed: int, seed: int, move_seed: int, floor_bias: float

@@ -289,7 +289,7 @@ def tamper(record: GameRecord, kind: str, rng: random.Random) -> GameRecord | No
     return rec
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     players=players_st,
     variant=variants,

@@ -985,3 +985,14 @@ def test_no_move_after_the_game_is_over() -> None:
         with pytest.raises(IllegalMove):
             game.apply(move)
     assert snapshot(game) == before
+
+
+def test_bonuses_only_count_once_the_game_is_over() -> None:
+    game = fresh()
+    set_wall(game, 0, [(r, 0) for r in range(5)])  # a complete column, no complete row
+    game.boards[0].score = 4
+    close_round(game)
+    assert not game.is_over()
+    assert game.scores() == [4, 0]  # no bonus during the game
+    assert game.breakdowns()[0].columns == 7  # "as if the game ended now"
+    assert game.breakdowns()[0].total == 11
