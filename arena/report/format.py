@@ -71,45 +71,46 @@ def display(frame: pd.DataFrame, columns: Mapping[str, tuple[str, Formatter]]) -
     )
 
 
+# (column, header, formatter, shown in the compact terminal table)
+_LEADERBOARD: list[tuple[str, str, Formatter, bool]] = [
+    ("rank", "#", integer, True),
+    ("bot", "Bot", text, True),
+    ("rating", "Rating", number(1), True),
+    ("mu", "μ", number(1), False),
+    ("sigma", "σ", number(2), False),
+    ("interval", "Rank 95%", text, True),
+    ("games", "Games", integer, True),
+    ("wins", "Wins", integer, False),
+    ("win_rate", "Win %", percent, True),
+    ("mean_score", "Score", number(1), True),
+    ("mean_margin", "Margin", number(1), True),
+    ("faults", "Faults", text, True),  # compact only; the files get one column per kind
+    ("forfeits", "Forfeits", integer, False),
+    ("think_mean_ms", "Think ms", number(1), True),
+    ("think_p95_ms", "p95 ms", number(1), False),
+]
+
+
 def leaderboard_display(leaderboard: pd.DataFrame, *, compact: bool = False) -> pd.DataFrame:
-    """The leaderboard for people. ``compact`` (terminal): faults in one column; μ, σ,
-    forfeits and p95 left to the files."""
+    """The leaderboard for people. ``compact`` (terminal): fits ~80-100 columns, with the
+    faults in one column; μ, σ, wins, forfeits and p95 are left to the files."""
     lb = leaderboard.copy()
     lb["interval"] = [
         rank_interval(low, high) + ("" if _missing(sep) or bool(sep) else f" {NOT_SEPARABLE}")
         for low, high, sep in zip(lb["rank_low"], lb["rank_high"], lb["separable"], strict=True)
     ]
     lb["faults"] = [faults_text(row) for row in lb.to_dict("records")]
-    columns: dict[str, tuple[str, Formatter]] = {
-        "rank": ("#", integer),
-        "bot": ("Bot", text),
-        "rating": ("Rating", number(1)),
-    }
-    if not compact:
-        columns["mu"] = ("μ", number(1))
-        columns["sigma"] = ("σ", number(2))
-    columns |= {
-        "interval": ("Rank 95%", text),
-        "games": ("Games", integer),
-    }
-    if not compact:
-        columns["wins"] = ("Wins", integer)
-    columns |= {
-        "win_rate": ("Win %", percent),
-        "mean_score": ("Score", number(1)),
-        "mean_margin": ("Margin", number(1)),
-    }
-    if compact:
-        columns["faults"] = ("Faults", text)
-    else:
-        columns["forfeits"] = ("Forfeits", integer)
-        for column in lb.columns:
-            if str(column).startswith("faults_"):
-                kind = str(column).removeprefix("faults_")
-                columns[column] = (kind.capitalize() if kind in FAULT_KINDS else kind, integer)
-    columns["think_mean_ms"] = ("Think ms", number(1))
-    if not compact:
-        columns["think_p95_ms"] = ("p95 ms", number(1))
+    columns: dict[str, tuple[str, Formatter]] = {}
+    for column, header, fmt, in_compact in _LEADERBOARD:
+        if compact and in_compact:
+            columns[column] = (header, fmt)
+        elif not compact and column == "faults":
+            for kind_column in (c for c in lb.columns if str(c).startswith("faults_")):
+                kind = str(kind_column).removeprefix("faults_")
+                header = kind.capitalize() if kind in FAULT_KINDS else kind
+                columns[kind_column] = (header, integer)
+        elif not compact:
+            columns[column] = (header, fmt)
     return display(lb, columns)
 
 
