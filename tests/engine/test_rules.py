@@ -996,3 +996,20 @@ def test_bonuses_only_count_once_the_game_is_over() -> None:
     assert game.scores() == [4, 0]  # no bonus during the game
     assert game.breakdowns()[0].columns == 7  # "as if the game ended now"
     assert game.breakdowns()[0].total == 11
+
+
+def test_rejected_injected_deal_does_not_lose_tiles() -> None:
+    """RULES.md Conservation: "At every moment the 100 tiles are exactly accounted for".
+
+    Round 1 deals all 20 blue; the round-2 deal's factory 0 (4 yellow) is drawable,
+    factory 1 (4 blue) is not. The round's last move raises IllegalDeal; the game
+    must not be left with tiles that are nowhere (factory 0's yellow drawn from the
+    bag but never put on the table).
+    """
+    d1 = [one(B, 4)] * 5
+    d2 = [one(Y, 4), one(B, 4), one(Y, 4), one(Y, 4), one(Y, 4)]
+    game = Game.new(players=2, seed=0, deals=[d1, d2])
+    with pytest.raises(IllegalDeal):
+        play_round(game, floor_policy)
+    assert sum(game.tile_counts().values()) == 100, game.tile_counts()
+    assert_conserved(game)
