@@ -570,20 +570,20 @@ class Game:
     # ------------------------------------------------------------------ dealing
 
     def _start_round(self) -> None:
-        self.round += 1
-        self._first_player = self._next_first
-        self.current_player = self._next_first
-        self.marker_in_centre = True
-        self.decision = Decision.DRAFT
         n_factories = len(self.factories)
         if self._deals is None:
             deal = self._draw(n_factories)
         else:
             if self._deal_pos >= len(self._deals):
-                raise IllegalDeal(f"no deal given for round {self.round}")
+                raise IllegalDeal(f"no deal given for round {self.round + 1}")
             deal = [list(f) for f in self._deals[self._deal_pos]]
+            self._take_deal(deal, n_factories)  # checks first: nothing moves if it raises
             self._deal_pos += 1
-            self._take_deal(deal, n_factories)
+        self.round += 1
+        self._first_player = self._next_first
+        self.current_player = self._next_first
+        self.marker_in_centre = True
+        self.decision = Decision.DRAFT
         self.factories = [factory_code(counts) for counts in deal]
         self._table_tiles = sum(sum(counts) for counts in deal)
         self.rounds.append(RoundLog(self.round, self._first_player, deal))
@@ -616,25 +616,27 @@ class Game:
     def _take_deal(self, deal: Deal, n_factories: int) -> None:
         """Remove an injected deal from the bag/lid, checking it was drawable."""
         if len(deal) != n_factories:
-            raise IllegalDeal(f"round {self.round}: {len(deal)} factories dealt, not {n_factories}")
-        bag, lid = self.bag, self.lid
+            raise IllegalDeal(
+                f"round {self.round + 1}: {len(deal)} factories dealt, not {n_factories}"
+            )
+        bag, lid = self.bag[:], self.lid[:]
         exhausted = False
         for i, counts in enumerate(deal):
             if len(counts) != N_COLOURS or any(not 0 <= k <= 4 for k in counts):
-                raise IllegalDeal(f"round {self.round}: factory {i} is malformed: {counts}")
+                raise IllegalDeal(f"round {self.round + 1}: factory {i} is malformed: {counts}")
             need = sum(counts)
             if need and exhausted:
                 raise IllegalDeal(
-                    f"round {self.round}: factory {i} dealt after bag and lid ran out"
+                    f"round {self.round + 1}: factory {i} dealt after bag and lid ran out"
                 )
             if need > TILES_PER_FACTORY:
-                raise IllegalDeal(f"round {self.round}: factory {i} holds {need} tiles")
+                raise IllegalDeal(f"round {self.round + 1}: factory {i} holds {need} tiles")
             rest = list(counts)
             if sum(bag) < need:
                 # The whole bag goes in first, then the lid is poured in.
                 if any(bag[k] > rest[k] for k in range(N_COLOURS)):
                     raise IllegalDeal(
-                        f"round {self.round}: factory {i} {counts} skips tiles still in the "
+                        f"round {self.round + 1}: factory {i} {counts} skips tiles still in the "
                         f"bag {bag} (the bag is emptied before the lid is poured in)"
                     )
                 rest = [rest[k] - bag[k] for k in range(N_COLOURS)]
@@ -642,17 +644,19 @@ class Game:
                 lid[:] = [0] * N_COLOURS
             if any(rest[k] > bag[k] for k in range(N_COLOURS)):
                 raise IllegalDeal(
-                    f"round {self.round}: factory {i} {counts} is not drawable from bag {bag}"
+                    f"round {self.round + 1}: factory {i} {counts} is not drawable from bag {bag}"
                 )
             for k in range(N_COLOURS):
                 bag[k] -= rest[k]
             if need < TILES_PER_FACTORY:
                 if any(bag) or any(lid):
                     raise IllegalDeal(
-                        f"round {self.round}: factory {i} holds {need} tiles while "
+                        f"round {self.round + 1}: factory {i} holds {need} tiles while "
                         "tiles remain to draw"
                     )
                 exhausted = True
+        self.bag[:] = bag
+        self.lid[:] = lid
 
     # ------------------------------------------------------------------ copies & views
 

@@ -14,6 +14,7 @@ Place(column=2)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -109,22 +110,20 @@ def move_text(move: AnyMove) -> str:
     return str(move)
 
 
+_MOVE_RE = re.compile(r"(C|[0-8]):([BYRKW])>([0-4]|F)")
+
+
 def parse_move(text: str) -> AnyMove:
-    """Parse compact move notation; raises ValueError on anything else."""
-    if text.startswith("col") and len(text) == 4 and text[3] in "01234":
+    """Parse compact move notation exactly; raises ValueError on anything else."""
+    if len(text) == 4 and text.startswith("col") and text[3] in "01234":
         return PLACES[int(text[3])]
-    try:
-        src, rest = text.split(":")
-        letter, dest = rest.split(">")
-        source = CENTRE if src == "C" else int(src)
-        colour = LETTERS.index(letter)
-        line = FLOOR if dest == "F" else int(dest)
-    except ValueError:
-        raise ValueError(f"not a move: {text!r}") from None
-    move = MOVE_OF.get((source, colour, line))
-    if move is None or len(letter) != 1:
+    match = _MOVE_RE.fullmatch(text)
+    if match is None:
         raise ValueError(f"not a move: {text!r}")
-    return move
+    src, letter, dest = match.groups()
+    source = CENTRE if src == "C" else int(src)
+    line = FLOOR if dest == "F" else int(dest)
+    return MOVE_OF[(source, LETTERS.index(letter), line)]
 
 
 def deal_text(deal: Deal) -> list[str]:
