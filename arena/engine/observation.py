@@ -54,6 +54,12 @@ class Observation(_View):
     )
     current_player: int = Field(ge=0, le=3, description="Seat to decide now.")
     first_player: int = Field(ge=0, le=3, description="Seat that started this round.")
+    next_first_player: int = Field(
+        ge=0,
+        le=3,
+        description="Seat that starts the next round: the marker's holder, or this round's "
+        "first player while the marker is still in the centre.",
+    )
     pending_line: int | None = Field(
         description="For decision 'place': the full pattern line whose tile needs a column."
     )
@@ -102,6 +108,7 @@ def observation_dict(game: Game) -> dict[str, Any]:
         "decision": game.decision.value,
         "current_player": game.current_player,
         "first_player": game.first_player,
+        "next_first_player": game.next_first_player,
         "pending_line": game.pending_line,
         "factories": [list(CODE_COUNTS[code]) for code in game.factories],
         "centre": list(game.centre),
