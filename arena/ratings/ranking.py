@@ -55,6 +55,7 @@ def compute_ratings(
     workers: int | None = None,
 ) -> Ratings:
     """Rate ``games`` in schedule order; ``bots`` lists entrants that may not have played."""
+    resamples = max(0, resamples)
     played = sorted(games, key=lambda game: game.game_index)
     everyone = sorted(set(bots) | {bot for game in played for bot in game.bots})
     final, history = rating_history(played, params, everyone)

@@ -38,9 +38,14 @@ def report_command(
     write: bool = True,
 ) -> int:
     """Print the leaderboard; with ``write``, write ``OUTDIR/report/``. Returns the exit
-    status: 0, 1 if the files cannot be written, 2 for a missing or unusable store."""
+    status: 0, 1 if the files cannot be written, 2 for a missing or unusable store.
+
+    ``bootstrap=0`` skips the rank intervals (instant; e.g. for a runner's final summary
+    with ``write=False``).
+    """
     try:
-        with console.status(f"Rating ({bootstrap} bootstrap resamples)..."):
+        doing = f"Rating ({bootstrap} bootstrap resamples)..." if bootstrap > 0 else "Rating..."
+        with console.status(doing):
             report = make_report(outdir, bootstrap=bootstrap)
     except StoreError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
@@ -57,7 +62,7 @@ def report_command(
     if not write:
         return EXIT_OK
     try:
-        files = write_report(report, Path(outdir))
+        files = write_report(report, results.outdir)
     except OSError as exc:
         console.print(f"[red]error:[/red] cannot write the report: {escape(str(exc))}")
         return EXIT_WRITE_FAILED
