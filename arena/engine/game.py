@@ -709,57 +709,59 @@ class Game:
 
         Azul hides nothing but the bag's order, so the position is exact; future deals
         come from ``seed``. The rebuilt game has no history (its record starts here).
+        Works on the plain JSON dict without pydantic (bots run on a bare Python).
         """
-        from arena.engine.observation import Observation
-
-        obs = view if isinstance(view, Observation) else Observation.model_validate(view)
+        obs: Mapping[str, Any] = view.model_dump() if hasattr(view, "model_dump") else view
         g = cls.__new__(cls)
-        g.n_players = obs.n_players
-        g.variant = Variant(obs.variant)
+        g.n_players = obs["n_players"]
+        g.variant = Variant(obs["variant"])
         g.seed = seed
-        g.round_limit = obs.round_limit
+        g.round_limit = obs["round_limit"]
         g._rng = random.Random(seed)
         g._deals = None
         g._deal_pos = 0
-        g.bag = list(obs.bag)
-        g.lid = list(obs.lid)
-        g.factories = [factory_code(counts) for counts in obs.factories]
-        g.centre = list(obs.centre)
-        g.marker_in_centre = obs.marker_in_centre
-        g.round = obs.round
-        g.end_reason = EndReason(obs.end_reason) if obs.end_reason else None
-        g._first_player = obs.first_player
-        g._next_first = obs.next_first_player
-        g.current_player = obs.current_player
-        g.decision = Decision(obs.decision)
-        g._table_tiles = sum(map(sum, obs.factories)) + sum(obs.centre)
+        g.bag = list(obs["bag"])
+        g.lid = list(obs["lid"])
+        g.factories = [factory_code(counts) for counts in obs["factories"]]
+        g.centre = list(obs["centre"])
+        g.marker_in_centre = obs["marker_in_centre"]
+        g.round = obs["round"]
+        g.end_reason = EndReason(obs["end_reason"]) if obs.get("end_reason") else None
+        g._first_player = obs["first_player"]
+        g._next_first = obs.get("next_first_player", obs["first_player"])
+        g.current_player = obs["current_player"]
+        g.decision = Decision(obs["decision"])
+        g._table_tiles = sum(map(sum, obs["factories"])) + sum(obs["centre"])
         g.boards = []
-        for view_of in obs.players:
+        for view_of in obs["players"]:
             board = Board()
-            for line, pattern in enumerate(view_of.lines):
-                board.line_count[line] = pattern.count
-                board.line_colour[line] = pattern.colour if pattern.colour is not None else -1
-            for row, cells in enumerate(view_of.wall):
+            for line, pattern in enumerate(view_of["lines"]):
+                board.line_count[line] = pattern["count"]
+                colour = pattern["colour"]
+                board.line_colour[line] = colour if colour is not None and pattern["count"] else -1
+            for row, cells in enumerate(view_of["wall"]):
                 for col, colour in enumerate(cells):
                     if colour is not None:
                         board.place(row, col, colour)
-            board.floor = list(view_of.floor)
-            board.score = view_of.score
+            board.floor = list(view_of["floor"])
+            board.score = view_of["score"]
             board.refresh_accept()
             g.boards.append(board)
-        g.rounds = [RoundLog(obs.round, obs.first_player, [list(f) for f in obs.factories])]
-        g._tiling_player = obs.current_player
-        g._tiling_line = obs.pending_line or 0
+        deal = [list(f) for f in obs["factories"]]
+        g.rounds = [RoundLog(obs["round"], obs["first_player"], deal)]
+        pending = obs.get("pending_line")
+        g._tiling_player = g.current_player
+        g._tiling_line = pending or 0
         g._place_options = []
-        if g.decision is Decision.PLACE and obs.pending_line is not None:
-            board = g.boards[obs.current_player]
-            colour = board.line_colour[obs.pending_line]
-            g._place_options = [PLACES[c] for c in board.gray_columns(obs.pending_line, colour)]
+        if g.decision is Decision.PLACE and pending is not None:
+            board = g.boards[g.current_player]
+            colour = board.line_colour[pending]
+            g._place_options = [PLACES[c] for c in board.gray_columns(pending, colour)]
         return g
 
     def observation_dict(self) -> dict[str, Any]:
         """The public view as plain JSON-ready data (fast path of :meth:`observation`)."""
-        from arena.engine.observation import observation_dict
+        from arena.engine.view import observation_dict
 
         return observation_dict(self)
 

@@ -1,21 +1,21 @@
-"""The public view of a position: what every bot receives, and what humans inspect.
+"""The public view of a position as typed models: what every bot receives.
 
 Azul has no hidden information except the order of the bag, so the view is
-the whole position. :func:`observation_dict` builds it as plain data on the
-referee's hot path; :class:`Observation` is the typed model that defines (and
-generates the JSON Schema of) the same data.
+the whole position. :func:`arena.engine.view.observation_dict` builds it as plain
+data on the referee's hot path; :class:`Observation` is the typed model that
+defines (and generates the JSON Schema of) the same data.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.engine.tables import CODE_COUNTS, COLOURS
+from arena.engine.tables import COLOURS
+from arena.engine.view import observation_dict
 
-if TYPE_CHECKING:
-    from arena.engine.game import Game
+__all__ = ["Observation", "PatternLine", "PlayerView", "observation_dict"]
 
 
 class _View(BaseModel):
@@ -75,47 +75,3 @@ class Observation(_View):
     colours: list[str] = Field(
         default=list(COLOURS), description="Colour names by index, for convenience."
     )
-
-
-def observation_dict(game: Game) -> dict[str, Any]:
-    """Build the :class:`Observation` data as plain dicts and lists (no validation)."""
-    players = []
-    for seat, board in enumerate(game.boards):
-        wall = board.wall
-        players.append(
-            {
-                "seat": seat,
-                "score": board.score,
-                "lines": [
-                    {
-                        "colour": board.line_colour[i] if board.line_count[i] else None,
-                        "count": board.line_count[i],
-                    }
-                    for i in range(5)
-                ],
-                "wall": [
-                    [None if wall[r * 5 + c] < 0 else wall[r * 5 + c] for c in range(5)]
-                    for r in range(5)
-                ],
-                "floor": list(board.floor),
-            }
-        )
-    return {
-        "variant": game.variant.value,
-        "n_players": game.n_players,
-        "round": game.round,
-        "round_limit": game.round_limit,
-        "decision": game.decision.value,
-        "current_player": game.current_player,
-        "first_player": game.first_player,
-        "next_first_player": game.next_first_player,
-        "pending_line": game.pending_line,
-        "factories": [list(CODE_COUNTS[code]) for code in game.factories],
-        "centre": list(game.centre),
-        "marker_in_centre": game.marker_in_centre,
-        "bag": list(game.bag),
-        "lid": list(game.lid),
-        "players": players,
-        "end_reason": game.end_reason.value if game.end_reason else None,
-        "colours": list(COLOURS),
-    }
