@@ -387,7 +387,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return run_tournament_command(config, args)
 
 
-DEMO_SEEDS = 24
+DEMO_SEEDS = 50
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
