@@ -14,6 +14,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -233,6 +234,57 @@ def wait_for_no_leftovers(
         if not found or time.monotonic() >= deadline:
             return found
         time.sleep(0.05)
+
+
+class SandboxMonitor:
+    """Samples, while a tournament runs, how many sandboxes (pid namespaces) of one bot
+    are alive at once.  A forfeited bot's process tree is killed at the fault, so a bot
+    never has more live sandboxes than there are workers."""
+
+    def __init__(self, bot_dir: Path, before: Iterable[tuple[int, int]], period_s: float = 0.02):
+        self.token = str(bot_dir)
+        self.before = set(before)
+        self.period_s = period_s
+        self.most = 0
+        self.seen: set[int] = set()
+        """Every pid namespace of the bot seen (one per process the arena started)."""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> set[int]:
+        spaces = set()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                status = Path(f"/proc/{entry}/status").read_text()
+                uid = int(status.split("\nUid:", 1)[1].split()[0])
+                if uid not in BOT_UIDS or "\nState:\tZ" in status:
+                    continue
+                start = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[19])
+                if (int(entry), start) in self.before:
+                    continue
+                if not _mounts_mention(int(entry), [self.token]):
+                    continue
+                spaces.add(os.stat(f"/proc/{entry}/ns/pid").st_ino)
+            except (OSError, ValueError, IndexError):
+                continue
+        return spaces
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            spaces = self._sample()
+            self.seen |= spaces
+            self.most = max(self.most, len(spaces))
+            self._stop.wait(self.period_s)
+
+    def __enter__(self) -> SandboxMonitor:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def descendants(pid: int) -> set[int]:

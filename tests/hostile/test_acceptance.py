@@ -48,6 +48,7 @@ from hostile_support import (
     CliRun,
     Listeners,
     ProcInfo,
+    SandboxMonitor,
     bot_logs,
     bot_owned,
     bot_uid_keys,
@@ -76,6 +77,7 @@ from hostile_support import (
 SEEDS = int(os.environ.get("ARENA_HOSTILE_SEEDS", "1"))
 MASTER_SEED = 7
 MOVE_MS = 300
+WORKERS = 2
 INIT_MS = 2000
 LOG_CAP = 1024 * 1024
 """The arena keeps at most 1 MiB of a bot process's stderr (plus a truncation note)."""
@@ -183,6 +185,10 @@ class Played:
     files_changed: list[str]
     foreign: list[str]
     connections: list[str]
+    most_sandboxes: int
+    """The most sandboxes of the hostile bot alive at once (sampled)."""
+    sandboxes: int
+    """How many sandboxes of the hostile bot were seen in all."""
 
 
 def play(name: str, root: Path, expect: Expect) -> Played:
@@ -213,10 +219,12 @@ def play(name: str, root: Path, expect: Expect) -> Played:
             out,
             seeds=SEEDS,
             master_seed=MASTER_SEED,
+            workers=WORKERS,
             move_ms=expect.move_ms,
             init_ms=INIT_MS,
         )
-        run = run_cli(cmd, timeout_s=120)
+        with SandboxMonitor(hostile, uids_before) as monitor:
+            run = run_cli(cmd, timeout_s=120)
         left = wait_for_no_leftovers([root], uids_before)
         kill_all(left)  # recorded for the assertion; do not let them linger
         connections = listeners.connections()
@@ -229,6 +237,8 @@ def play(name: str, root: Path, expect: Expect) -> Played:
         files_changed=diff(files_before, snapshot(root, skip=[out, *build_outputs])),
         foreign=foreign_files(shared_before, shared_tmp_entries()),
         connections=connections,
+        most_sandboxes=monitor.most,
+        sandboxes=len(monitor.seen),
     )
 
 
@@ -298,6 +308,11 @@ def test_hostile_bot_in_a_tournament(
     problems += [f"file created in a shared tmp folder: {f}" for f in played.foreign]
     problems += [f"bot-owned or telltale file: {f}" for f in bot_owned(played.out)]
     problems += [f"connection to the test's listener: {c}" for c in played.connections]
+    if played.most_sandboxes > WORKERS:
+        problems.append(
+            f"{played.most_sandboxes} sandboxes of {name} alive at once with {WORKERS} "
+            "workers: a forfeited bot was not killed at its fault"
+        )
     logs = bot_logs(played.out, name) if (played.out / "logs").is_dir() else ""
     problems += [f"escape: {line}" for line in logs.splitlines() if line.startswith("ESCAPED")]
     if (played.out / "tournament.sqlite").exists() and run.returncode == 0:
