@@ -39,8 +39,10 @@ from arena.ratings.model import (
     schedule_ordered,
 )
 
-# 200 resamples of ~600 mixed 2/4-player games took ~36-42 s in one process (2-CPU box),
-# so the default is 100: ~9-10 s on two idle CPUs. Pass more for final reports.
+# Measured on a 2-CPU box, 200 resamples of 600 games (300 2p + 300 4p, 8 bots) took
+# 36-42 s in one process and 16.5 s on two workers; a real 608-game demo store (456 2p +
+# 152 4p) 22.7 s and 12.8 s. So the default is 100 (~8-10 s on two CPUs): pass 200 or
+# more for a final report.
 DEFAULT_RESAMPLES = 100
 DEFAULT_SEED = 20240607
 # Below this many game ratings (games x resamples, ~1-2 s of work) starting processes

@@ -6,6 +6,8 @@ background gradient, whose CSS is inlined in a ``<style>`` block.
 
 from __future__ import annotations
 
+import re
+
 import jinja2
 import pandas as pd
 from markupsafe import Markup
@@ -24,7 +26,7 @@ _TEMPLATE = """<!DOCTYPE html>
 <title>{{ title }}</title>
 <style>
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
-       max-width: 78rem; padding: 0 1rem; color: #1d232a; line-height: 1.45; }
+       max-width: 90rem; padding: 0 1rem; color: #1d232a; line-height: 1.45; }
 h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2.2rem; }
 p.note { color: #4a5560; max-width: 60rem; font-size: 0.92rem; }
 ul.overview { padding-left: 1.2rem; }
@@ -33,7 +35,8 @@ table { border-collapse: collapse; font-size: 0.88rem; margin: 0.5rem 0; }
 th, td { border: 1px solid #d6dbe0; padding: 0.25rem 0.55rem; text-align: right;
          white-space: nowrap; }
 th { background: #f1f4f7; }
-td:nth-child(2), th:nth-child(2) { text-align: left; }
+th.text, td.text { text-align: left; }
+table.heatmap th.row_heading { text-align: left; }
 .scroll { overflow-x: auto; }
 figure { margin: 0.5rem 0; } figure svg { max-width: 100%; height: auto; }
 </style>
@@ -60,14 +63,27 @@ schedule order (the order ratings are computed in).</p>
 """
 
 
+_NUMERIC_CELL = re.compile(r"^(—|[-+−]?[\d.,]+%?|\d+–\d+)( ≈)?$")
+
+
 def _table_html(frame: pd.DataFrame) -> Markup:
-    return Markup(frame.to_html(index=False, border=0, escape=True, na_rep=MISSING))
+    """A display frame (all text) as an escaped HTML table; numbers right, text left."""
+    environment = jinja2.Environment(autoescape=True)
+    numeric = [all(_NUMERIC_CELL.match(str(v)) for v in frame[column]) for column in frame.columns]
+    return Markup(
+        environment.from_string(_TABLE).render(
+            columns=[str(c) for c in frame.columns],
+            align=["num" if n else "text" for n in numeric],
+            rows=[[str(v) for v in row] for row in frame.itertuples(index=False)],
+        )
+    )
 
 
 def heatmap_html(matrix: pd.DataFrame) -> Markup:
     """The head-to-head matrix coloured red (loses) to green (wins), as percentages."""
     if matrix.empty:
         return _table_html(pd.DataFrame())
+    matrix = matrix.rename_axis(index=None, columns=None)
     styler = (
         matrix.style.background_gradient(cmap="RdYlGn", vmin=0.0, vmax=1.0, axis=None)
         .format(percent, na_rep=MISSING)
@@ -75,6 +91,16 @@ def heatmap_html(matrix: pd.DataFrame) -> Markup:
     )
     styler = styler.highlight_null(color="#f1f4f7").set_uuid("h2h")
     return Markup(styler.to_html())
+
+
+_TABLE = """<table>
+<thead><tr>{% for c in columns %}<th class="{{ align[loop.index0] }}">{{ c }}</th>{%
+ endfor %}</tr></thead>
+<tbody>
+{% for row in rows %}<tr>{% for v in row %}<td class="{{ align[loop.index0] }}">{{ v }}</td>{%
+ endfor %}</tr>
+{% endfor %}</tbody>
+</table>"""
 
 
 def render_html(report: Report) -> str:
