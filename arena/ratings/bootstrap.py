@@ -143,8 +143,9 @@ def _ranks_in_subprocess(
     """``ranks_for`` in a fresh interpreter (``python -m arena.ratings.worker``).
 
     A subprocess rather than ``multiprocessing``: no fork of a threaded caller, and no
-    re-import of the caller's ``__main__`` (which "spawn" does). If the worker fails for
-    any reason the chunk is computed here instead: same numbers, only slower.
+    re-import of the caller's ``__main__`` (which "spawn" does). If the worker cannot
+    start or fails, the chunk is computed here instead: same numbers, only slower. A
+    worker killed by a signal (the user pressed Ctrl-C) stops the bootstrap.
     """
     payload = encode_job(games, bots, params, index_sets)
     env = dict(os.environ)
@@ -156,13 +157,20 @@ def _ranks_in_subprocess(
             input=payload,
             capture_output=True,
             env=env,
-            check=True,
+            check=False,
         )
+    except OSError:
+        return ranks_for(games, bots, params, index_sets)
+    if done.returncode < 0:  # killed by a signal (Ctrl-C reaches the workers too): stop
+        raise RuntimeError(f"bootstrap worker killed by signal {-done.returncode}")
+    try:
+        if done.returncode != 0:
+            raise ValueError(f"worker exit status {done.returncode}")
         ranks = np.array(json.loads(done.stdout), dtype=np.int64)
         if ranks.shape != (len(index_sets), len(bots)):
             raise ValueError(f"worker answered shape {ranks.shape}")
         return ranks
-    except (OSError, ValueError, subprocess.CalledProcessError):
+    except ValueError:
         return ranks_for(games, bots, params, index_sets)
 
 

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 def rating_history_svg(history: pd.DataFrame, order: Sequence[str]) -> str:
     """Conservative rating (mu - 3 sigma) of each bot after each game, schedule order."""
+    history = thin(history)
     fig = Figure(figsize=(9, 4.5), layout="constrained")
     ax = fig.add_subplot()
     # Beyond 10 bots the default colour cycle repeats; tab20 keeps 20 apart.
@@ -33,6 +34,21 @@ def rating_history_svg(history: pd.DataFrame, order: Sequence[str]) -> str:
 
 
 _NO_METADATA: dict[str, str | None] = {"Creator": None, "Date": None, "Format": None, "Type": None}
+
+
+MAX_POINTS = 1500
+
+
+def thin(history: pd.DataFrame, max_points: int = MAX_POINTS) -> pd.DataFrame:
+    """At most ~``max_points`` evenly spaced rows (always the last), so the inline SVG of a
+    long tournament stays small; the CSV keeps every game."""
+    if len(history) <= max_points:
+        return history
+    step = -(-len(history) // max_points)
+    keep = list(range(0, len(history), step))
+    if keep[-1] != len(history) - 1:
+        keep.append(len(history) - 1)
+    return history.iloc[keep]
 
 
 def _svg(fig: Figure) -> str:

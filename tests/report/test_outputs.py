@@ -18,6 +18,7 @@ from arena.report import (
     report_command,
     report_dir,
 )
+from arena.report.plots import MAX_POINTS, thin
 from arena.tournament.store import STORE_NAME
 
 from .conftest import hand_games
@@ -136,3 +137,11 @@ def test_unwritable_report_folder_exits_1(hand_outdir: Path) -> None:
     out = console()
     assert report_command(hand_outdir, console=out, bootstrap=0) == 1
     assert "cannot write the report" in out.export_text()
+
+
+def test_long_histories_are_thinned_for_the_plot_only() -> None:
+    history = pd.DataFrame({"game": range(1, 4001), "x": [0.0] * 4000})
+    thinned = thin(history)
+    assert len(thinned) <= MAX_POINTS + 1
+    assert thinned["game"].iloc[0] == 1 and thinned["game"].iloc[-1] == 4000
+    assert thin(history.iloc[:50]).equals(history.iloc[:50])
