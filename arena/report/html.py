@@ -87,6 +87,8 @@ def heatmap_html(matrix: pd.DataFrame) -> Markup:
     styler = (
         matrix.style.background_gradient(cmap="RdYlGn", vmin=0.0, vmax=1.0, axis=None)
         .format(percent, na_rep=MISSING)
+        .format_index(escape="html", axis=0)
+        .format_index(escape="html", axis=1)
         .set_table_attributes('class="heatmap"')
     )
     styler = styler.highlight_null(color="#f1f4f7").set_uuid("h2h")

@@ -15,22 +15,27 @@ import matplotlib
 import pandas as pd
 from matplotlib.figure import Figure
 
+# Bot names are plain text ("$" is not maths); SVG text stays text (smaller, searchable);
+# a fixed salt makes element ids reproducible.
+_RC = {"text.parse_math": False, "svg.fonttype": "none", "svg.hashsalt": "azul-arena"}
+
 
 def rating_history_svg(history: pd.DataFrame, order: Sequence[str]) -> str:
     """Conservative rating (mu - 3 sigma) of each bot after each game, schedule order."""
     history = thin(history)
-    fig = Figure(figsize=(9, 4.5), layout="constrained")
-    ax = fig.add_subplot()
-    # Beyond 10 bots the default colour cycle repeats; tab20 keeps 20 apart.
-    colours = matplotlib.colormaps["tab20" if len(order) > 10 else "tab10"]
-    for i, bot in enumerate(order):
-        ax.plot(history["game"], history[bot], label=bot, linewidth=1.4, color=colours(i % 20))
-    ax.set_xlabel("games rated (schedule order)")
-    ax.set_ylabel("rating μ − 3σ")
-    ax.grid(alpha=0.3)
-    if len(order) and len(history):
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
-    return _svg(fig)
+    with matplotlib.rc_context(_RC):  # type: ignore[arg-type]  # stubs want literal keys
+        fig = Figure(figsize=(9, 4.5), layout="constrained")
+        ax = fig.add_subplot()
+        # Beyond 10 bots the default colour cycle repeats; tab20 keeps 20 apart.
+        colours = matplotlib.colormaps["tab20" if len(order) > 10 else "tab10"]
+        for i, bot in enumerate(order):
+            ax.plot(history["game"], history[bot], label=bot, linewidth=1.4, color=colours(i % 20))
+        ax.set_xlabel("games rated (schedule order)")
+        ax.set_ylabel("rating μ − 3σ")
+        ax.grid(alpha=0.3)
+        if len(order) and len(history):
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+        return _svg(fig)
 
 
 _NO_METADATA: dict[str, str | None] = {"Creator": None, "Date": None, "Format": None, "Type": None}
@@ -59,8 +64,6 @@ def _svg(fig: Figure) -> str:
     then contains no URL at all.
     """
     buffer = io.StringIO()
-    # Text as <text> (smaller, searchable); a fixed salt makes element ids reproducible.
-    with matplotlib.rc_context({"svg.hashsalt": "azul-arena", "svg.fonttype": "none"}):
-        fig.savefig(buffer, format="svg", metadata=_NO_METADATA)
+    fig.savefig(buffer, format="svg", metadata=_NO_METADATA)
     text = re.sub(r"^.*?(?=<svg)", "", buffer.getvalue(), count=1, flags=re.DOTALL)
     return re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", text)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from arena.report.format import NOT_SEPARABLE, leaderboard_display
 
@@ -44,7 +45,7 @@ def leaderboard_table(
             overflow="fold" if faults else "ellipsis",
         )
     for row in shown.itertuples(index=False):
-        table.add_row(*(str(v) for v in row))
+        table.add_row(*(Text(str(v)) for v in row))  # Text: bot names are not markup
     notes = ["Rating = μ − 3σ (TrueSkill); Rank 95% = bootstrap rank interval"]
     if leaderboard["separable"].eq(False).any():
         notes.append(

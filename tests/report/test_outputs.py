@@ -22,7 +22,7 @@ from arena.report.plots import MAX_POINTS, thin
 from arena.tournament.store import STORE_NAME
 
 from .conftest import hand_games
-from .helpers import make_store
+from .helpers import game, make_store
 
 TABLES = {
     "leaderboard",
@@ -145,3 +145,26 @@ def test_long_histories_are_thinned_for_the_plot_only() -> None:
     assert len(thinned) <= MAX_POINTS + 1
     assert thinned["game"].iloc[0] == 1 and thinned["game"].iloc[-1] == 4000
     assert thin(history.iloc[:50]).equals(history.iloc[:50])
+
+
+def test_bot_names_are_text_not_markup(tmp_path: Path) -> None:
+    """Bot names come from manifests: they must not inject HTML or rich markup."""
+    evil = "<script>x</script>[bold]b[/] $x"
+    outdir = make_store(tmp_path, [game(0, (evil, 40, 1), ("plain", 30, 2))])
+    out = console()
+    assert report_command(outdir, console=out, bootstrap=0) == 0
+    assert evil in out.export_text()
+    html = html_path(outdir).read_text()
+    assert "<script" not in html
+    assert "&lt;script&gt;x&lt;/script&gt;[bold]b[/] $x" in html
+    md = (report_dir(outdir) / "report.md").read_text()
+    assert evil in md
+
+
+def test_files_are_reproducible(hand_outdir: Path) -> None:
+    """Same finished games, same bytes (no timestamps, fixed SVG ids, seeded bootstrap)."""
+    assert report_command(hand_outdir, console=console(), bootstrap=10) == 0
+    folder = report_dir(hand_outdir)
+    first = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert report_command(hand_outdir, console=console(), bootstrap=10) == 0
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == first
