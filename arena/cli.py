@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from arena.referee import BotSpec, FaultPolicy, SandboxSettings, TimeControl
     from arena.tournament import TournamentConfig
 
+
 def _console(stderr: bool = False) -> Console:
     """Tables stay readable when output goes to a file or CI log (rich assumes 80 columns)."""
     probe = Console(stderr=stderr)
@@ -370,13 +371,14 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
     return _print_report(config.output, bootstrap=args.bootstrap, quiet=mode == "quiet")
 
 
-def _print_report(out: Path, bootstrap: int, quiet: bool = False) -> int:
-    try:
-        from arena.report.command import report_command
-    except ImportError:
-        console.print(f"(reports are not available yet; results are in {out})")
-        return 0
-    status: int = report_command(out, console=console, bootstrap=bootstrap)
+def _print_report(out: Path, bootstrap: int | None, quiet: bool = False) -> int:
+    from arena.ratings import DEFAULT_RESAMPLES
+    from arena.report.command import report_command
+
+    resamples = DEFAULT_RESAMPLES if bootstrap is None else bootstrap
+    if resamples < 0:
+        raise UserError("--bootstrap must be 0 or more")
+    status: int = report_command(out, console=console, bootstrap=resamples)
     if not quiet:
         console.print(f"Next: arena report {out}   (re-render the report at any time)")
     return status
@@ -677,7 +679,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--jsonl", action="store_true", help="one JSON line per finished game")
-    p.add_argument("--bootstrap", type=int, default=200, help="rank-interval resamples")
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=None,
+        help="rank-interval resamples (default 100; 0 = none)",
+    )
     p.add_argument("--time-per-move", type=int, metavar="MS", help="time per decision")
     p.add_argument("--time-bank", type=int, metavar="MS", help="per-game time bank")
     p.add_argument("--increment", type=int, metavar="MS", help="bank increment per decision")
@@ -699,7 +706,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=DEMO_SEEDS, help="deals per pairing")
     p.add_argument("--workers", type=int, help="parallel games (default: one per core)")
     p.add_argument("--out", default="results/demo", help="output folder (default results/demo)")
-    p.add_argument("--bootstrap", type=int, default=200, help="rank-interval resamples")
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=None,
+        help="rank-interval resamples (default 100; 0 = none)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--jsonl", action="store_true", help="one JSON line per finished game")
     p.set_defaults(func=cmd_demo)
@@ -713,7 +725,12 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("outdir", metavar="OUTDIR", help="tournament output folder")
-    p.add_argument("--bootstrap", type=int, default=200, help="rank-interval resamples")
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=None,
+        help="rank-interval resamples (default 100; 0 = none)",
+    )
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
