@@ -556,11 +556,28 @@ def _bundled_bots() -> list[Path]:
 # ---------------------------------------------------------------- parser
 
 
-def _add_game_options(p: argparse.ArgumentParser) -> None:
+GAME_OPTION_DEFAULTS: dict[str, Any] = {
+    "time_per_move": 1000,
+    "time_bank": None,
+    "increment": 0,
+    "init_time": 5000,
+    "fault_policy": "forfeit",
+    "round_limit": 100,
+    "sandbox": "auto",
+}
+
+
+def _add_game_options(p: argparse.ArgumentParser, defaults: bool = True) -> None:
+    """Clock, fault and sandbox flags. Without ``defaults`` (tournaments) an absent flag
+    is None, so it does not override the config file."""
+
+    def default(name: str) -> Any:
+        return GAME_OPTION_DEFAULTS[name] if defaults else None
+
     p.add_argument(
         "--time-per-move",
         type=int,
-        default=1000,
+        default=default("time_per_move"),
         metavar="MS",
         help="time per decision in ms (default 1000)",
     )
@@ -569,33 +586,38 @@ def _add_game_options(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="MS",
-        help="optional per-game time bank in ms",
+        help="optional per-game time bank in ms (each decision capped at the time per move)",
     )
     p.add_argument(
         "--increment",
         type=int,
-        default=0,
+        default=default("increment"),
         metavar="MS",
         help="added to the bank after each decision",
     )
     p.add_argument(
         "--init-time",
         type=int,
-        default=5000,
+        default=default("init_time"),
         metavar="MS",
         help="time to start and answer the handshake (default 5000)",
     )
     p.add_argument(
         "--fault-policy",
-        default="forfeit",
+        default=default("fault_policy"),
         metavar="POLICY",
         help="'forfeit' (default) or 'strikes:N'",
     )
-    p.add_argument("--round-limit", type=int, default=100, help="adjudicate after N rounds")
+    p.add_argument(
+        "--round-limit",
+        type=int,
+        default=default("round_limit"),
+        help="adjudicate after N rounds (default 100)",
+    )
     p.add_argument(
         "--sandbox",
         choices=["auto", "strict", "off"],
-        default="auto",
+        default=default("sandbox"),
         help="auto: every layer available (default); strict: refuse unless all are "
         "on; off: process group and rlimits only (for debugging your own bot)",
     )
@@ -685,13 +707,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="rank-interval resamples (default 100; 0 = none)",
     )
-    p.add_argument("--time-per-move", type=int, metavar="MS", help="time per decision")
-    p.add_argument("--time-bank", type=int, metavar="MS", help="per-game time bank")
-    p.add_argument("--increment", type=int, metavar="MS", help="bank increment per decision")
-    p.add_argument("--init-time", type=int, metavar="MS", help="handshake time")
-    p.add_argument("--fault-policy", metavar="POLICY", help="'forfeit' or 'strikes:N'")
-    p.add_argument("--round-limit", type=int, help="adjudicate after N rounds")
-    p.add_argument("--sandbox", choices=["auto", "strict", "off"], help="sandbox level")
+    _add_game_options(p, defaults=False)
     p.set_defaults(func=cmd_tournament)
 
     p = sub.add_parser(
