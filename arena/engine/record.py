@@ -106,10 +106,6 @@ class GameRecord(_Model):
 # --------------------------------------------------------------------- notation
 
 
-def move_text(move: AnyMove) -> str:
-    return str(move)
-
-
 _MOVE_RE = re.compile(r"(C|[0-8]):([BYRKW])>([0-4]|F)")
 
 
@@ -230,7 +226,6 @@ __all__ = [
     "RoundRecord",
     "build_record",
     "deal_text",
-    "move_text",
     "parse_deal",
     "parse_move",
     "rank_seats",

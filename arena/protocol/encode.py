@@ -23,11 +23,6 @@ _OPTION_JSON: dict[AnyMove, str] = {
 _OPTION_JSON.update({place: _dumps({"column": place.column}) for place in PLACES})
 
 
-def option_dict(move: AnyMove) -> dict[str, int]:
-    result: dict[str, int] = json.loads(_OPTION_JSON[move])
-    return result
-
-
 def encode_decide(
     req_id: int,
     game_id: str,

@@ -97,13 +97,3 @@ class Channel:
         partial = bytes(self._buf[:200])
         self._buf.clear()
         return ReadFailure(ChannelError.TOO_LONG, partial)
-
-    def drain(self) -> None:
-        """Discard whatever the bot has already written (stale replies after a timeout)."""
-        self._buf.clear()
-        while True:
-            try:
-                if not os.read(self._rfd, 65536):
-                    return
-            except (BlockingIOError, OSError):
-                return
