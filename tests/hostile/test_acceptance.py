@@ -74,7 +74,7 @@ from hostile_support import (
     write_targets,
 )
 
-SEEDS = int(os.environ.get("ARENA_HOSTILE_SEEDS", "1"))
+SEEDS = int(os.environ.get("ARENA_HOSTILE_SEEDS", "2"))
 MASTER_SEED = 7
 MOVE_MS = 300
 WORKERS = 2
