@@ -14,6 +14,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -124,18 +125,23 @@ class CliRun:
     pid: int
 
 
-def run_cli(cmd: list[str], timeout_s: float = 180.0) -> CliRun:
-    """Run one tournament command to its end (or kill it after ``timeout_s``)."""
+def run_cli(cmd: list[str], timeout_s: float = 60.0) -> CliRun:
+    """Run one tournament command to its end (or SIGKILL it after ``timeout_s``).
+
+    Output goes through a file, not a pipe: a process that outlives the CLI cannot make
+    the test wait for the pipe to close.
+    """
     began = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        out, _ = proc.communicate(timeout=timeout_s)
-        code: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate()
-        code = None
-    text = out.decode("utf-8", errors="replace")
+    with tempfile.TemporaryFile() as sink:
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            code: int | None = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            code = None
+        sink.seek(0)
+        text = sink.read().decode("utf-8", errors="replace")
     return CliRun(code, text, time.monotonic() - began, proc.pid)
 
 

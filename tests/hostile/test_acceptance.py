@@ -79,6 +79,8 @@ MASTER_SEED = 7
 MOVE_MS = 300
 WORKERS = 2
 INIT_MS = 2000
+TOURNAMENT_TIMEOUT_S = 60
+"""A hostile bot's tournament takes under 10 s; one still running after this is hung."""
 LOG_CAP = 1024 * 1024
 """The arena keeps at most 1 MiB of a bot process's stderr (plus a truncation note)."""
 
@@ -121,6 +123,7 @@ EXPECTED: dict[str, Expect] = {
     "huge-line": Expect("malformed"),
     "wrong-types": Expect("malformed"),
     "float-index": Expect("malformed"),
+    "late-answer-spam": Expect("timeout"),
     "illegal-index": Expect("illegal"),
     "illegal-option": Expect("illegal"),
     "negative-index": Expect("illegal"),
@@ -224,7 +227,7 @@ def play(name: str, root: Path, expect: Expect) -> Played:
             init_ms=INIT_MS,
         )
         with SandboxMonitor(hostile, uids_before) as monitor:
-            run = run_cli(cmd, timeout_s=120)
+            run = run_cli(cmd, timeout_s=TOURNAMENT_TIMEOUT_S)
         left = wait_for_no_leftovers([root], uids_before)
         kill_all(left)  # recorded for the assertion; do not let them linger
         connections = listeners.connections()
@@ -300,8 +303,9 @@ def test_hostile_bot_in_a_tournament(
     run = played.run
     if run.returncode != 0:
         problems.append(
-            f"the tournament did not complete (exit status {run.returncode}, "
-            f"{run.seconds:.1f} s):\n{run.output[-3000:]}"
+            f"the tournament did not complete (exit status {run.returncode}"
+            + (", killed by the test: hung" if run.returncode is None else "")
+            + f", {run.seconds:.1f} s):\n{run.output[-3000:]}"
         )
     problems += [f"leftover process: {p.describe()}" for p in played.leftovers]
     problems += [f"file changed outside the output folder: {c}" for c in played.files_changed]
