@@ -2,8 +2,8 @@
 
 Every bot of the corpus (``fixtures/<name>/``, see ``fixtures/README.md``) plays a small
 round-robin tournament with two well-behaved bots (copies of bots/python-greedy and
-bots/c-greedy): bots ``[python-greedy, <hostile>, c-greedy]``, 2-player games, one deal,
-both seatings, two workers, 300 ms per move.  The hostile bot misbehaves on its 3rd
+bots/c-greedy): bots ``[python-greedy, <hostile>, c-greedy]``, 2-player games, two deals
+(``ARENA_HOSTILE_SEEDS``), both seatings, two workers, 300 ms per move.  The hostile bot misbehaves on its 3rd
 decision of every game.  Each tournament must:
 
 - complete (exit status 0), its store intact: ``PRAGMA integrity_check``, the arena's own
@@ -67,6 +67,7 @@ from hostile_support import (
     shared_tmp_entries,
     snapshot,
     store_problems,
+    stored_games,
     tournament_command,
     wait_for_no_leftovers,
     without_timing,
@@ -305,7 +306,9 @@ def test_hostile_bot_in_a_tournament(
         problems.append(
             f"the tournament did not complete (exit status {run.returncode}"
             + (", killed by the test: hung" if run.returncode is None else "")
-            + f", {run.seconds:.1f} s):\n{run.output[-3000:]}"
+            + f", {run.seconds:.1f} s, {stored_games(played.out)} of "
+            f"{len(expected_game_ids([GOOD[0], name, GOOD[1]], SEEDS))} games stored):\n"
+            f"{run.output[-3000:]}"
         )
     problems += [f"leftover process: {p.describe()}" for p in played.leftovers]
     problems += [f"file changed outside the output folder: {c}" for c in played.files_changed]
