@@ -2,9 +2,10 @@
 
 Every bot of the corpus (``fixtures/<name>/``, see ``fixtures/README.md``) plays a small
 round-robin tournament with two well-behaved bots (copies of bots/python-greedy and
-bots/c-greedy): bots ``[python-greedy, <hostile>, c-greedy]``, 2-player games, two deals
-(``ARENA_HOSTILE_SEEDS``), both seatings, two workers, 300 ms per move.  The hostile bot misbehaves on its 3rd
-decision of every game.  Each tournament must:
+bots/c-greedy): bots ``[python-greedy, <hostile>, c-greedy]``, 2-player games, two
+deals (``ARENA_HOSTILE_SEEDS``), both seatings, two workers, 300 ms per move, sandbox
+``strict``.  The hostile bot misbehaves on its 3rd decision of every game.  Each
+tournament must:
 
 - complete (exit status 0), its store intact: ``PRAGMA integrity_check``, the arena's own
   check, every scheduled game stored exactly once with one seat row per player, and
@@ -16,6 +17,8 @@ decision of every game.  Each tournament must:
   only those two bots with the same master seed (the stored records, by game id,
   without think times): the hostile bot, running in the other worker at the same time,
   must not change them;
+- never have more live sandboxes of the hostile bot than there are workers (sampled
+  while it runs): a forfeited bot is killed at its fault, not at the end;
 - leave no process behind (command line / cwd in the test's folders, or a per-bot uid
   process whose mount namespace binds one of them);
 - leave no file behind outside the output folder and the sandboxes' private /tmp: the
