@@ -247,7 +247,9 @@ class SandboxMonitor:
     are alive at once.  A forfeited bot's process tree is killed at the fault, so a bot
     never has more live sandboxes than there are workers."""
 
-    def __init__(self, bot_dir: Path, before: Iterable[tuple[int, int]], period_s: float = 0.02):
+    def __init__(
+        self, bot_dir: Path, before: Iterable[tuple[int, int]], period_s: float = 0.02
+    ) -> None:
         self.token = str(bot_dir)
         self.before = set(before)
         self.period_s = period_s
@@ -478,7 +480,7 @@ def records_by_game_id(out: Path) -> dict[str, dict[str, Any]]:
 
 def without_timing(record: dict[str, Any]) -> dict[str, Any]:
     """A record minus what the clock measured (think times): what must be reproducible."""
-    copy = json.loads(json.dumps(record))
+    copy: dict[str, Any] = json.loads(json.dumps(record))
     for rnd in copy["rounds"]:
         for decision in rnd["decisions"]:
             decision.pop("think_ms", None)
