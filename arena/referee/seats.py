@@ -181,7 +181,7 @@ class BotSeat:
             return self._fault("init", what, line.partial)
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             return self._fault("init", "the answer to 'hello' is not JSON", line)
         if isinstance(obj, dict) and obj.get("type") == "ready":
             version = obj.get("protocol")
@@ -270,8 +270,10 @@ class BotSeat:
             think_ms = (time.monotonic() - start) * 1000
             self._busy_s += think_ms / 1000
             result = self._parse_reply(line, req_id, options)
-            if result is None:
-                continue  # a late answer to an earlier request: ignore it
+            if result is None:  # a late answer to an earlier request: ignore it
+                if time.monotonic() > deadline:  # but a flood of them must not stop the clock
+                    return self._fault("timeout", f"no move within {time_left_ms} ms", line)
+                continue
             if isinstance(result, Fault):
                 return result
             return Choice(result, think_ms)
@@ -279,7 +281,7 @@ class BotSeat:
     def _parse_reply(self, line: bytes, req_id: int, options: list[AnyMove]) -> int | Fault | None:
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             return self._fault("malformed", "the reply is not JSON", line)
         if not isinstance(obj, dict):
             return self._fault("malformed", "the reply is not a JSON object", line)

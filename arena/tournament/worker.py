@@ -132,10 +132,24 @@ _STATE: WorkerState | None = None
 
 
 def _on_term(signum: int, frame: FrameType | None) -> None:
-    """Terminated (Ctrl-C in the parent, or the parent died): kill our bots, then exit."""
+    """Terminated (Ctrl-C in the parent, or the parent died): kill our bots, then exit.
+
+    Further SIGTERMs (pool.terminate() and the parent-death signal can both arrive)
+    are ignored from here on: a nested handler would deadlock inside kill().
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        if _STATE is not None:
+            _STATE.close()
+    finally:
+        os._exit(1)
+
+
+def _close_state() -> None:
+    """Normal worker exit (the pool is done): say quit to our bots and clean up."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if _STATE is not None:
         _STATE.close()
-    os._exit(1)
 
 
 def init_pool_worker(worker_id: int | None = None) -> None:
@@ -147,6 +161,9 @@ def init_pool_worker(worker_id: int | None = None) -> None:
         identity = multiprocess.current_process()._identity
         worker_id = identity[0] if identity else 0
     _STATE = WorkerState(worker_id)
+    from multiprocess import util
+
+    util.Finalize(None, _close_state, exitpriority=10)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_term)
     _die_with_parent(signal.SIGTERM)
