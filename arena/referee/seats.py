@@ -255,6 +255,11 @@ class BotSeat:
             line = chan.read_line(deadline)
             if isinstance(line, ReadFailure):
                 if line.error is ChannelError.TIMEOUT:
+                    closed = self._closed_pipe()
+                    if closed:
+                        return self._fault(
+                            "crash", f"the bot closed its {closed} but kept running", None
+                        )
                     return self._fault(
                         "timeout", f"no move within {time_left_ms} ms", line.partial or None
                     )
@@ -327,6 +332,16 @@ class BotSeat:
         tail = self._proc.stderr_tail() if self._proc is not None else None
         last = last if last is not None else (self._chan.last_line if self._chan else None)
         return Fault(kind, message, _text(last), tail or None)  # type: ignore[arg-type]
+
+    def _closed_pipe(self) -> str | None:
+        """Which of its pipes a still-running bot has closed (the sandbox hides the EOF)."""
+        held = self._proc.pipes_held() if self._proc is not None else None
+        if held is None or self._proc is None or self._proc.poll() is not None:
+            return None
+        stdin, stdout = held
+        if not stdout:
+            return "stdout"
+        return None if stdin else "stdin"
 
     def _exit_text(self) -> str:
         proc = self._proc

@@ -129,6 +129,42 @@ class BotProcess:
         """Total bytes the bot wrote to stderr so far (logged or not)."""
         return self._sink.total
 
+    def pipes_held(self) -> tuple[bool, bool] | None:
+        """Whether the bot's own processes still hold (stdin, stdout).
+
+        Bubblewrap's processes keep copies of the pipes, so a bot that closes its stdout
+        while running produces no EOF (nor EPIPE for stdin): this tells the referee what
+        the pipes cannot. None when the bot's processes cannot be listed.
+        """
+        if self._cgroup is not None:
+            pids = self._cgroup.pids()
+        elif self.uid is not None:
+            pids = reaper.pids_of_uid(self.uid)
+        else:
+            return None
+        try:
+            ends = [f"pipe:[{os.fstat(f.fileno()).st_ino}]" for f in (self.stdin, self.stdout)]
+        except (OSError, ValueError):
+            return None
+        held = [False, False]
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/comm") as fh:
+                    if fh.read().strip() == "bwrap":
+                        continue
+                fds = os.listdir(f"/proc/{pid}/fd")
+            except OSError:
+                continue
+            for fd in fds:
+                try:
+                    link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue
+                for i, end in enumerate(ends):
+                    if link == end:
+                        held[i] = True
+        return held[0], held[1]
+
     def kill(self) -> None:
         """Kill the whole tree, reap, remove the cgroups and close the pipes (idempotent)."""
         with self._kill_lock:
