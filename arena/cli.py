@@ -805,7 +805,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     b.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="default: the bundled bots")
-    b.add_argument("--seeds", type=int, default=10, help="deals per pairing (default 30)")
+    b.add_argument("--seeds", type=int, default=30, help="deals per pairing (default 30)")
     b.set_defaults(func=cmd_bench_tournament)
     return parser
 
