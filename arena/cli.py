@@ -527,20 +527,30 @@ def cmd_bench_tournament(args: argparse.Namespace) -> int:
     with console.status("running the same tournament four ways…"):
         runs = bench_tournament(folders, seeds=args.seeds)
     table = Table(title=f"{runs[0].games} games of {len(folders)} bots, 2 players")
-    for col in ("run", "seconds", "games/s"):
+    for col in ("run", "seconds", "games/s overall", "games/s steady"):
         table.add_column(col, justify="right")
     for r in runs:
-        table.add_row(r.label, f"{r.seconds:.2f}", f"{r.games_per_s:.1f}")
+        table.add_row(
+            r.label, f"{r.seconds:.2f}", f"{r.games_per_s:.1f}", f"{r.steady_games_per_s:.1f}"
+        )
     console.print(table)
     one, many, one_fresh, many_fresh = runs
+
+    def ratio(a: float, b: float) -> str:
+        return f"{a / b:.2f}x"
+
     console.print(
-        f"speed-up 1 -> {many.workers} workers: {many.games_per_s / one.games_per_s:.2f}x "
-        f"persistent, {many_fresh.games_per_s / one_fresh.games_per_s:.2f}x per-game "
-        "(target ≥ 1.7x on 2 cores)"
+        f"speed-up 1 -> {many.workers} workers, steady play: "
+        f"{ratio(many.steady_games_per_s, one.steady_games_per_s)} persistent, "
+        f"{ratio(many_fresh.steady_games_per_s, one_fresh.steady_games_per_s)} per-game; "
+        f"overall: {ratio(many.games_per_s, one.games_per_s)} / "
+        f"{ratio(many_fresh.games_per_s, one_fresh.games_per_s)} (target ≥ 1.7x on 2 cores)"
     )
     console.print(
-        f"persistent vs per-game processes: {one.games_per_s / one_fresh.games_per_s:.2f}x "
-        f"(1 worker), {many.games_per_s / many_fresh.games_per_s:.2f}x ({many.workers} workers)"
+        "persistent vs per-game processes: "
+        f"{ratio(one.steady_games_per_s, one_fresh.steady_games_per_s)} (1 worker), "
+        f"{ratio(many.steady_games_per_s, many_fresh.steady_games_per_s)} "
+        f"({many.workers} workers)"
     )
     return 0
 

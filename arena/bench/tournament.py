@@ -11,7 +11,7 @@ from pathlib import Path
 
 from arena.referee import load_bot
 from arena.referee.build import build_bot
-from arena.tournament import TournamentConfig, run_tournament
+from arena.tournament import Progress, TournamentConfig, run_tournament
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,9 @@ class TournamentBench:
     persistent: bool
     games: int
     seconds: float
+    steady_games_per_s: float
+    """Between the workers' first results and the last one: play without start-up
+    (pool, bot processes) and shutdown."""
 
     @property
     def games_per_s(self) -> float:
@@ -50,11 +53,15 @@ def bench_tournament(bots: list[Path], seeds: int = 30) -> list[TournamentBench]
                 persistent=persistent,
                 output=Path(tmp) / f"run{i}",
             )
+            stamps: list[float] = []
+
+            def stamp(_: Progress, stamps: list[float] = stamps) -> None:
+                stamps.append(time.perf_counter())
+
             start = time.perf_counter()
-            progress = run_tournament(config)
-            out.append(
-                TournamentBench(
-                    label, workers, persistent, progress.done, time.perf_counter() - start
-                )
-            )
+            progress = run_tournament(config, on_progress=stamp)
+            seconds = time.perf_counter() - start
+            first = min(workers, len(stamps) - 2)
+            steady = (len(stamps) - 1 - first) / (stamps[-1] - stamps[first])
+            out.append(TournamentBench(label, workers, persistent, progress.done, seconds, steady))
     return out
