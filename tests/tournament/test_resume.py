@@ -138,11 +138,18 @@ def test_interrupt_kill_and_resume_equals_uninterrupted(
     scheduled = 3 * 2 * 12 * 2 + 1 * 3 * 12 * 2
     assert len({row[0] for row in resumed}) == scheduled
     assert resumed == uninterrupted
-    try:
-        from arena.ratings import rate_store  # type: ignore[attr-defined]
-    except ImportError:
-        return
-    assert rate_store(out) == rate_store(clean)
+    assert ratings(out) == ratings(clean)
+
+
+def ratings(out: Path) -> dict[str, tuple[float, float]]:
+    """TrueSkill (mu, sigma) per bot from a store, as the report computes it."""
+    from arena.ratings import rate_games, seatings_to_games
+
+    with sqlite3.connect(out / "tournament.sqlite") as con:
+        rows = con.execute("SELECT game_index, seat, bot, rank FROM seats").fetchall()
+    rated = rate_games(seatings_to_games(rows))
+    assert len(rated) == len(BOTS)
+    return {bot: (r.mu, r.sigma) for bot, r in rated.items()}
 
 
 def test_changed_config_is_refused_with_an_explanation(
