@@ -153,7 +153,8 @@ def cmd_match(args: argparse.Namespace) -> int:
     except BuildError as exc:
         raise UserError(str(exc)) from None
     record = result.outcome.record
-    console.print(result.final_position.render())
+    names = [f"{name} (seat {i})" for i, name in enumerate(record.players)]
+    console.print(result.final_position.render(names))
     table = Table(title=f"{record.variant} wall, seed {args.seed}, end: {record.end_reason}")
     for col in ("rank", "seat", "bot", "rounds", "+rows", "+cols", "+colours", "total", "think ms"):
         table.add_column(col, justify="right" if col not in ("bot",) else "left")
@@ -168,7 +169,7 @@ def cmd_match(args: argparse.Namespace) -> int:
             str(f.columns),
             str(f.colours),
             f"[bold]{f.total}[/bold]",
-            f"{stats.mean_ms:.1f} avg / {stats.max_ms:.0f} max" if stats.decisions else "-",
+            f"{stats.mean_ms:.1f} avg / {stats.max_ms:.1f} max" if stats.decisions else "-",
         )
     console.print(table)
     for fault in record.faults:

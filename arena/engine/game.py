@@ -777,11 +777,11 @@ class Game:
 
         return build_record(self, players)
 
-    def render(self) -> str:
+    def render(self, names: Sequence[str] | None = None) -> str:
         """A compact text picture of the position, for terminals."""
         from arena.engine.render import render
 
-        return render(self)
+        return render(self, list(names) if names is not None else None)
 
     def __repr__(self) -> str:
         return (

@@ -47,7 +47,14 @@ def render(game: Game, names: list[str] | None = None) -> str:
     gray = game.variant is Variant.GRAY
     for seat, board in enumerate(game.boards):
         label = names[seat] if names else f"seat {seat}"
-        lines.append(f"{label}: score {board.score}")
+        if game.decision is Decision.OVER:
+            b = board.breakdown()
+            lines.append(
+                f"{label}: final {b.total} = {b.rounds} + rows {b.rows} + columns {b.columns} "
+                f"+ colours {b.colours}"
+            )
+        else:
+            lines.append(f"{label}: score {board.score}")
         for row in range(5):
             count, colour = board.line_count[row], board.line_colour[row]
             pattern = "." * (row + 1 - count) + (LETTERS[colour] * count if count else "")
