@@ -638,6 +638,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="arena",
         description="Azul Arena: referee Azul games between bots, run tournaments, rate bots.",
+        epilog=(
+            "Start with: arena demo | arena check-bot bots/python-greedy | "
+            "arena match bots/c-greedy bots/js-random. Bot protocol: protocol/SPEC.md."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"arena {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
