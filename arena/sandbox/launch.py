@@ -140,6 +140,10 @@ def bwrap_argv(
         "--bind" if writable else "--ro-bind",
         str(bot_dir),
         BOT_MOUNT,
+        # The sandbox's own root (where /etc and /bot were created) is read-only too:
+        # without root the bot owns it, and could otherwise write files there.
+        "--remount-ro",
+        "/",
         "--chdir",
         BOT_MOUNT,
         "--clearenv",
