@@ -7,7 +7,6 @@ us); reads use ``selectors`` with a deadline and cap the line length.
 
 from __future__ import annotations
 
-import errno
 import os
 import selectors
 import time
@@ -59,10 +58,8 @@ class Channel:
                 continue
             except BlockingIOError:
                 pass
-            except OSError as exc:
-                if exc.errno in (errno.EPIPE, errno.EBADF):
-                    return ChannelError.CLOSED
-                raise
+            except OSError:  # EPIPE, EBADF, EIO...: whatever it is, the bot cannot hear us
+                return ChannelError.CLOSED
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not self._wsel.select(remaining):
                 return ChannelError.TIMEOUT
@@ -89,6 +86,8 @@ class Channel:
                 if remaining <= 0 or not self._rsel.select(remaining):
                     return ReadFailure(ChannelError.TIMEOUT, bytes(buf[:200]))
                 continue
+            except OSError:
+                chunk = b""  # a broken pipe reads as the end of the stream
             if not chunk:
                 return ReadFailure(ChannelError.CLOSED, bytes(buf[:200]))
             buf += chunk
