@@ -149,7 +149,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         Path(args.out) if args.out else Path("results") / "matches" / time.strftime("%Y%m%d-%H%M%S")
     )
     try:
-        result = run_match(specs, settings, out, sandbox)
+        result = run_match(specs, settings, out, sandbox, transcripts=args.transcript)
     except BuildError as exc:
         raise UserError(str(exc)) from None
     record = result.outcome.record
@@ -671,6 +671,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--variant", choices=["coloured", "gray"], default="coloured")
     p.add_argument("--seed", type=int, default=1, help="deal seed (default 1)")
     p.add_argument("--out", help="output folder (default results/matches/TIMESTAMP)")
+    p.add_argument(
+        "--transcript",
+        action="store_true",
+        help="also write every protocol line per seat ('>' to the bot, '<' from it)",
+    )
     _add_game_options(p)
     p.set_defaults(func=cmd_match)
 

@@ -12,6 +12,7 @@ import selectors
 import time
 from dataclasses import dataclass
 from enum import Enum
+from typing import BinaryIO
 
 
 class ChannelError(Enum):
@@ -31,7 +32,11 @@ class ReadFailure:
 class Channel:
     """Newline-delimited messages over a pair of pipe file descriptors."""
 
-    def __init__(self, write_fd: int, read_fd: int, max_line: int) -> None:
+    def __init__(
+        self, write_fd: int, read_fd: int, max_line: int, transcript: BinaryIO | None = None
+    ) -> None:
+        self.transcript = transcript
+        """When set, every line is copied there: ``> `` referee to bot, ``< `` bot to referee."""
         self._wfd = write_fd
         self._rfd = read_fd
         self.max_line = max_line
@@ -50,6 +55,8 @@ class Channel:
 
     def send(self, data: bytes, deadline: float) -> ChannelError | None:
         """Write ``data`` (one or more complete lines) before ``deadline`` (monotonic)."""
+        if self.transcript is not None:
+            self.transcript.write(b"> " + data)
         view = memoryview(data)
         while view:
             try:
@@ -76,6 +83,8 @@ class Channel:
                 line = bytes(buf[:nl])
                 del buf[: nl + 1]
                 self.last_line = line
+                if self.transcript is not None:
+                    self.transcript.write(b"< " + line + b"\n")
                 return line
             if len(buf) >= self.max_line:
                 return self._too_long()

@@ -29,6 +29,7 @@ def run_match(
     settings: GameSettings,
     out_dir: Path,
     sandbox: SandboxSettings | None = None,
+    transcripts: bool = False,
 ) -> MatchResult:
     """Build the bots, play one game, save the record and the bots' stderr logs."""
     sandbox = sandbox or SandboxSettings()
@@ -46,6 +47,7 @@ def run_match(
                 sandbox=SandboxSettings(sandbox.level, sandbox.limits, sandbox.slot + i),
                 stderr_log=logs[i],
                 persistent=False,
+                transcript=out_dir / f"seat{i}-{spec.name}.transcript" if transcripts else None,
             )
             stack.callback(seat.close)
             seats.append(seat)

@@ -108,8 +108,11 @@ class BotSeat:
         stderr_log: Path | None = None,
         persistent: bool = True,
         max_line: int = MAX_LINE_BYTES,
+        transcript: Path | None = None,
     ) -> None:
         self.spec = spec
+        self.transcript = transcript
+        """Copy every protocol line to this file (appending across processes)."""
         self.name = spec.name
         self.time_control = time_control or TimeControl()
         self.sandbox = sandbox or SandboxSettings()
@@ -156,7 +159,8 @@ class BotSeat:
         self._busy_s = 0.0
         assert proc.stdin is not None and proc.stdout is not None
         self._proc = proc
-        self._chan = Channel(proc.stdin.fileno(), proc.stdout.fileno(), self.max_line)
+        log = open(self.transcript, "ab") if self.transcript else None  # noqa: SIM115 - kill()
+        self._chan = Channel(proc.stdin.fileno(), proc.stdout.fileno(), self.max_line, log)
         hello = Hello(limits=self.time_control.limits(self.max_line), persistent=self.persistent)
         deadline = t0 + self.time_control.init_ms / 1000
         fault = self._handshake(encode(hello), deadline)
@@ -210,6 +214,8 @@ class BotSeat:
     def kill(self) -> None:
         if self._chan is not None:
             self._chan.close()
+            if self._chan.transcript is not None:
+                self._chan.transcript.close()
             self._chan = None
         if self._proc is not None:
             self._proc.kill()

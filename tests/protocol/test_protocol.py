@@ -53,3 +53,24 @@ def test_bot_messages_ignore_unknown_fields_and_reject_bad_types() -> None:
         MoveReply.model_validate({"type": "move", "id": 3, "index": "one"})
     with pytest.raises(ValidationError):
         Ready.model_validate({"type": "ready", "protocol": 1, "name": ""})
+
+
+def test_committed_transcripts_follow_the_protocol() -> None:
+    from pydantic import TypeAdapter
+
+    from arena.protocol import BotMessage, RefereeMessage
+
+    referee = TypeAdapter(RefereeMessage)
+    bot = TypeAdapter(BotMessage)
+    folder = Path(__file__).resolve().parents[2] / "protocol" / "transcripts"
+    transcripts = sorted(folder.glob("*.txt"))
+    assert transcripts
+    for path in transcripts:
+        kinds = []
+        for line in path.read_text().splitlines():
+            direction, text = line[:2], line[2:]
+            message = (referee if direction == "> " else bot).validate_json(text)
+            assert direction in ("> ", "< ")
+            kinds.append(message.type)
+        assert kinds[:2] == ["hello", "ready"] and kinds[-2:] == ["game_end", "quit"]
+        assert kinds.count("decide") == kinds.count("move") > 0

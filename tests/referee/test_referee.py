@@ -176,8 +176,15 @@ def test_cli_match_writes_a_verifiable_record(
 
     out = tmp_path / "m"
     folders = [str(bundled("python-greedy").folder), str(bundled("python-random").folder)]
-    assert main(["match", *folders, "--variant", "gray", "--seed", "5", "--out", str(out)]) == 0
+    args = ["match", *folders, "--variant", "gray", "--seed", "5", "--out", str(out)]
+    assert main([*args, "--transcript"]) == 0
     assert main(["replay", str(out / "record.json")]) == 0
+    transcript = (out / "seat0-python-greedy.transcript").read_text().splitlines()
+    assert transcript[0].startswith('> {"type":"hello"')
+    assert transcript[1].startswith('< {"type":"ready"')
+    assert transcript[-1] == '> {"type":"quit"}'
+    decided = [line for line in transcript if line.startswith('> {"type":"decide"')]
+    assert len(decided) == len([line for line in transcript if line.startswith("< ")]) - 1
     assert main(["match", folders[0]]) == 2  # one bot is a usage error, not a traceback
     assert main(["match", folders[0], str(tmp_path)]) == 2  # no bot.toml
 
