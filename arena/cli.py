@@ -317,6 +317,8 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
     started = _time.monotonic()
 
     def on_progress(p: RunProgress) -> None:
+        if not bar.live.is_started:  # shown once the store and config check out
+            bar.start()
         new = p.done - p.done_before
         elapsed = _time.monotonic() - started
         rate = f"{new / elapsed:.1f} games/s" if new and elapsed > 0 else ""
@@ -346,10 +348,12 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     resume = "arena " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "the same command"
     try:
-        with bar:
+        try:
             progress = run_tournament(
                 config, extend=args.extend, on_progress=on_progress, on_built=on_built
             )
+        finally:
+            bar.stop()
     except KeyboardInterrupt:
         err_console.print(
             f"\n[yellow]Interrupted.[/yellow] Finished games are stored in {config.output}; "
