@@ -74,39 +74,14 @@ def _first_line(text: str) -> str:
 
 
 def bwrap_probe_argv(bwrap: str) -> list[str]:
-    """The flags we rely on, run against /usr/bin/true."""
-    return [
-        bwrap,
-        "--unshare-net",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--die-with-parent",
-        "--new-session",
-        "--ro-bind",
-        "/usr",
-        "/usr",
-        "--symlink",
-        "usr/lib",
-        "/lib",
-        "--symlink",
-        "usr/lib64",
-        "/lib64",
-        "--symlink",
-        "usr/bin",
-        "/bin",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--perms",
-        "1777",
-        "--size",
-        "1048576",
-        "--tmpfs",
-        "/tmp",
-        "--clearenv",
-        "/usr/bin/true",
-    ]
+    """Exactly the flags a bot is launched with (a small /tmp), run against /usr/bin/true."""
+    from pathlib import Path
+
+    from arena.sandbox.launch import bot_env, bwrap_argv
+    from arena.sandbox.spec import Limits
+
+    limits = Limits(tmp_bytes=1 << 20)
+    return [*bwrap_argv(bwrap, Path("/usr/bin"), limits, bot_env(None)), "/usr/bin/true"]
 
 
 def _detect_bwrap() -> tuple[LayerStatus, str | None]:
