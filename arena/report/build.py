@@ -37,6 +37,8 @@ class Report:
     seat_advantage: pd.DataFrame
     by_variant: pd.DataFrame
     by_players: pd.DataFrame
+    fault_log: pd.DataFrame
+    """Every fault of every finished game, with its game id: the evidence trail."""
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table as a flat frame (the matrix with its ``bot`` row labels as a column)."""
@@ -47,6 +49,7 @@ class Report:
             "seat_advantage": self.seat_advantage,
             "by_variant": self.by_variant,
             "by_players": self.by_players,
+            "faults": self.fault_log,
             "rating_history": self.ratings.history,
         }
 
@@ -82,7 +85,19 @@ def build_report(
         seat_advantage=seat_advantage(seats),
         by_variant=split_stats(seats, "variant"),
         by_players=split_stats(seats, "n_players"),
+        fault_log=fault_log(results),
     )
+
+
+def fault_log(results: Results) -> pd.DataFrame:
+    """Faults in schedule order, each with the game id that ``arena replay`` can check."""
+    columns = ["game_index", "game_id", "bot", "seat", "kind", "round", "forfeit", "message"]
+    if results.faults.empty:
+        return pd.DataFrame(columns=columns)
+    ids = results.games.set_index("game_index")["game_id"]
+    log = results.faults.assign(game_id=results.faults["game_index"].map(ids))
+    log["forfeit"] = log["forfeit"].astype(bool)
+    return log[columns].reset_index(drop=True)
 
 
 def summarise(results: Results, ratings: Ratings) -> dict[str, Any]:

@@ -151,6 +151,29 @@ def seat_display(seats: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+FAULT_LOG_ROWS = 500
+"""The displayed fault log is cut here (the CSV and JSON files hold every fault)."""
+
+
+def forfeit_text(value: object) -> str:
+    return "forfeit" if value else "strike (forgiven)"
+
+
+def fault_log_display(log: pd.DataFrame) -> pd.DataFrame:
+    return display(
+        log.head(FAULT_LOG_ROWS),
+        {
+            "game_id": ("Game", text),
+            "bot": ("Bot", text),
+            "seat": ("Seat", integer),
+            "kind": ("Fault", text),
+            "round": ("Round", integer),
+            "forfeit": ("Forfeit", forfeit_text),
+            "message": ("What happened", text),
+        },
+    )
+
+
 def split_display(split: pd.DataFrame, by: str, header: str) -> pd.DataFrame:
     return display(
         split,

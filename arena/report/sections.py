@@ -11,7 +11,9 @@ import pandas as pd
 
 from arena.report.build import Report
 from arena.report.format import (
+    FAULT_LOG_ROWS,
     NOT_SEPARABLE,
+    fault_log_display,
     leaderboard_display,
     matrix_display,
     pairs_display,
@@ -117,5 +119,15 @@ def sections(report: Report) -> list[Section]:
             "By player count",
             "Per number of players.",
             split_display(report.by_players, "n_players", "Players"),
+        ),
+        Section(
+            "faults",
+            "Faults",
+            f"Every fault, in schedule order (the first {FAULT_LOG_ROWS} here; faults.csv has "
+            "all). The game's record in the store also holds the bot's last line and the "
+            "tail of its stderr."
+            if len(report.fault_log)
+            else "No bot faulted.",
+            fault_log_display(report.fault_log),
         ),
     ]

@@ -31,6 +31,7 @@ TABLES = {
     "seat_advantage",
     "by_variant",
     "by_players",
+    "faults",
     "rating_history",
 }
 
@@ -67,12 +68,20 @@ def test_csv_and_json_hold_the_raw_figures(hand_outdir: Path) -> None:
     assert alpha["mean_margin"] == 3.0 and alpha["win_rate"] == 0.6
     pairs = pd.read_csv(folder / "head_to_head_pairs.csv")
     assert len(pairs) == 6  # 3 bots, every ordered pair met
+    faults = pd.read_csv(folder / "faults.csv")
+    stored = data["tables"]["faults"]
+    kinds = [c for c in csv.columns if c.startswith("faults_")]
+    assert len(faults) == len(stored) == int(csv[kinds].to_numpy().sum()) > 0
+    assert set(faults["kind"]) <= {"timeout", "crash", "malformed", "illegal", "init"}
+    assert faults["game_id"].notna().all()
+    assert (faults.loc[faults["kind"] == "timeout", "bot"] == "beta").any()
 
 
 def test_markdown_has_every_table(hand_outdir: Path) -> None:
     assert report_command(hand_outdir, console=console(), bootstrap=10) == 0
     md = (report_dir(hand_outdir) / "report.md").read_text()
-    for title in ("Leaderboard", "Head-to-head", "Seat advantage", "By variant", "By player count"):
+    titles = ("Leaderboard", "Head-to-head", "Seat advantage", "By variant", "By player count")
+    for title in (*titles, "Faults"):
         assert f"## {title}" in md
     assert "5/6 games finished" in md
     assert re.search(r"^\| # \| Bot \| Rating \|", md, re.MULTILINE)
