@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape as esc
 
 from arena import __version__
 
@@ -35,39 +36,95 @@ class UserError(Exception):
 # ---------------------------------------------------------------- replay
 
 
+def _replay_sources(paths: Sequence[str], game_ids: Sequence[str]) -> Iterator[tuple[str, Any]]:
+    """(label, GameRecord) from record files and from tournament folders' stores."""
+    from pydantic import ValidationError
+
+    from arena.engine import GameRecord
+    from arena.recordio import RecordFileError, load_record
+    from arena.tournament import STORE_NAME, Store, StoreError
+
+    wanted = set(game_ids)
+    for text in paths:
+        path = Path(text)
+        if path.is_dir():
+            try:
+                store = Store(path / STORE_NAME, readonly=True)
+            except StoreError as exc:
+                raise UserError(
+                    f"{path}: not a record file nor a tournament folder ({exc})"
+                ) from None
+            with store:
+                scheduled = {g.game_index: g.game_id for g in store.schedule()}
+                unknown = wanted - set(scheduled.values())
+                if unknown:
+                    raise UserError(f"{path}: no game {sorted(unknown)[0]!r} in this tournament")
+                for index in sorted(store.finished_indices()):
+                    game_id = scheduled[index]
+                    if wanted and game_id not in wanted:
+                        continue
+                    data = store.record_json(index)
+                    try:
+                        record = GameRecord.model_validate_json(data or b"")
+                    except ValidationError as exc:
+                        raise UserError(
+                            f"{path}: stored record of {game_id} is invalid: {exc}"
+                        ) from None
+                    yield f"{path}:{game_id}", record
+        else:
+            try:
+                yield text, load_record(path)
+            except RecordFileError as exc:
+                raise UserError(str(exc)) from None
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from arena.engine import Game, ReplayError, replay
-    from arena.recordio import RecordFileError, load_record
 
-    status = 0
-    for path in args.records:
-        try:
-            record = load_record(Path(path))
-        except RecordFileError as exc:
-            raise UserError(str(exc)) from None
-
+    status = checked = 0
+    sources = list(_replay_sources(args.records, args.game or []))
+    verbose = args.show or len(sources) <= 20
+    for label, record in sources:
         names = record.players
 
         def show(game: Game, move: str, seat: int, names: list[str] = names) -> None:
             if game.rounds[-1].decisions == [] and game.decision.value == "draft":
-                console.print(f"\n{game.render()}")
+                console.print(f"\n{game.render(names)}")
             console.print(f"  round {game.round}  {names[seat]} (seat {seat}): {move}")
 
         try:
             game = replay(record, on_decision=show if args.show else None)
         except ReplayError as exc:
-            console.print(f"[red]{path}: {exc}[/red]")
+            console.print(f"[red]{esc(label)}: {esc(str(exc))}[/red]")
             status = 1
             continue
+        checked += 1
         if args.show:
-            console.print(f"\n{game.render()}")
-        scores = ", ".join(f"{f.player} {f.total} (#{f.rank})" for f in record.final)
-        decisions = sum(len(r.decisions) for r in record.rounds)
-        console.print(
-            f"[green]OK[/green] {path}: {record.n_players} players, {record.variant} wall, "
-            f"{len(record.rounds)} rounds, {decisions} decisions, "
-            f"end {record.end_reason}; {scores}"
-        )
+            console.print(f"\n{game.render(names)}")
+        if verbose:
+            scores = ", ".join(f"{f.player} {f.total} (#{f.rank})" for f in record.final)
+            decisions = sum(len(r.decisions) for r in record.rounds)
+            console.print(
+                f"[green]OK[/green] {esc(label)}: {record.n_players} players, "
+                f"{record.variant} wall, "
+                f"{len(record.rounds)} rounds, {decisions} decisions, "
+                f"end {record.end_reason}; {scores}"
+            )
+            for fault in record.faults:
+                console.print(
+                    f"  fault: seat {fault.seat} ({names[fault.seat]}) {fault.kind} in round "
+                    f"{fault.round}: {esc(fault.message)}"
+                    + (" (forfeit)" if fault.forfeit else " (strike, forgiven)")
+                )
+                if fault.last_message:
+                    console.print(f"    last line: {esc(fault.last_message)}")
+                if fault.stderr_tail:
+                    tail = fault.stderr_tail.strip().splitlines()[-5:]
+                    console.print("    stderr tail:\n      " + esc("\n      ".join(tail)))
+    if not sources:
+        raise UserError("no finished game to replay there")
+    summary = f"{checked}/{len(sources)} records verified"
+    console.print(f"[green]{summary}[/green]" if status == 0 else f"[red]{summary}[/red]")
     return status
 
 
@@ -176,13 +233,13 @@ def cmd_match(args: argparse.Namespace) -> int:
         verdict = "forfeit" if fault.forfeit else "strike"
         console.print(
             f"[red]fault[/red] seat {fault.seat} ({record.players[fault.seat]}): "
-            f"{fault.kind} in round {fault.round}: {fault.message} [{verdict}]"
+            f"{fault.kind} in round {fault.round}: {esc(fault.message)} ({verdict})"
         )
         if fault.last_message:
-            console.print(f"  last output: {fault.last_message}")
+            console.print(f"  last output: {esc(fault.last_message)}")
         if fault.stderr_tail:
             tail = fault.stderr_tail.strip().splitlines()[-5:]
-            console.print("  stderr tail:\n    " + "\n    ".join(tail))
+            console.print("  stderr tail:\n    " + esc("\n    ".join(tail)))
     console.print(f"record: {result.record_path}   (verify: arena replay {result.record_path})")
     console.print(f"bot logs: {out}/")
     return 0
@@ -202,16 +259,16 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         try:
             report = check_bot(spec, sandbox, tc, games_per_variant=args.games)
         except BuildError as exc:
-            console.print(f"[red]FAIL[/red] {exc}")
+            console.print(f"[red]FAIL[/red] {esc(str(exc))}")
             return 1
-    console.print(f"bot {spec.name} ({spec.folder})")
+    console.print(f"bot {spec.name} ({esc(str(spec.folder))})")
     if report.build_s is not None:
         console.print(f"  build          ok in {report.build_s:.1f} s")
     if report.spawn_ms is not None:
         console.print(f"  start          {report.spawn_ms:.0f} ms (sandboxed spawn)")
     if report.handshake_ms is not None:
         who = ", ".join(f"{k} {v}" for k, v in report.reported.items() if v)
-        console.print(f"  handshake      {report.handshake_ms:.0f} ms; says: {who}")
+        console.print(f"  handshake      {report.handshake_ms:.0f} ms; says: {esc(who)}")
     if report.games:
         mean = sum(report.scores) / len(report.scores)
         console.print(
@@ -226,12 +283,14 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
             f"(limit {tc.move_ms} ms)"
         )
     for where, fault in report.faults:
-        console.print(f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {fault.message}")
+        console.print(
+            f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {esc(fault.message)}"
+        )
         if fault.last_message:
-            console.print(f"      last line written: {fault.last_message}")
+            console.print(f"      last line written: {esc(fault.last_message)}")
         if fault.stderr_tail:
             tail = fault.stderr_tail.strip().splitlines()[-5:]
-            console.print("      stderr tail:\n        " + "\n        ".join(tail))
+            console.print("      stderr tail:\n        " + esc("\n        ".join(tail)))
     for kind in dict.fromkeys(fault.kind for _, fault in report.faults):
         console.print(f"  how to fix {kind}: {ADVICE[kind]}")
     if report.ok:
@@ -659,8 +718,19 @@ def build_parser() -> argparse.ArgumentParser:
             "first divergence with the position; exits 1 if any record diverges."
         ),
     )
-    p.add_argument("records", nargs="+", metavar="RECORD", help="game record (.json or .json.gz)")
+    p.add_argument(
+        "records",
+        nargs="+",
+        metavar="RECORD",
+        help="game record (.json or .json.gz), or a tournament folder (every stored game)",
+    )
     p.add_argument("--show", action="store_true", help="print the game turn by turn")
+    p.add_argument(
+        "--game",
+        action="append",
+        metavar="GAME_ID",
+        help="with a tournament folder: only this game (repeatable)",
+    )
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser(
@@ -843,7 +913,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.func(args)
     except UserError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        err_console.print(f"[red]error:[/red] {esc(str(exc))}")
         return 2
     except KeyboardInterrupt:
         err_console.print("interrupted")

@@ -230,3 +230,23 @@ def test_persistent_process_is_recycled_before_its_cpu_budget(
         play_game(seats, settings(), "g2")
         assert bot._proc is not None and bot._proc.pid != first
         assert bot._busy_s < 1.0
+
+
+def test_cli_prints_bot_text_literally(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Bot-controlled text (here rich markup in a handshake) is shown, never interpreted."""
+    from arena.cli import main
+
+    tmp_path.chmod(0o755)
+    folder = tmp_path / "markup"
+    folder.mkdir()
+    (folder / "bot.py").write_text(
+        "import json, sys\n"
+        "for raw in sys.stdin:\n"
+        "    print(json.dumps({'type': 'ready', 'protocol': '[/red][bold]x', 'name': 'm'}),"
+        " flush=True)\n"
+    )
+    (folder / "bot.toml").write_text('name = "markup"\ncommand = "/usr/bin/python3 bot.py"\n')
+    folder.chmod(0o755)
+    assert main(["check-bot", str(folder), "--init-time", "2000"]) == 1
+    out = capsys.readouterr().out
+    assert "[/red][bold]x" in out and "FAIL" in out

@@ -174,3 +174,9 @@ def test_changed_config_is_refused_with_an_explanation(
     )
     assert extended.returncode == 0, extended.stderr.decode()
     assert stored(out) == 6
+    # Every stored record re-verifies under the rules.
+    verified = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "replay", str(out)], capture_output=True, cwd=REPO
+    )
+    assert verified.returncode == 0, verified.stdout.decode()
+    assert b"6/6 records verified" in verified.stdout
