@@ -5,10 +5,13 @@ BIN    := $(VENV)/bin
 
 .PHONY: setup demo test lint clean
 
+# Without Debian's python3-venv (no ensurepip), the venv is made without pip and the
+# system pip installs pip into it.
 $(BIN)/arena: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV) && $(PYTHON) -m venv --without-pip $(VENV) \
+		&& $(PYTHON) -m pip --python $(BIN)/python install --quiet pip; }
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(BIN)/arena
 
 setup: $(BIN)/arena
