@@ -73,9 +73,9 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
     think: list[list[float]] = [[] for _ in seats]
     decisions: list[DecisionRecord] = []
 
-    def fault(seat: int, f: Fault) -> None:
+    def fault(seat: int, f: Fault, always_forfeit: bool = False) -> None:
         strikes[seat] += 1
-        lost = policy.forfeits(f.kind, strikes[seat])
+        lost = always_forfeit or policy.forfeits(f.kind, strikes[seat])
         faults.append(
             FaultRecord(
                 seat=seat,
@@ -102,10 +102,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
         )
         problem = seat.begin(start)
         if problem is not None:
-            fault(i, problem)
-            if not forfeited[i]:  # a forgiven fault at start: the bot cannot play on
-                forfeited[i] = True
-                seats[i].abandon()
+            fault(i, problem, always_forfeit=True)  # a bot that cannot start cannot play
 
     req_id = 0
     while not game.is_over():

@@ -250,3 +250,14 @@ def test_cli_prints_bot_text_literally(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["check-bot", str(folder), "--init-time", "2000"]) == 1
     out = capsys.readouterr().out
     assert "[/red][bold]x" in out and "FAIL" in out
+
+
+def test_a_bot_that_cannot_start_forfeits_even_with_strikes(
+    scripted_bot: Callable[..., BotSpec],
+) -> None:
+    policy = FaultPolicy.parse("strikes:3")
+    with seats_for(scripted_bot("wrong-protocol"), None) as seats:
+        record = play_game(seats, settings(fault_policy=policy), "g").record
+    assert [(f.kind, f.forfeit) for f in record.faults] == [("init", True)]
+    assert record.final[0].rank == 2
+    replay(record)  # the recorded forfeit explains the ranks
