@@ -294,9 +294,10 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
     for kind in dict.fromkeys(fault.kind for _, fault in report.faults):
         console.print(f"  how to fix {kind}: {ADVICE[kind]}")
     if report.ok:
+        opponent = "bots/python-random" if spec.name == "python-greedy" else "bots/python-greedy"
         console.print(
             "[green]PASS[/green]: the bot follows protocol v1. Next: "
-            f"arena match {args.bot} bots/python-greedy"
+            f"arena match {esc(args.bot)} {opponent}"
         )
         return 0
     console.print(
