@@ -141,6 +141,8 @@ class BotSeat:
         if self.alive:
             return None
         self.kill()
+        if self.stderr_log is not None:
+            _rotate(self.stderr_log)
         t0 = time.monotonic()
         try:
             proc = spawn(
@@ -361,6 +363,24 @@ class BotSeat:
         if code is None:
             return ""
         return f" (killed by signal {-code})" if code < 0 else f" (exit status {code})"
+
+
+KEPT_LOGS = 3
+
+
+def _rotate(log: Path, keep: int = KEPT_LOGS) -> None:
+    """Keep the stderr of the last few processes of a bot (``log.1`` is the previous one):
+    a restarted bot must not erase the evidence of why its predecessor died."""
+    if not log.exists():
+        return
+    for i in range(keep, 0, -1):
+        older = log.with_name(f"{log.name}.{i}")
+        if older.exists():
+            if i == keep:
+                older.unlink()
+            else:
+                older.replace(log.with_name(f"{log.name}.{i + 1}"))
+    log.replace(log.with_name(f"{log.name}.1"))
 
 
 def _as_move(option: dict[str, int]) -> AnyMove | None:

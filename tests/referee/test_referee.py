@@ -261,3 +261,18 @@ def test_a_bot_that_cannot_start_forfeits_even_with_strikes(
     assert [(f.kind, f.forfeit) for f in record.faults] == [("init", True)]
     assert record.final[0].rank == 2
     replay(record)  # the recorded forfeit explains the ranks
+
+
+def test_restarted_bot_keeps_its_predecessors_stderr(
+    scripted_bot: Callable[..., BotSpec], tmp_path: Path
+) -> None:
+    log = tmp_path / "logs" / "bot.stderr.log"
+    log.parent.mkdir()
+    bot = BotSeat(scripted_bot("crash", after=2), time_control=FAST, stderr_log=log)
+    try:
+        for g in range(5):
+            play_game([bot, RandomSeat()], settings(), f"g{g}")
+    finally:
+        bot.close()
+    kept = sorted(p.name for p in log.parent.iterdir())
+    assert kept == ["bot.stderr.log", "bot.stderr.log.1", "bot.stderr.log.2", "bot.stderr.log.3"]
