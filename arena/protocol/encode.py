@@ -1,26 +1,25 @@
 """Fast encoding of the referee's hot-path message, ``decide``.
 
 ``decide`` is sent for every decision, so it is assembled from precomputed
-JSON fragments for the options and ``json.dumps`` of the observation dict,
-instead of building and serialising pydantic models (which the tests use to
-check that both produce the same document).
+JSON fragments for the options and ``orjson`` of the observation dict, instead
+of building and serialising pydantic models (the tests check that both give the
+same document).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
+
+import orjson
 
 from arena.engine import Game
 from arena.engine.tables import MOVE_OF, PLACES, AnyMove
 
-_dumps = json.JSONEncoder(separators=(",", ":")).encode
-
-_OPTION_JSON: dict[AnyMove, str] = {
-    move: _dumps({"source": move.source, "colour": move.colour, "line": move.line})
+_OPTION_JSON: dict[AnyMove, bytes] = {
+    move: orjson.dumps({"source": move.source, "colour": move.colour, "line": move.line})
     for move in MOVE_OF.values()
 }
-_OPTION_JSON.update({place: _dumps({"column": place.column}) for place in PLACES})
+_OPTION_JSON.update({place: orjson.dumps({"column": place.column}) for place in PLACES})
 
 
 def encode_decide(
@@ -32,7 +31,7 @@ def encode_decide(
     time_left_ms: int,
 ) -> bytes:
     """One ``decide`` line (newline included)."""
-    head = _dumps(
+    head = orjson.dumps(
         {
             "type": "decide",
             "id": req_id,
@@ -42,15 +41,16 @@ def encode_decide(
             "time_left_ms": time_left_ms,
         }
     )
-    body = (
-        head[:-1]
-        + ',"options":['
-        + ",".join([_OPTION_JSON[m] for m in options])
-        + '],"observation":'
-        + _dumps(game.observation_dict())
-        + "}\n"
+    return b"".join(
+        (
+            head[:-1],
+            b',"options":[',
+            b",".join([_OPTION_JSON[m] for m in options]),
+            b'],"observation":',
+            orjson.dumps(game.observation_dict()),
+            b"}\n",
+        )
     )
-    return body.encode()
 
 
 def encode(message: object) -> bytes:

@@ -6,13 +6,13 @@ Both implement :class:`Seat`, the only thing :func:`arena.referee.play_game` kno
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+import orjson
 from pydantic import ValidationError
 
 from arena.engine import Game
@@ -186,8 +186,8 @@ class BotSeat:
             }[line.error]
             return self._fault("init", what, line.partial)
         try:
-            obj = json.loads(line)
-        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
+            obj = orjson.loads(line)
+        except (ValueError, RecursionError):  # orjson refuses absurdly deep nesting too
             return self._fault("init", "the answer to 'hello' is not JSON", line)
         if isinstance(obj, dict) and obj.get("type") == "ready":
             version = obj.get("protocol")
@@ -293,8 +293,8 @@ class BotSeat:
 
     def _parse_reply(self, line: bytes, req_id: int, options: list[AnyMove]) -> int | Fault | None:
         try:
-            obj = json.loads(line)
-        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
+            obj = orjson.loads(line)
+        except (ValueError, RecursionError):  # orjson refuses absurdly deep nesting too
             return self._fault("malformed", "the reply is not JSON", line)
         if not isinstance(obj, dict):
             return self._fault("malformed", "the reply is not a JSON object", line)

@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_support import (
+
+from .hostile_support import (
     BUILD_OUTPUTS,
     GOOD,
     TRIGGER,

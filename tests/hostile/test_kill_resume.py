@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hostile_support import (
+from .hostile_support import (
     REPO,
     cgroups_of,
     connect_ro,
