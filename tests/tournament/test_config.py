@@ -61,3 +61,12 @@ def test_not_toml_and_missing_file(tmp_path: Path) -> None:
         load_config(tmp_path / "nope.toml", {})
     with pytest.raises(ConfigError, match="no bot folders"):
         load_config(None, {})
+
+
+def test_the_readme_example_config_is_valid(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text()
+    start = readme.index("```toml\nbots = [")
+    text = readme[start + len("```toml\n") : readme.index("```", start + 7)]
+    cfg = load_config(write(tmp_path, text), {})
+    assert cfg.players == [2, 4] and cfg.variants == ["coloured", "gray"]
+    assert cfg.time.move_ms == 1000 and cfg.persistent
