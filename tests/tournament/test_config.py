@@ -68,5 +68,5 @@ def test_the_readme_example_config_is_valid(tmp_path: Path) -> None:
     start = readme.index("```toml\nbots = [")
     text = readme[start + len("```toml\n") : readme.index("```", start + 7)]
     cfg = load_config(write(tmp_path, text), {})
-    assert cfg.players == [2, 4] and cfg.variants == ["coloured", "gray"]
+    assert cfg.players == [2, 3] and cfg.variants == ["coloured", "gray"]
     assert cfg.time.move_ms == 1000 and cfg.persistent
