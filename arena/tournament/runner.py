@@ -23,7 +23,7 @@ class Tally:
     """Per-bot running totals for the progress display (not ratings)."""
 
     games: int = 0
-    wins: float = 0.0
+    wins: int = 0
 
 
 @dataclass
@@ -44,13 +44,12 @@ class Progress:
         return f"{name} ({tally.wins / max(tally.games, 1):.0%} wins)" if tally.games else None
 
     def add(self, bots: list[tuple[str, int]]) -> None:
-        """(bot, rank) for each seat of one game; a shared first place is a shared win."""
-        winners = [b for b, rank in bots if rank == 1]
+        """(bot, rank) for each seat of one game; a shared first place is a win for each
+        (as in the reports)."""
         for bot, rank in bots:
             tally = self.tallies.setdefault(bot, Tally())
             tally.games += 1
-            if rank == 1:
-                tally.wins += 1 / len(winners)
+            tally.wins += rank == 1
 
 
 def store_path(config: TournamentConfig) -> Path:
