@@ -53,9 +53,11 @@ from arena.engine.tables import (
     LCG_MUL,
     MARKER,
     MASK64,
+    MASK_COLOURS,
     MOVES_BY_SOURCE,
     N_COLOURS,
     NOT_BIT,
+    PLACE_OPTIONS,
     PLACE_POINTS,
     PLACES,
     POW5,
@@ -119,6 +121,7 @@ class Board:
         "accept",
         "col_colours",
         "col_rows",
+        "colour_cols",
         "floor",
         "line_colour",
         "line_count",
@@ -142,6 +145,8 @@ class Board:
         """Per wall column, the mask of filled rows."""
         self.col_colours = [0] * 5
         """Per wall column, the mask of colours placed in it."""
+        self.colour_cols = [0] * N_COLOURS
+        """Per colour, the mask of wall columns holding it (gray-wall choices)."""
         self.wall = [-1] * 25
         """Colour of each wall cell (row * 5 + column), -1 when empty."""
         self.floor: list[int] = []
@@ -157,6 +162,7 @@ class Board:
         b.row_colours = self.row_colours[:]
         b.col_rows = self.col_rows[:]
         b.col_colours = self.col_colours[:]
+        b.colour_cols = self.colour_cols[:]
         b.wall = self.wall[:]
         b.floor = self.floor[:]
         b.score = self.score
@@ -204,13 +210,13 @@ class Board:
         rows = self.col_rows[col] | BIT[row]
         self.col_rows[col] = rows
         self.col_colours[col] |= BIT[colour]
+        self.colour_cols[colour] |= BIT[col]
         self.wall[row * 5 + col] = colour
         return PLACE_POINTS[RUN[cells][col]][RUN[rows][row]]
 
     def gray_columns(self, row: int, colour: int) -> list[int]:
         """Gray wall: the columns where ``colour`` may go in ``row``."""
-        cells, bit = self.row_cells[row], BIT[colour]
-        return [col for col in range(5) if not cells >> col & 1 and not self.col_colours[col] & bit]
+        return list(MASK_COLOURS[FULL & ~(self.row_cells[row] | self.colour_cols[colour])])
 
 
 _new_board = object.__new__
@@ -315,7 +321,7 @@ class Game:
     _owned: int
     """Copy on write: bit ``p`` set when ``boards[p]`` belongs to this game alone,
     ``_LOG_BIT`` when ``rounds[-1]`` does."""
-    _place_options: list[Place]
+    _place_options: tuple[Place, ...]
     _tiling_player: int
     _tiling_line: int
     _table_tiles: int
@@ -358,7 +364,7 @@ class Game:
         self.end_reason = None
         self._first_player = 0
         self._next_first = 0
-        self._place_options = []
+        self._place_options = ()
         self._tiling_player = 0
         self._tiling_line = 0
         self._table_tiles = 0
@@ -623,14 +629,15 @@ class Game:
                         for c in FREE_COLOURS[board.row_colours[line]]:
                             acc[c] |= bit
                     else:
-                        cols = board.gray_columns(line, colour)
-                        if len(cols) == 1:
-                            self._place_line(board, line, cols[0], colour)
-                        elif not cols:
+                        free = FULL & ~(board.row_cells[line] | board.colour_cols[colour])
+                        options = PLACE_OPTIONS[free]
+                        if len(options) == 1:
+                            self._place_line(board, line, options[0][0], colour)
+                        elif not options:
                             self._line_to_floor(board, line, colour)
                         else:
                             self._tiling_line = line
-                            self._place_options = [PLACES[c] for c in cols]
+                            self._place_options = options
                             self.current_player = seat
                             self.decision = _PLACE
                             return
@@ -644,7 +651,7 @@ class Game:
                 board.floor = []
             self._tiling_player = seat + 1
             self._tiling_line = 0
-        self._place_options = []
+        self._place_options = ()
         self._end_round()
 
     def _line_to_floor(self, board: Board, line: int, colour: int) -> None:
@@ -900,11 +907,11 @@ class Game:
         pending = obs.get("pending_line")
         g._tiling_player = g.current_player
         g._tiling_line = pending or 0
-        g._place_options = []
+        g._place_options = ()
         if g.decision is Decision.PLACE and pending is not None:
             board = g.boards[g.current_player]
             colour = board.line_colour[pending]
-            g._place_options = [PLACES[c] for c in board.gray_columns(pending, colour)]
+            g._place_options = tuple(PLACES[c] for c in board.gray_columns(pending, colour))
         return g
 
     def observation_dict(self) -> dict[str, Any]:

@@ -253,3 +253,8 @@ REPEAT: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple((c,) * n for n in range(FLOOR_SLOTS + 1)) for c in range(N_COLOURS + 1)
 )
 """``REPEAT[c][n]``: ``n`` floor items of colour ``c`` (appended without building a list)."""
+
+PLACE_OPTIONS: tuple[tuple[Place, ...], ...] = tuple(
+    tuple(PLACES[col] for col in MASK_COLOURS[mask]) for mask in range(32)
+)
+"""``PLACE_OPTIONS[mask]``: the gray-wall placements for the free columns in ``mask``."""
