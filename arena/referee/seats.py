@@ -35,9 +35,9 @@ from arena.referee.manifest import BotSpec
 from arena.sandbox import BotProcess, Level, Limits, SandboxError, SandboxUnavailable, spawn
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Choice:
-    """A seat's answer to a decision request."""
+    """A seat's answer to a decision request (not frozen: cheaper to build per decision)."""
 
     index: int
     think_ms: float
