@@ -36,14 +36,14 @@ from arena.engine.tables import (
     BONUS_COLUMN,
     BONUS_ROW,
     CENTRE,
-    CENTRE_INDEX,
-    CODE_COLOURS,
+    CENTRE_MOVES,
     CODE_COUNTS,
     CODE_REST,
     CODE_TILES,
     CODE_WIDE,
     DEFAULT_ROUND_LIMIT,
     FACTORIES_BY_PLAYERS,
+    FACTORY_MOVES,
     FLOOR,
     FLOOR_PENALTY,
     FLOOR_SLOTS,
@@ -54,7 +54,6 @@ from arena.engine.tables import (
     MARKER,
     MASK64,
     MASK_COLOURS,
-    MOVES_BY_SOURCE,
     N_COLOURS,
     NOT_BIT,
     PLACE_OPTIONS,
@@ -402,13 +401,11 @@ class Game:
         if self.decision is _DRAFT:
             acc = self.boards[self.current_player].accept
             out: list[AnyMove] = []
-            by_source = MOVES_BY_SOURCE
-            for i, code in enumerate(self.factories):
+            for parts, code in zip(FACTORY_MOVES, self.factories):  # noqa: B905 - 9 >= factories
                 if code:
-                    table = by_source[i]
-                    for c in CODE_COLOURS[code]:
-                        out += table[c][acc[c]]
-            table = by_source[CENTRE_INDEX]
+                    for c, by_mask in parts[code]:
+                        out += by_mask[acc[c]]
+            table = CENTRE_MOVES
             c0, c1, c2, c3, c4 = self.centre
             if c0:
                 out += table[0][acc[0]]

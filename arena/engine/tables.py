@@ -258,3 +258,21 @@ PLACE_OPTIONS: tuple[tuple[Place, ...], ...] = tuple(
     tuple(PLACES[col] for col in MASK_COLOURS[mask]) for mask in range(32)
 )
 """``PLACE_OPTIONS[mask]``: the gray-wall placements for the free columns in ``mask``."""
+
+FactoryMoves = tuple[tuple[int, tuple[tuple[Move, ...], ...]], ...]
+_FACTORY_CODES = [code for code in range(N_CODES) if CODE_TILES[code] <= TILES_PER_FACTORY]
+
+
+def _factory_moves(i: int) -> tuple[FactoryMoves, ...]:
+    parts: list[FactoryMoves] = [()] * N_CODES
+    for code in _FACTORY_CODES:
+        parts[code] = tuple((c, MOVES_BY_SOURCE[i][c]) for c in CODE_COLOURS[code])
+    return tuple(parts)
+
+
+FACTORY_MOVES: tuple[tuple[FactoryMoves, ...], ...] = tuple(
+    _factory_moves(i) for i in range(MAX_FACTORIES)
+)
+"""``FACTORY_MOVES[factory][code]``: per colour in the factory, its moves by line mask
+(``MOVES_BY_SOURCE`` pre-indexed, so that listing moves does one look-up less per colour)."""
+CENTRE_MOVES = MOVES_BY_SOURCE[CENTRE_INDEX]
