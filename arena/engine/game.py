@@ -102,6 +102,8 @@ class Breakdown:
 
 
 _DRAFT, _PLACE, _OVER = Decision.DRAFT, Decision.PLACE, Decision.OVER
+if (CENTRE, FLOOR, N_COLOURS, FLOOR_SLOTS) != (-1, -1, 5, 7):  # pragma: no cover
+    raise ImportError("Game.apply spells these constants as literals: update it too")
 _GRAY = Variant.GRAY
 _LOG_BIT = 16
 """Bit of ``Game._owned`` for the current round's log (bits 0-3: the boards)."""
@@ -479,19 +481,19 @@ class Game:
             source, colour, line = move  # type: ignore[misc]
         except (TypeError, ValueError):
             raise IllegalMove(f"{move!r} is not a draft move") from None
+        # Literals below: -1 is CENTRE / FLOOR, 5 colours, 5 lines, 7 floor slots.
+        if not 0 <= colour < 5:
+            raise IllegalMove(f"{move!r}: no colour {colour}")
         player = self.current_player
         board = self.boards[player]
-        if not 0 <= colour < N_COLOURS:
-            raise IllegalMove(f"{move!r}: no colour {colour}")
         acc = board.accept
-        if line != FLOOR and not (0 <= line < 5 and acc[colour] >> line & 1):
+        if line != -1 and not (0 <= line < 5 and acc[colour] >> line & 1):
             raise IllegalMove(f"{move!r}: line {line} cannot take that colour")
         centre = self.centre
-        if source == CENTRE:
+        if source == -1:
             n = centre[colour]
             if not n:
                 raise IllegalMove(f"{move!r}: the centre has no such tile")
-            marker = self.marker_in_centre
         else:
             factories = self.factories
             if not 0 <= source < len(factories):
@@ -500,21 +502,21 @@ class Game:
             n = CODE_COUNTS[code][colour]
             if not n:
                 raise IllegalMove(f"{move!r}: that factory has no such tile")
-            marker = False
         # Legal: from here on the position changes.
         owned = self._owned
-        if not owned >> player & 1:
-            board = self._own_board(player)
-            acc = board.accept
-        if not owned & _LOG_BIT:
-            self._own_log()
+        if owned != _ALL_OWNED:
+            if not owned >> player & 1:
+                board = self._own_board(player)
+                acc = board.accept
+            if not owned & _LOG_BIT:
+                self._own_log()
         self.rounds[-1].decisions.append((player, move))
-        if source == CENTRE:
+        if source == -1:
             centre[colour] = 0
-            if marker:
+            if self.marker_in_centre:
                 self.marker_in_centre = False
                 self._next_first = player
-                if len(board.floor) < FLOOR_SLOTS:
+                if len(board.floor) < 7:
                     board.floor.append(MARKER)
         else:
             for k, count in CODE_REST[code][colour]:
@@ -522,10 +524,12 @@ class Game:
             factories[source] = 0
         table = self._table_tiles - n
         self._table_tiles = table
-        if line != FLOOR:
+        if line != -1:
             counts = board.line_count
             count = counts[line]
-            if not count:
+            if count:
+                room = line + 1 - count
+            else:
                 board.line_colour[line] = colour
                 keep = acc[colour]
                 clear = NOT_BIT[line]
@@ -535,7 +539,7 @@ class Game:
                 acc[3] &= clear
                 acc[4] &= clear
                 acc[colour] = keep
-            room = line + 1 - count
+                room = line + 1
             if n >= room:
                 counts[line] = line + 1
                 acc[colour] &= NOT_BIT[line]
@@ -545,7 +549,7 @@ class Game:
                 n = 0
         if n:
             floor = board.floor
-            free = FLOOR_SLOTS - len(floor)
+            free = 7 - len(floor)
             if n > free:
                 self.lid[colour] += n - free
                 n = free
