@@ -607,9 +607,57 @@ class Game:
         for c in FREE_COLOURS[board.row_colours[line]]:
             acc[c] |= bit
 
+    def _tile_coloured(self) -> None:
+        """Wall tiling on the coloured wall: no choices, all seats in one pass."""
+        lid = self.lid
+        boards = self.boards
+        for seat in range(self.n_players):
+            board = boards[seat]
+            if not self._owned >> seat & 1:
+                board = self._own_board(seat)
+            counts = board.line_count
+            colours = board.line_colour
+            for line in range(5):
+                if counts[line] == line + 1:
+                    colour = colours[line]
+                    col = (line + colour) % 5
+                    col_bit = BIT[col]
+                    row_cells = board.row_cells
+                    cells = row_cells[line] | col_bit
+                    row_cells[line] = cells
+                    row_colours = board.row_colours
+                    row_colours[line] |= BIT[colour]
+                    col_rows = board.col_rows
+                    rows = col_rows[col] | BIT[line]
+                    col_rows[col] = rows
+                    board.col_colours[col] |= BIT[colour]
+                    board.colour_cols[colour] |= col_bit
+                    board.wall[line * 5 + col] = colour
+                    board.score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
+                    lid[colour] += line
+                    counts[line] = 0
+                    colours[line] = -1
+                    bit = BIT[line]
+                    acc = board.accept
+                    for c in FREE_COLOURS[row_colours[line]]:
+                        acc[c] |= bit
+            floor = board.floor
+            if floor:
+                board.score = max(0, board.score - FLOOR_PENALTY[len(floor)])
+                for item in floor:
+                    if item != MARKER:
+                        lid[item] += 1
+                board.floor = []
+        self._tiling_player = self.n_players
+        self._tiling_line = 0
+        self._end_round()
+
     def _continue_tiling(self) -> None:
         """Run wall tiling until a gray-wall choice is needed or the round is done."""
         gray = self.variant is _GRAY
+        if not gray:
+            self._tile_coloured()
+            return
         lid = self.lid
         n_players = self.n_players
         while self._tiling_player < n_players:
@@ -668,7 +716,12 @@ class Game:
             self._own_log()
         boards = self.boards
         self.rounds[-1].scores = [b.score for b in boards]
-        if any(FULL in b.row_cells for b in boards):
+        complete = False
+        for board in boards:
+            if FULL in board.row_cells:
+                complete = True
+                break
+        if complete:
             self._finish(EndReason.NORMAL)
         elif self.round >= self.round_limit:
             self._finish(EndReason.ROUND_LIMIT)
