@@ -36,7 +36,7 @@ _TAIL = b',"colours":' + orjson.dumps(list(COLOURS)) + b"}"
 _DRAFT = Decision.DRAFT
 _NAME = {value: value.value.encode() for enum in (Decision, Variant, EndReason) for value in enum}
 _FIVE = b"[%d,%d,%d,%d,%d]"
-_BOARD = b'{"seat":%d,"score":%d,"lines":[%s,%s,%s,%s,%s],"wall":[%s,%s,%s,%s,%s],"floor":%s}'
+_BOARD = b'{"seat":%d,"score":%d,"lines":[%s,%s,%s,%s,%s],"wall":[%s],"floor":%s}'
 
 
 def _list(values: Sequence[int]) -> bytes:
@@ -48,12 +48,10 @@ def _row(cells: tuple[int, ...]) -> bytes:
     return text
 
 
-def board_json(seat: int, board: Board) -> bytes:
-    """One entry of ``observation.players`` (same bytes as orjson of the view dict)."""
+def wall_json(board: Board) -> bytes:
+    """A board's ``wall`` as JSON (5 rows of 5 cells)."""
     wall = board.wall
     get = _ROWS.get
-    lc, ln = board.line_colour, board.line_count
-    line = _LINE_JSON
     r0, r1, r2, r3, r4 = (
         tuple(wall[0:5]),
         tuple(wall[5:10]),
@@ -61,6 +59,22 @@ def board_json(seat: int, board: Board) -> bytes:
         tuple(wall[15:20]),
         tuple(wall[20:25]),
     )
+    return b"%s,%s,%s,%s,%s" % (
+        get(r0) or _row(r0),
+        get(r1) or _row(r1),
+        get(r2) or _row(r2),
+        get(r3) or _row(r3),
+        get(r4) or _row(r4),
+    )
+
+
+def board_json(seat: int, board: Board, wall: bytes | None = None) -> bytes:
+    """One entry of ``observation.players`` (same bytes as orjson of the view dict).
+
+    ``wall``: the board's :func:`wall_json` when the caller knows it has not changed.
+    """
+    lc, ln = board.line_colour, board.line_count
+    line = _LINE_JSON
     return _BOARD % (
         seat,
         board.score,
@@ -69,11 +83,7 @@ def board_json(seat: int, board: Board) -> bytes:
         line[lc[2], ln[2]],
         line[lc[3], ln[3]],
         line[lc[4], ln[4]],
-        get(r0) or _row(r0),
-        get(r1) or _row(r1),
-        get(r2) or _row(r2),
-        get(r3) or _row(r3),
-        get(r4) or _row(r4),
+        wall_json(board) if wall is None else wall,
         _list(board.floor) if board.floor else b"[]",
     )
 
@@ -87,11 +97,21 @@ class DecideEncoder:
     change through :meth:`Game.apply`.
     """
 
-    __slots__ = ("_boards", "_decision", "_game", "_game_id", "_game_id_json", "_logged", "_round")
+    __slots__ = (
+        "_boards",
+        "_decision",
+        "_game",
+        "_game_id",
+        "_game_id_json",
+        "_logged",
+        "_round",
+        "_walls",
+    )
 
     def __init__(self, game: Game) -> None:
         self._game = game
         self._boards: list[bytes] = []
+        self._walls: list[bytes] = []
         self._round = -1
         self._logged = 0
         self._decision: Decision | None = None
@@ -111,10 +131,15 @@ class DecideEncoder:
             or logged < self._logged
             or not boards
         ):
-            boards[:] = [board_json(seat, board) for seat, board in enumerate(game.boards)]
+            walls = self._walls
+            walls[:] = [wall_json(board) for board in game.boards]
+            boards[:] = [
+                board_json(seat, board, walls[seat]) for seat, board in enumerate(game.boards)
+            ]
         else:
+            # Draft moves change lines, floors and the table, never walls (only tiling does).
             for seat in {seat for seat, _ in log[self._logged : logged]}:
-                boards[seat] = board_json(seat, game.boards[seat])
+                boards[seat] = board_json(seat, game.boards[seat], self._walls[seat])
         self._round = game.round
         self._logged = logged
         self._decision = decision
