@@ -138,8 +138,12 @@ class DecideEncoder:
             ]
         else:
             # Draft moves change lines, floors and the table, never walls (only tiling does).
-            for seat in {seat for seat, _ in log[self._logged : logged]}:
+            if logged == self._logged + 1:  # the usual case: one move since the last request
+                seat = log[-1][0]
                 boards[seat] = board_json(seat, game.boards[seat], self._walls[seat])
+            else:
+                for seat in {seat for seat, _ in log[self._logged : logged]}:
+                    boards[seat] = board_json(seat, game.boards[seat], self._walls[seat])
         self._round = game.round
         self._logged = logged
         self._decision = decision
