@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape as esc
 
 from arena import __version__
+from arena.textsafe import visible
 
 if TYPE_CHECKING:
     from arena.referee import BotSpec, FaultPolicy, SandboxSettings, TimeControl
@@ -27,6 +28,17 @@ def _console(stderr: bool = False) -> Console:
 
 console = _console()
 err_console = _console(stderr=True)
+
+
+def shown(text: str) -> str:
+    """Bot-controlled text for the terminal: control characters visible, no rich markup."""
+    return esc(visible(text))
+
+
+def shown_lines(text: str, indent: str, last: int = 5) -> str:
+    """The last lines of bot-controlled text (a stderr tail, build output), made safe."""
+    lines = visible(text.strip(), multiline=True).split("\n")[-last:]
+    return esc(indent + ("\n" + indent).join(lines))
 
 
 class UserError(Exception):
@@ -113,14 +125,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
             for fault in record.faults:
                 console.print(
                     f"  fault: seat {fault.seat} ({names[fault.seat]}) {fault.kind} in round "
-                    f"{fault.round}: {esc(fault.message)}"
+                    f"{fault.round}: {shown(fault.message)}"
                     + (" (forfeit)" if fault.forfeit else " (strike, forgiven)")
                 )
                 if fault.last_message:
-                    console.print(f"    last line: {esc(fault.last_message)}")
+                    console.print(f"    last line: {shown(fault.last_message)}")
                 if fault.stderr_tail:
-                    tail = fault.stderr_tail.strip().splitlines()[-5:]
-                    console.print("    stderr tail:\n      " + esc("\n      ".join(tail)))
+                    console.print("    stderr tail:\n" + shown_lines(fault.stderr_tail, "      "))
     if not sources:
         raise UserError("no finished game to replay there")
     summary = f"{checked}/{len(sources)} records verified"
@@ -233,13 +244,12 @@ def cmd_match(args: argparse.Namespace) -> int:
         verdict = "forfeit" if fault.forfeit else "strike"
         console.print(
             f"[red]fault[/red] seat {fault.seat} ({record.players[fault.seat]}): "
-            f"{fault.kind} in round {fault.round}: {esc(fault.message)} ({verdict})"
+            f"{fault.kind} in round {fault.round}: {shown(fault.message)} ({verdict})"
         )
         if fault.last_message:
-            console.print(f"  last output: {esc(fault.last_message)}")
+            console.print(f"  last output: {shown(fault.last_message)}")
         if fault.stderr_tail:
-            tail = fault.stderr_tail.strip().splitlines()[-5:]
-            console.print("  stderr tail:\n    " + esc("\n    ".join(tail)))
+            console.print("  stderr tail:\n" + shown_lines(fault.stderr_tail, "    "))
     console.print(f"record: {result.record_path}   (verify: arena replay {result.record_path})")
     console.print(f"bot logs: {out}/")
     return 0
@@ -259,7 +269,7 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         try:
             report = check_bot(spec, sandbox, tc, games_per_variant=args.games)
         except BuildError as exc:
-            console.print(f"[red]FAIL[/red] {esc(str(exc))}")
+            console.print(f"[red]FAIL[/red] {esc(visible(str(exc), multiline=True))}")
             return 1
     console.print(f"bot {spec.name} ({esc(str(spec.folder))})")
     if report.build_s is not None:
@@ -268,7 +278,7 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         console.print(f"  start          {report.spawn_ms:.0f} ms (sandboxed spawn)")
     if report.handshake_ms is not None:
         who = ", ".join(f"{k} {v}" for k, v in report.reported.items() if v)
-        console.print(f"  handshake      {report.handshake_ms:.0f} ms; says: {esc(who)}")
+        console.print(f"  handshake      {report.handshake_ms:.0f} ms; says: {shown(who)}")
     if report.games:
         mean = sum(report.scores) / len(report.scores)
         console.print(
@@ -284,13 +294,12 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         )
     for where, fault in report.faults:
         console.print(
-            f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {esc(fault.message)}"
+            f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {shown(fault.message)}"
         )
         if fault.last_message:
-            console.print(f"      last line written: {esc(fault.last_message)}")
+            console.print(f"      last line written: {shown(fault.last_message)}")
         if fault.stderr_tail:
-            tail = fault.stderr_tail.strip().splitlines()[-5:]
-            console.print("      stderr tail:\n        " + esc("\n        ".join(tail)))
+            console.print("      stderr tail:\n" + shown_lines(fault.stderr_tail, "        "))
     for kind in dict.fromkeys(fault.kind for _, fault in report.faults):
         console.print(f"  how to fix {kind}: {ADVICE[kind]}")
     if report.ok:
@@ -914,7 +923,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.func(args)
     except UserError as exc:
-        err_console.print(f"[red]error:[/red] {esc(str(exc))}")
+        err_console.print(f"[red]error:[/red] {esc(visible(str(exc), multiline=True))}")
         return 2
     except KeyboardInterrupt:
         err_console.print("interrupted")

@@ -148,10 +148,9 @@ class BotProcess:
             return None
         held = [False, False]
         for pid in pids:
+            if self._is_bwrap(pid):
+                continue
             try:
-                with open(f"/proc/{pid}/comm") as fh:
-                    if fh.read().strip() == "bwrap":
-                        continue
                 fds = os.listdir(f"/proc/{pid}/fd")
             except OSError:
                 continue
@@ -164,6 +163,21 @@ class BotProcess:
                     if link == end:
                         held[i] = True
         return held[0], held[1]
+
+    def _is_bwrap(self, pid: int) -> bool:
+        """One of bubblewrap's own processes: the outer one (our child) or its init in the
+        bot's pid namespace (the outer one's only child).  Recognised by pid, never by
+        name: a bot can call itself ``bwrap``."""
+        if self._plan.bwrap is None:
+            return False
+        if pid == self.pid:
+            return True
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                stat = fh.read()
+            return int(stat[stat.rindex(b")") + 2 :].split()[1]) == self.pid
+        except (OSError, ValueError, IndexError):
+            return False
 
     def kill(self) -> None:
         """Kill the whole tree, reap, remove the cgroups and close the pipes (idempotent)."""
