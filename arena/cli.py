@@ -201,6 +201,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     from arena.referee import GameSettings
     from arena.referee.build import BuildError
     from arena.referee.match import run_match
+    from arena.sandbox import SandboxBusy
 
     if not 2 <= len(args.bots) <= 4:
         raise UserError(f"a game needs 2, 3 or 4 bots, not {len(args.bots)}")
@@ -218,7 +219,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     )
     try:
         result = run_match(specs, settings, out, sandbox, transcripts=args.transcript)
-    except BuildError as exc:
+    except (BuildError, SandboxBusy) as exc:
         raise UserError(str(exc)) from None
     record = result.outcome.record
     names = [f"{name} (seat {i})" for i, name in enumerate(record.players)]
@@ -261,6 +262,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 def cmd_check_bot(args: argparse.Namespace) -> int:
     from arena.referee.build import BuildError
     from arena.referee.checkbot import ADVICE, check_bot
+    from arena.sandbox import SandboxBusy
 
     (spec,) = _load_bots([args.bot])
     sandbox = _sandbox_settings(args.sandbox)
@@ -268,6 +270,8 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
     with console.status(f"checking {spec.name}…"):
         try:
             report = check_bot(spec, sandbox, tc, games_per_variant=args.games)
+        except SandboxBusy as exc:
+            raise UserError(str(exc)) from None
         except BuildError as exc:
             console.print(f"[red]FAIL[/red] {esc(visible(str(exc), multiline=True))}")
             return 1
@@ -362,6 +366,7 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
     )
 
     from arena.referee.build import BuildError
+    from arena.sandbox import SandboxBusy
     from arena.tournament import ConfigError, StoreError, run_tournament
     from arena.tournament.runner import Progress as RunProgress
 
@@ -430,7 +435,7 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
             f"Resume with: {resume}"
         )
         return 130
-    except (ConfigError, StoreError, BuildError) as exc:
+    except (ConfigError, StoreError, BuildError, SandboxBusy) as exc:
         raise UserError(str(exc)) from None
     finally:
         signal.signal(signal.SIGTERM, previous)

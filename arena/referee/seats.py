@@ -33,7 +33,15 @@ from arena.referee.clock import TimeControl
 from arena.referee.faults import Fault
 from arena.referee.manifest import BotSpec
 from arena.referee.transcript import Transcript
-from arena.sandbox import BotProcess, Level, Limits, SandboxError, SandboxUnavailable, spawn
+from arena.sandbox import (
+    BotProcess,
+    Level,
+    Limits,
+    SandboxBusy,
+    SandboxError,
+    SandboxUnavailable,
+    spawn,
+)
 
 
 @dataclass(frozen=True)
@@ -154,8 +162,8 @@ class BotSeat:
                 slot=self.sandbox.slot,
                 stderr_log=self.stderr_log,
             )
-        except SandboxUnavailable:
-            raise
+        except (SandboxUnavailable, SandboxBusy):
+            raise  # the arena's problem, not the bot's: never recorded as a fault
         except (OSError, SandboxError) as exc:
             return Fault("init", f"could not start {self.spec.manifest.command!r}: {exc}")
         self.spawn_ms = (time.monotonic() - t0) * 1000

@@ -14,6 +14,7 @@ from arena.sandbox.spec import (
     LayerStatus,
     Level,
     Limits,
+    SandboxBusy,
     SandboxError,
     SandboxUnavailable,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "LayerStatus",
     "Level",
     "Limits",
+    "SandboxBusy",
     "SandboxError",
     "SandboxUnavailable",
     "SpawnTiming",
