@@ -310,8 +310,7 @@ def start(
     extra_env: Mapping[str, str] | None = None,
     stderr_log: Path | None = None,
     stderr_cap: int = DEFAULT_CAP,
-    writable: bool = False,
-    drop_caps: bool = False,
+    build_area: int | None = None,
     merge_output: bool = False,
     head_bytes: int = 0,
     tail_bytes: int = TAIL_BYTES,
@@ -321,8 +320,14 @@ def start(
     """Shared by spawn() and build(): cgroups, exec chain, Popen, stderr sink.
 
     With ``merge_output`` stdout and stderr both go to the sink (builds) and stdin is
-    /dev/null; otherwise stdin/stdout are pipes for the protocol.
+    /dev/null; otherwise stdin/stdout are pipes for the protocol.  Nothing is ever
+    started as root: as root, a bot (or a build) must have its own uid.
     """
+    if os.geteuid() == 0 and (uid is None or uid == 0 or plan.setpriv is None):
+        raise SandboxError(
+            "refusing to run a bot's code as root without its own uid "
+            "(setpriv from util-linux is needed; see `arena doctor`)"
+        )
     _sweep_once(plan)
     cgroup = None
     if plan.cgroups is not None and plan.cgroups.hierarchies:
@@ -341,12 +346,17 @@ def start(
             gid=gid,
             procs_files=cgroup.procs_files if cgroup else None,
             extra_env=extra_env,
-            writable=writable,
-            drop_caps=drop_caps,
+            build_area=build_area,
             nproc=nproc,
         )
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove()
+        raise
+    try:
         read_end, write_end = os.pipe()
     except BaseException:
+        spec.close()
         if cgroup is not None:
             cgroup.remove()
         raise
@@ -361,6 +371,7 @@ def start(
             env=spec.env,
             start_new_session=True,
             close_fds=True,
+            pass_fds=spec.pass_fds,
             preexec_fn=spec.preexec,  # only when prlimit is missing
         )
     except OSError as exc:
@@ -370,6 +381,7 @@ def start(
         raise SandboxError(f"cannot start {command!r}: {exc}") from exc
     finally:
         os.close(write_end)
+        spec.close()
     try:
         sink = StderrSink(
             read_end,

@@ -52,8 +52,7 @@ class _Budget:
             raise StagingError(f"more than {self.limits.max_entries} files and folders")
         if self.bytes > self.limits.max_bytes:
             raise StagingError(
-                f"larger than the size limit of {self.limits.max_bytes // MIB} MiB "
-                f"(at {rel!r})"
+                f"larger than the size limit of {self.limits.max_bytes // MIB} MiB (at {rel!r})"
             )
 
 
