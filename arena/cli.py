@@ -532,6 +532,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for layer in layers:
         mark = "[green]on [/green]" if layer.on else "[red]off[/red]"
         console.print(f"{mark} {layer.name:<14} {layer.reason}")
+    from arena.referee.build import describe_cache
+
+    console.print(f"\n{esc(describe_cache())}")
     missing = [layer.name for layer in layers if not layer.on]
     if missing:
         console.print(
@@ -873,7 +876,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "doctor",
         help="show which sandbox layers are available",
-        description="Detect each sandbox layer and print it as on/off with the reason.",
+        description=(
+            "Detect each sandbox layer (bubblewrap, seccomp, separate uid, rlimits, cgroups, "
+            "process group) and print it as on/off with the reason; also where built bots "
+            "are cached. Exit status 1 if `--sandbox strict` would refuse to run."
+        ),
     )
     p.set_defaults(func=cmd_doctor)
 

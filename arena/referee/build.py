@@ -334,3 +334,23 @@ def _failure(spec: BotSpec, command: str, result: object) -> str:
         why = f"exit status {result.returncode}"
     tail = result.output.strip()[-2000:]
     return f"building {spec.name} failed ({command!r}): {why}\n{tail}"
+
+
+def describe_cache(root: Path | None = None) -> str:
+    """One line for `arena doctor`: where built bots are cached and how much is there."""
+    root = root or default_cache_root()
+    try:
+        entries = [p for p in root.iterdir() if not p.name.startswith(("tmp-", "."))]
+    except FileNotFoundError:
+        return f"build cache {root}: empty (created on first build; {CACHE_ENV} moves it)"
+    except OSError as exc:
+        return f"build cache {root}: not usable ({exc.strerror}); set {CACHE_ENV}"
+    size = 0
+    for entry in entries:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            meta = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
+            size += int(meta.get("bytes", 0))
+    return (
+        f"build cache {root}: {len(entries)} built bots, {size / MIB:.1f} MiB "
+        f"(kept up to {MAX_CACHE_ENTRIES} / {MAX_CACHE_BYTES // MIB} MiB; {CACHE_ENV} moves it)"
+    )

@@ -57,6 +57,8 @@ fi
 kill -KILL -1 2>/dev/null
 exec tar -C /bot --numeric-owner -cf - .
 """
+_FILTER_ERROR: type[Exception] | tuple[()] = getattr(tarfile, "FilterError", ())
+"""tarfile's extraction-filter error (Python 3.11.4+; older ones rely on our checks)."""
 _AREA_LINE = re.compile(r"arena: build area: (\d+) KiB used of (\d+) KiB")
 
 
@@ -234,7 +236,7 @@ def _extract(stream: _Stream, dest: Path, limits: BuildLimits) -> None:
             kwargs = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
             try:
                 archive.extract(member, dest, **kwargs)
-            except tarfile.FilterError as exc:  # the stdlib's own checks agree with ours
+            except _FILTER_ERROR as exc:  # the stdlib's own checks agree with ours
                 raise StagingError(str(exc)) from None
             except tarfile.TarError as exc:
                 raise StagingError(f"damaged result archive: {exc}") from None
