@@ -32,8 +32,8 @@ CACHE_ENV = "ARENA_BUILD_CACHE"
 CACHE_FORMAT = "azul-arena-build/1"
 MAX_CACHE_ENTRIES = 256
 MAX_CACHE_BYTES = 4 * 1024 * MIB
-KEEP_RECENT_S = 3600.0
-"""An entry used this recently is never collected (a running bot may be using it)."""
+KEEP_RECENT_S = 24 * 3600.0
+"""An entry used this recently is never collected (a running tournament may use it)."""
 STALE_TMP_S = 24 * 3600.0
 VERSION_LENGTH = 12
 
@@ -190,7 +190,7 @@ def collect_garbage(
     root: Path, max_entries: int = MAX_CACHE_ENTRIES, max_bytes: int = MAX_CACHE_BYTES
 ) -> list[str]:
     """Remove leftovers of crashed builds, then least recently used entries past the
-    bounds (never one used within the last hour).  Returns the removed names."""
+    bounds (never one used within the last day).  Returns the removed names."""
     removed: list[str] = []
     now = time.time()
     entries = []

@@ -229,6 +229,7 @@ def test_nothing_runs_as_root_for_a_bot(level: str, root: Path) -> None:
     assert uid != 0 and euid != 0, log
     (noted,) = cache.glob("*/bot/build-uid.txt")
     assert int(noted.read_text()) != 0
+    assert not special_files(cache), special_files(cache)  # no setuid shell either way
 
 
 # ---------------------------------------------------------------- per-uid state
