@@ -97,6 +97,8 @@ class BotProcess:
         used = [layers.RLIMITS, layers.PGROUP]
         if self._plan.bwrap:
             used.append(layers.BWRAP)
+            if self._plan.seccomp is not None:
+                used.append(layers.SECCOMP)
         if self.uid is not None:
             used.append(layers.UID)
         if self._cgroup is not None:
