@@ -87,8 +87,8 @@ def copy_checked(src: Path, dest: Path, limits: TreeLimits | None = None) -> int
     """Copy the folder ``src`` to the new folder ``dest`` under the staging rules.
 
     Returns the bytes copied.  Raises :class:`StagingError` naming the first offending
-    entry; ``dest`` is then removed.  Never follows a symlink (not even ``src`` itself
-    past its last component... the caller resolved it) and never blocks on a FIFO.
+    entry; ``dest`` is then removed.  Never follows a symlink inside ``src`` (``src``
+    itself is the folder the user named) and never blocks on a FIFO.
     """
     budget = _Budget(limits or TreeLimits())
     try:
