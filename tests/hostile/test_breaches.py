@@ -15,7 +15,9 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ from arena.protocol.messages import GameStart
 from arena.referee import BotSeat, ManifestError, SandboxSettings, load_bot
 from arena.referee.build import BuildError, build_bot
 from arena.sandbox import Level, SandboxBusy, layers, spawn, uids
+from arena.sandbox.stage import remove_tree
 
 from .conftest import require_full_sandbox
 from .hostile_support import FIXTURES, REPO, copy_bot, make_public, snapshot
@@ -70,6 +73,18 @@ def own_uids() -> bool:
 def root(tmp_path: Path) -> Path:
     make_public(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def public_cache() -> Iterator[Path]:
+    """A build cache every uid can reach through its ancestors (without bubblewrap a bot
+    needs that; pytest's own tmp folders may be made private by another session)."""
+    folder = Path(tempfile.mkdtemp(prefix="azul-arena-test-cache-", dir="/var/tmp"))
+    folder.chmod(0o755)
+    try:
+        yield folder / "cache"
+    finally:
+        remove_tree(folder)
 
 
 def build_fixture(name: str, root: Path) -> Path:
@@ -221,7 +236,7 @@ def test_builds_are_cached_across_runs_and_a_damaged_entry_is_rebuilt(root: Path
 
 
 @pytest.mark.parametrize("level", ["strict", "off"])
-def test_nothing_runs_as_root_for_a_bot(level: str, root: Path) -> None:
+def test_nothing_runs_as_root_for_a_bot(level: str, root: Path, public_cache: Path) -> None:
     """Neither its build nor its play, whatever the sandbox level."""
     if os.geteuid() != 0:
         pytest.skip("the arena runs as root only when root runs it")
@@ -232,7 +247,7 @@ def test_nothing_runs_as_root_for_a_bot(level: str, root: Path) -> None:
         "log(f'uid={os.getuid()} euid={os.geteuid()}')\nrun('setuid-shell')\n"
     )
     out = root / f"out-{level}"
-    cache = root / "cache"
+    cache = public_cache
     run = arena(
         "match",
         str(bot),
@@ -244,6 +259,7 @@ def test_nothing_runs_as_root_for_a_bot(level: str, root: Path) -> None:
         cache=cache,
     )
     assert run.returncode == 0, run.stdout + run.stderr
+    assert (out / "seat0-setuid-shell.stderr.log").exists(), (sorted(out.iterdir()), run.stdout)
     log = (out / "seat0-setuid-shell.stderr.log").read_text()
     uid, euid = (int(v) for v in re.findall(r"uid=(\d+) euid=(\d+)", log)[0])
     assert uid != 0 and euid != 0, log
