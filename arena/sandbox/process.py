@@ -213,6 +213,9 @@ class BotProcess:
                 self._popen.kill()
         if self.uid is not None:
             reaper.kill_uid(self.uid, self._plan.setpriv)
+            if self._plan.bwrap is None or self._plan.seccomp is None:
+                # No ipc namespace or no seccomp: the bot may have left host-wide state.
+                reaper.clear_uid_state(self.uid, self._plan.setpriv)
         try:
             self._popen.wait(timeout=5)
         except subprocess.TimeoutExpired:

@@ -89,6 +89,9 @@ def _try(folder: Path, uid: int, setpriv: str | None) -> UidLease | None:
     # scanning /proc keeps spawn fast.)
     if os.pread(fd, 32, 0) and reaper.pids_of_uid(uid):
         reaper.kill_uid(uid, setpriv)
+    # Whatever a bot of this uid left in host-wide kernel state (an older arena, a run
+    # without bubblewrap or seccomp) goes before a new bot gets the uid.
+    reaper.clear_uid_state(uid, setpriv)
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     held = UidLease(uid, fd)
