@@ -94,8 +94,7 @@ _LAST_READ: list[float | None] = [None]
 
 
 def bench_protocol(bot_dir: Path, games: int = 20, level: Level = Level.AUTO) -> ProtocolBench:
-    spec = load_bot(bot_dir)
-    build_bot(spec, level)
+    spec = build_bot(load_bot(bot_dir), level).spec
     seats = [
         BotSeat(spec, sandbox=SandboxSettings(level=level, slot=i), persistent=True)
         for i in range(2)
