@@ -765,9 +765,13 @@ class Game:
         self.decision = _DRAFT
         self.factories = codes[:]
         self._table_tiles = dealt
-        log = RoundLog(self.round, self._first_player, codes)
+        log = _new_log(RoundLog)
+        log.number = self.round
+        log.first_player = self._first_player
+        log.codes = codes
+        log.decisions = self._log = []
+        log.scores = []
         self.rounds.append(log)
-        self._log = log.decisions
         self._owned |= _LOG_BIT
 
     def _draw(self, n_factories: int) -> tuple[list[int], int]:
@@ -788,9 +792,10 @@ class Game:
         taken = 0
         """Tiles drawn from the current bag, per colour, 7 bits each (see ``CODE_WIDE``)."""
         codes = []
+        dealt = 0
         mul, add, mask, weight, low = LCG_MUL, LCG_ADD, MASK64, POW5, _LOW48
         for _ in range(n_factories):
-            if total >= TILES_PER_FACTORY:
+            if total >= 4:  # TILES_PER_FACTORY
                 state = (state * mul + add) & mask
                 x = (state >> 16) * total
                 i = x >> 48
@@ -813,6 +818,7 @@ class Game:
                 code += weight[tiles[i]]
                 tiles[i] = tiles[total]
                 taken += CODE_WIDE[code]
+                dealt += 4
             else:
                 code = 0
                 for _ in range(TILES_PER_FACTORY):
@@ -833,12 +839,19 @@ class Game:
                     tiles[i] = tiles[total]
                     code += weight[c]
                     taken += CODE_WIDE[weight[c]]
+                    dealt += 1
             codes.append(code)
         if taken:
-            for c in range(N_COLOURS):
-                bag[c] -= taken >> (7 * c) & 127
+            b0, b1, b2, b3, b4 = bag
+            bag[:] = (
+                b0 - (taken & 127),
+                b1 - (taken >> 7 & 127),
+                b2 - (taken >> 14 & 127),
+                b3 - (taken >> 21 & 127),
+                b4 - (taken >> 28),
+            )
         self._rng = state
-        return codes, sum(map(CODE_TILES.__getitem__, codes))
+        return codes, dealt
 
     def _take_deal(self, deal: Deal, n_factories: int) -> None:
         """Remove an injected deal from the bag/lid, checking it was drawable."""
