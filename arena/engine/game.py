@@ -102,7 +102,14 @@ class Breakdown:
 
 
 _DRAFT, _PLACE, _OVER = Decision.DRAFT, Decision.PLACE, Decision.OVER
-if (CENTRE, FLOOR, N_COLOURS, FLOOR_SLOTS) != (-1, -1, 5, 7):  # pragma: no cover
+if (CENTRE, FLOOR, N_COLOURS, FLOOR_SLOTS, MARKER, TILES_PER_FACTORY) != (
+    -1,
+    -1,
+    5,
+    7,
+    5,
+    4,
+):  # pragma: no cover
     raise ImportError("Game.apply spells these constants as literals: update it too")
 _GRAY = Variant.GRAY
 _LOG_BIT = 16
@@ -350,7 +357,7 @@ class Game:
             raise ValueError("round_limit must be at least 1")
         self = cls.__new__(cls)
         self.n_players = players
-        self.variant = Variant(variant)
+        self.variant = _VARIANTS.get(variant) or Variant(variant)
         self.seed = seed
         self.round_limit = round_limit
         self._rng = seed_state(seed)
@@ -653,9 +660,10 @@ class Game:
                         acc[c] |= bit
             floor = board.floor
             if floor:
-                board.score = max(0, board.score - FLOOR_PENALTY[len(floor)])
+                score = board.score - FLOOR_PENALTY[len(floor)]
+                board.score = score if score > 0 else 0
                 for item in floor:
-                    if item != MARKER:
+                    if item != 5:  # MARKER
                         lid[item] += 1
                 board.floor = []
         self._tiling_player = self.n_players
@@ -1027,10 +1035,16 @@ class Game:
 
 
 _new_game = object.__new__
+_VARIANTS: dict[Variant | str, Variant] = {v.value: v for v in Variant}
 _LOW48 = (1 << 48) - 1
+
+
+_RUNS = tuple(tuple((c,) * n for n in range(TILES_PER_COLOUR + 1)) for c in range(N_COLOURS))
+"""``_RUNS[c][n]``: ``n`` tiles of colour ``c`` (a bag holds at most 20 of a colour)."""
 
 
 def _tile_list(counts: list[int]) -> list[int]:
     """The tiles of a bag (or lid) given as counts per colour, as a list of colours."""
     c0, c1, c2, c3, c4 = counts
-    return [0] * c0 + [1] * c1 + [2] * c2 + [3] * c3 + [4] * c4
+    r = _RUNS
+    return [*r[0][c0], *r[1][c1], *r[2][c2], *r[3][c3], *r[4][c4]]

@@ -228,6 +228,8 @@ def seed_state(seed: int | None) -> int:
         import secrets
 
         z = secrets.randbits(64)
+    elif seed.__class__ is int and 0 <= seed <= MASK64:
+        z = seed * 0xBF58476D1CE4E5B9 & MASK64  # the loop below, in one step
     else:
         seed = int(seed)
         z = 0 if seed >= 0 else 0xD1B54A32D192ED03  # -n and n give different games
