@@ -787,10 +787,10 @@ class Game:
 
         Each tile is drawn uniformly from the tiles in the bag, laid out as a list so
         that a draw is one index and a swap-remove, not a scan of the counts. One
-        generator step fills a factory: its top 48 bits are read as a fraction, each
-        draw takes the integer part of fraction x tiles left and keeps the remainder
-        (like arithmetic decoding), so the four draws use the state's best ~27 bits
-        and keep over 20 bits of precision (bias below one in a million).
+        generator step fills a factory: its top 48 bits, read as a fraction, pick one of
+        the ``t(t-1)(t-2)(t-3)`` ordered draws from ``t`` tiles (below 2**27, so the bias is
+        below one in a million), and that number's mixed-radix digits are the four
+        indices. Only that pick is big-int arithmetic; the digits are small-int ``%``/``//``.
         Returns the factory codes and the number of tiles dealt.
         """
         bag, lid, state = self.bag, self.lid, self._rng
@@ -798,33 +798,32 @@ class Game:
         total = len(tiles)
         start = total
         taken = 0
-        """Tiles drawn from the current bag, per colour, 7 bits each (see ``CODE_WIDE``)."""
+        """Tiles drawn from the current bag, per colour, 5 bits each (see ``CODE_WIDE``)."""
         codes = []
         dealt = 0
-        mul, add, mask, weight, low = LCG_MUL, LCG_ADD, MASK64, POW5, _LOW48
+        mul, add, mask, weight, orders = LCG_MUL, LCG_ADD, MASK64, POW5, _ORDERED_DRAWS
         for _ in range(n_factories):
             if total >= 4:  # TILES_PER_FACTORY
                 state = (state * mul + add) & mask
-                x = (state >> 16) * total
-                i = x >> 48
+                r = (state >> 16) * orders[total] >> 48
+                i = r % total
+                r //= total
                 total -= 1
                 code = weight[tiles[i]]
                 tiles[i] = tiles[total]
-                x = (x & low) * total
-                i = x >> 48
+                i = r % total
+                r //= total
                 total -= 1
                 code += weight[tiles[i]]
                 tiles[i] = tiles[total]
-                x = (x & low) * total
-                i = x >> 48
+                i = r % total
+                r //= total
                 total -= 1
                 code += weight[tiles[i]]
                 tiles[i] = tiles[total]
-                x = (x & low) * total
-                i = x >> 48
-                total -= 1
-                code += weight[tiles[i]]
-                tiles[i] = tiles[total]
+                total -= 1  # r < total: the last digit
+                code += weight[tiles[r]]
+                tiles[r] = tiles[total]
                 taken += CODE_WIDE[code]
                 dealt += 4
             else:
@@ -852,11 +851,11 @@ class Game:
         if taken:
             b0, b1, b2, b3, b4 = bag
             bag[:] = (
-                b0 - (taken & 127),
-                b1 - (taken >> 7 & 127),
-                b2 - (taken >> 14 & 127),
-                b3 - (taken >> 21 & 127),
-                b4 - (taken >> 28),
+                b0 - (taken & 31),
+                b1 - (taken >> 5 & 31),
+                b2 - (taken >> 10 & 31),
+                b3 - (taken >> 15 & 31),
+                b4 - (taken >> 20),
             )
         self._rng = state
         return codes, dealt
@@ -1036,7 +1035,8 @@ class Game:
 
 _new_game = object.__new__
 _VARIANTS: dict[Variant | str, Variant] = {v.value: v for v in Variant}
-_LOW48 = (1 << 48) - 1
+_ORDERED_DRAWS = tuple(t * (t - 1) * (t - 2) * (t - 3) for t in range(5 * TILES_PER_COLOUR + 1))
+"""``_ORDERED_DRAWS[t]``: ordered ways to draw 4 tiles from ``t`` (below 2**27)."""
 
 
 _RUNS = tuple(tuple((c,) * n for n in range(TILES_PER_COLOUR + 1)) for c in range(N_COLOURS))

@@ -201,10 +201,10 @@ POW5 = (1, 5, 25, 125, 625)
 """``factory_code`` weight of each colour: adding ``POW5[c]`` adds one tile of colour ``c``."""
 CODE_TILES: tuple[int, ...] = tuple(sum(counts) for counts in CODE_COUNTS)
 CODE_WIDE: tuple[int, ...] = tuple(
-    sum(counts[c] << (7 * c) for c in range(N_COLOURS)) for counts in CODE_COUNTS
+    sum(counts[c] << (5 * c) for c in range(N_COLOURS)) for counts in CODE_COUNTS
 )
-"""A factory's counts with 7 bits per colour, so that the tiles of many factories add up
-in one int without carries (at most 100 tiles of a colour)."""
+"""A factory's counts with 5 bits per colour, so that the tiles drawn from one bag add up
+in one small int without carries (a bag holds at most 20 tiles of a colour)."""
 MASK_COLOURS: tuple[tuple[int, ...], ...] = tuple(
     tuple(c for c in range(N_COLOURS) if mask >> c & 1) for mask in range(32)
 )
