@@ -610,12 +610,6 @@ class Game:
 
     # --------------------------------------------------------------- wall tiling
 
-    def _place_line(self, board: Board, line: int, col: int, colour: int) -> None:
-        """Move a full line's tile to the wall (the rest to the lid); the line empties."""
-        board.score += board.place(line, col, colour)
-        self.lid[colour] += line
-        self._empty_line(board, line)
-
     def _empty_line(self, board: Board, line: int) -> None:
         board.line_count[line] = 0
         board.line_colour[line] = -1
@@ -672,22 +666,26 @@ class Game:
 
     def _continue_tiling(self) -> None:
         """Run wall tiling until a gray-wall choice is needed or the round is done."""
-        gray = self.variant is _GRAY
-        if not gray:
+        if self.variant is not _GRAY:
             self._tile_coloured()
             return
         lid = self.lid
         n_players = self.n_players
-        while self._tiling_player < n_players:
-            seat = self._tiling_player
-            board = self._own_board(seat)
+        seat = self._tiling_player
+        while seat < n_players:
+            board = self.boards[seat]
+            if not self._owned >> seat & 1:
+                board = self._own_board(seat)
             counts = board.line_count
             line = self._tiling_line
             while line < 5:
                 if counts[line] == line + 1:
                     colour = board.line_colour[line]
-                    if not gray:
-                        board.score += board.place(line, (line + colour) % 5, colour)
+                    options = PLACE_OPTIONS[
+                        FULL & ~(board.row_cells[line] | board.colour_cols[colour])
+                    ]
+                    if len(options) == 1:
+                        board.score += board.place(line, options[0][0], colour)
                         lid[colour] += line
                         counts[line] = 0
                         board.line_colour[line] = -1
@@ -695,29 +693,27 @@ class Game:
                         acc = board.accept
                         for c in FREE_COLOURS[board.row_colours[line]]:
                             acc[c] |= bit
+                    elif not options:
+                        self._line_to_floor(board, line, colour)
                     else:
-                        free = FULL & ~(board.row_cells[line] | board.colour_cols[colour])
-                        options = PLACE_OPTIONS[free]
-                        if len(options) == 1:
-                            self._place_line(board, line, options[0][0], colour)
-                        elif not options:
-                            self._line_to_floor(board, line, colour)
-                        else:
-                            self._tiling_line = line
-                            self._place_options = options
-                            self.current_player = seat
-                            self.decision = _PLACE
-                            return
+                        self._tiling_player = seat
+                        self._tiling_line = line
+                        self._place_options = options
+                        self.current_player = seat
+                        self.decision = _PLACE
+                        return
                 line += 1
             floor = board.floor
             if floor:
-                board.score = max(0, board.score - FLOOR_PENALTY[len(floor)])
+                score = board.score - FLOOR_PENALTY[len(floor)]
+                board.score = score if score > 0 else 0
                 for item in floor:
-                    if item != MARKER:
+                    if item != 5:  # MARKER
                         lid[item] += 1
                 board.floor = []
-            self._tiling_player = seat + 1
+            seat += 1
             self._tiling_line = 0
+        self._tiling_player = seat
         self._place_options = ()
         self._end_round()
 
