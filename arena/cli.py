@@ -128,6 +128,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    from arena.viewer.command import ViewError, write_views
+
+    try:
+        write_views(
+            Path(args.target),
+            args.game or [],
+            Path(args.out) if args.out else None,
+            args.open,
+            say=console.print,
+        )
+    except ViewError as exc:
+        raise UserError(str(exc)) from None
+    return 0
+
+
 # ---------------------------------------------------------------- match
 
 
@@ -733,6 +749,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="with a tournament folder: only this game (repeatable)",
     )
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser(
+        "view",
+        help="write an HTML replay of a game (open it in any browser, no network needed)",
+        description=(
+            "Re-execute a game record through the engine and write a single self-contained "
+            "HTML file that replays it: the board, every move with think time and the bot's "
+            "stderr, faults, the final breakdown and the command that reproduces the game. "
+            "A record file gives NAME.html beside it; a tournament folder gives "
+            "OUTDIR/replays/GAME_ID.html for each game (or those picked with --game)."
+        ),
+    )
+    p.add_argument("target", metavar="RECORD|OUTDIR", help="game record file or tournament folder")
+    p.add_argument("--game", action="append", metavar="GAME_ID", help="only this game (repeatable)")
+    p.add_argument("--out", help="output file (one game) or folder")
+    p.add_argument("--open", action="store_true", help="open the (first) replay in a browser")
+    p.set_defaults(func=cmd_view)
 
     p = sub.add_parser(
         "match",

@@ -15,6 +15,10 @@ from arena.referee.clock import Clock, TimeControl
 from arena.referee.faults import Fault, FaultPolicy
 from arena.referee.seats import Choice, Seat
 
+GAME_STDERR_BYTES = 32 * 1024
+"""Per seat and game, at most this much per-decision stderr goes into the record
+(the full log is in the bot's stderr file)."""
+
 
 @dataclass(frozen=True)
 class GameSettings:
@@ -72,6 +76,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
     faults: list[FaultRecord] = []
     think: list[list[float]] = [[] for _ in seats]
     decisions: list[DecisionRecord] = []
+    stderr_room = [GAME_STDERR_BYTES] * n
 
     def fault(seat: int, f: Fault, always_forfeit: bool = False) -> None:
         strikes[seat] += 1
@@ -110,6 +115,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
         options = game.legal_moves()
         auto = forfeited[current]
         think_ms: float | None = None
+        stderr: str | None = None
         if auto:
             index = auto_rng[current].randrange(len(options))
         else:
@@ -120,6 +126,9 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
             if isinstance(answer, Choice):
                 index = answer.index
                 think_ms = answer.think_ms
+                if answer.stderr is not None and stderr_room[current] > 0:
+                    stderr = _capped(answer.stderr, stderr_room[current])
+                    stderr_room[current] -= len(answer.stderr)
                 clocks[current].charge(think_ms)
                 think[current].append(think_ms)
             else:
@@ -132,6 +141,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
                 move=str(options[index]),
                 think_ms=round(think_ms, 3) if think_ms is not None else None,
                 auto=auto,
+                stderr=stderr,
             )
         )
         game.apply(options[index])
@@ -160,3 +170,9 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
         if not forfeited[i]:
             seat.end(end)
     return GameOutcome(record=record, think=[ThinkStats.of(t) for t in think])
+
+
+def _capped(text: str, room: int) -> str:
+    if len(text) <= room:
+        return text
+    return text[:room] + "\n[... per-game stderr cap reached: see the bot's stderr log ...]"

@@ -1,0 +1,111 @@
+"""A game record turned into what the viewer draws: one position per decision.
+
+The record is re-executed through the engine (``arena.engine.replay``), so the
+positions are the rules' own, any valid record works, and a record that does not
+verify is refused instead of drawn wrongly. Positions are compact JSON-ready data
+(colours as the letters ``B Y R K W``), the viewer script only draws them.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from arena.engine import Game, GameRecord, replay
+from arena.engine.render import tiles_text
+from arena.engine.tables import CODE_COUNTS, LETTERS, MARKER
+
+VIEWER_DATA_FORMAT = "azul-arena/viewer-data"
+"""Tag of the JSON the viewer script reads (one per game)."""
+
+
+def position(game: Game) -> dict[str, Any]:
+    """The whole public position, compact: ``f`` factories, ``c`` centre, ``m`` marker in the
+    centre, ``p`` per player ``s`` score, ``l`` pattern lines, ``w`` wall (25 cells, a letter
+    or ``.``), ``f`` floor (``1`` = the first-player marker)."""
+    players = []
+    for board in game.boards:
+        players.append(
+            {
+                "s": board.score,
+                "l": [
+                    LETTERS[board.line_colour[i]] * board.line_count[i]
+                    if board.line_count[i]
+                    else ""
+                    for i in range(5)
+                ],
+                "w": "".join("." if cell < 0 else LETTERS[cell] for cell in board.wall),
+                "f": "".join("1" if item == MARKER else LETTERS[item] for item in board.floor),
+            }
+        )
+    return {
+        "r": game.round,
+        "cp": game.current_player,
+        "fp": game.first_player,
+        "d": game.decision.value,
+        "pl": game.pending_line,
+        "f": [tiles_text(CODE_COUNTS[code]) for code in game.factories],
+        "c": tiles_text(game.centre),
+        "m": game.marker_in_centre,
+        "p": players,
+    }
+
+
+def reproduce_command(record: GameRecord) -> str:
+    """The ``arena match`` command that replays this game's deal with the same seats.
+
+    Bot folders are not in the record: each seat's name stands for its folder.
+    """
+    parts = ["arena", "match", *(shlex.quote(name) for name in record.players)]
+    parts += ["--variant", record.variant]
+    if record.seed is not None:
+        parts += ["--seed", str(record.seed)]
+    if record.round_limit != 100:
+        parts += ["--round-limit", str(record.round_limit)]
+    return " ".join(parts)
+
+
+def fault_steps(record: GameRecord) -> list[int | None]:
+    """For each fault, the index of the decision it cost (the first matching move the referee
+    played for that seat), or None when the record does not show one."""
+    steps: list[int | None] = []
+    claimed: set[int] = set()
+    for fault in record.faults:
+        found = None
+        index = 0
+        for rnd in record.rounds:
+            for dec in rnd.decisions:
+                if (
+                    found is None
+                    and index not in claimed
+                    and rnd.number >= fault.round
+                    and dec.seat == fault.seat
+                    and dec.auto
+                ):
+                    found = index
+                index += 1
+        if found is not None:
+            claimed.add(found)
+        steps.append(found)
+    return steps
+
+
+def viewer_data(record: GameRecord, game_id: str | None = None) -> dict[str, Any]:
+    """Everything one replay page shows: the record itself plus the position before each
+    decision and the final position (``frames[i]`` is before decision ``i``)."""
+    frames: list[dict[str, Any]] = []
+    frames_append = frames.append
+
+    def before(game: Game, move: str, seat: int) -> None:
+        frames_append(position(game))
+
+    final = replay(record, on_decision=before)
+    frames.append(position(final))
+    return {
+        "format": VIEWER_DATA_FORMAT,
+        "game_id": game_id,
+        "record": record.model_dump(mode="json"),
+        "frames": frames,
+        "fault_steps": fault_steps(record),
+        "reproduce": reproduce_command(record),
+    }
