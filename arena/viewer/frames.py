@@ -8,6 +8,7 @@ verify is refused instead of drawn wrongly. Positions are compact JSON-ready dat
 
 from __future__ import annotations
 
+import itertools
 import shlex
 from typing import Any
 
@@ -51,6 +52,39 @@ def position(game: Game) -> dict[str, Any]:
     }
 
 
+def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What changed from one position to the next: changed keys only; ``f`` (factories) and
+    ``p`` (players) as ``{index: new value}`` with, per player, only its changed keys.
+    A decision changes a factory or the centre and one board, so deltas are ~5x smaller.
+
+    >>> before = {"cp": 0, "f": ["BB", "RY"], "p": [{"s": 0, "f": ""}]}
+    >>> delta(before, {"cp": 1, "f": ["", "RY"], "p": [{"s": 0, "f": "1"}]})
+    {'cp': 1, 'f': {'0': ''}, 'p': {'0': {'f': '1'}}}
+    """
+    out: dict[str, Any] = {}
+    for key, value in after.items():
+        old = before[key]
+        if key == "f":
+            changed: dict[str, Any] = {
+                str(i): new
+                for i, (was, new) in enumerate(zip(old, value, strict=True))
+                if was != new
+            }
+            if changed:
+                out[key] = changed
+        elif key == "p":
+            players = {
+                str(seat): {k: v for k, v in new.items() if was[k] != v}
+                for seat, (was, new) in enumerate(zip(old, value, strict=True))
+                if was != new
+            }
+            if players:
+                out[key] = players
+        elif old != value:
+            out[key] = value
+    return out
+
+
 def reproduce_command(record: GameRecord) -> str:
     """The ``arena match`` command that replays this game's deal with the same seats.
 
@@ -92,7 +126,8 @@ def fault_steps(record: GameRecord) -> list[int | None]:
 
 def viewer_data(record: GameRecord, game_id: str | None = None) -> dict[str, Any]:
     """Everything one replay page shows: the record itself plus the position before each
-    decision and the final position (``frames[i]`` is before decision ``i``)."""
+    decision and the final position (``frames[i]`` is before decision ``i``; the first in
+    full, each next as its :func:`delta` from the one before)."""
     frames: list[dict[str, Any]] = []
     frames_append = frames.append
 
@@ -101,11 +136,13 @@ def viewer_data(record: GameRecord, game_id: str | None = None) -> dict[str, Any
 
     final = replay(record, on_decision=before)
     frames.append(position(final))
+    encoded = [frames[0]] + [delta(a, b) for a, b in itertools.pairwise(frames)]
     return {
         "format": VIEWER_DATA_FORMAT,
         "game_id": game_id,
         "record": record.model_dump(mode="json"),
-        "frames": frames,
+        "frames_encoding": "delta",
+        "frames": encoded,
         "fault_steps": fault_steps(record),
         "reproduce": reproduce_command(record),
     }

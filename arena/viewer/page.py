@@ -45,13 +45,14 @@ def page(
     data: list[Any] | None = None,
     asset_prefix: str | None = None,
     extra_script: str = "",
+    viewer: bool = True,
 ) -> str:
     """A complete HTML page.
 
     ``body`` is trusted HTML (callers escape what they put in it); ``data`` are the viewer
     data of the games to mount (element ids ``azul-viewer``, ``azul-viewer-1``...).
     With ``asset_prefix`` the page links ``{prefix}viewer.css`` and ``{prefix}viewer.js``;
-    without, both are inlined and the file stands alone.
+    without, both are inlined and the file stands alone. ``viewer=False``: styles only.
     """
     if asset_prefix is None:
         head_assets = f"<style>{asset('viewer.css')}</style>"
@@ -60,6 +61,8 @@ def page(
         prefix = html.escape(asset_prefix, quote=True)
         head_assets = f'<link rel="stylesheet" href="{prefix}viewer.css">'
         script = f'<script src="{prefix}viewer.js"></script>'
+    if not viewer:
+        script = ""
     blobs = "".join(
         f'<script type="application/json" class="azul-game" data-mount="{mount_id(i)}">'
         f"{script_json(item)}</script>"
@@ -79,7 +82,8 @@ def mount_id(index: int) -> str:
 
 
 def replay_page(data: dict[str, Any], *, asset_prefix: str | None = None, nav: str = "") -> str:
-    """The replay of one game (``data`` from :func:`arena.viewer.frames.viewer_data`)."""
+    """``nav``: trusted HTML put above the viewer (the report site's links)."""
+    # The replay of one game (``data`` from :func:`arena.viewer.frames.viewer_data`).
     record = data["record"]
     title = " vs ".join(str(p) for p in record["players"]) + " — Azul Arena replay"
     body = f'{nav}<main id="{mount_id(0)}" class="az-viewer">Loading the replay…</main>'

@@ -87,3 +87,34 @@ def shoot(tmp_path: Path) -> Any:
         return path
 
     return take
+
+
+SCRIPTED_BOT = Path(__file__).resolve().parents[1] / "referee" / "fixtures" / "scripted_bot.py"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def small_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished 12-game tournament: python-random, a bot that writes stderr on every other
+    decision, and one that sends a malformed line at its third decision (forfeits)."""
+    from arena.tournament import TournamentConfig, run_tournament
+
+    root = tmp_path_factory.mktemp("site")
+    root.chmod(0o755)  # readable by the per-bot uid
+    bots = [REPO / "bots" / "python-random"]
+    for name, mode, after in (("chatty", "chatty", 3), ("faulty", "malformed", 3)):
+        folder = root / name
+        folder.mkdir()
+        shutil.copy(SCRIPTED_BOT, folder / "bot.py")
+        (folder / "bot.toml").write_text(
+            f'name = "{name}"\nlanguage = "python"\nauthor = "A. <Tester> & co"\n'
+            f'command = "/usr/bin/python3 bot.py {mode} {after}"\n'
+        )
+        folder.chmod(0o755)
+        bots.append(folder)
+    config = TournamentConfig(
+        bots=bots, players=[2], variants=["coloured", "gray"], seeds=1, output=root / "out"
+    )
+    progress = run_tournament(config)
+    assert progress.done == progress.total == 12
+    return config.output

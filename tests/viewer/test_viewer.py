@@ -2,25 +2,47 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from arena.cli import main
-from arena.engine import replay
+from arena.engine import Game, parse_move, replay
 from arena.recordio import save_record
-from arena.viewer import replay_page, script_json, viewer_data
+from arena.viewer import position, replay_page, script_json, viewer_data
 from arena.viewer.command import ViewError, replay_html
 
 from .helpers import HOSTILE, random_record
+
+
+def expand(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The viewer script's expandFrames, in Python."""
+    out = [frames[0]]
+    for d in frames[1:]:
+        nxt = copy.deepcopy(out[-1])
+        for key, value in d.items():
+            if key == "f":
+                for i, tiles in value.items():
+                    nxt["f"][int(i)] = tiles
+            elif key == "p":
+                for seat, changes in value.items():
+                    nxt["p"][int(seat)].update(changes)
+            else:
+                nxt[key] = value
+        out.append(nxt)
+    return out
 
 
 @pytest.mark.parametrize(("players", "variant"), [(2, "coloured"), (3, "gray"), (4, "gray")])
 def test_one_position_per_decision_plus_the_end(players: int, variant: str) -> None:
     record = random_record(players, variant, seed=players)
     data = viewer_data(record, "g1")
+    assert data["frames_encoding"] == "delta"
+    data["frames"] = expand(data["frames"])
     decisions = [d for r in record.rounds for d in r.decisions]
     assert len(data["frames"]) == len(decisions) + 1
     first, last = data["frames"][0], data["frames"][-1]
@@ -33,6 +55,13 @@ def test_one_position_per_decision_plus_the_end(players: int, variant: str) -> N
     assert [p["w"] for p in last["p"]] == walls
     if variant == "gray":
         assert any(f["d"] == "place" for f in data["frames"])
+    # every position is the engine's own
+    game = Game.new(players=players, variant=variant, seed=players)
+    moves = [parse_move(d.move) for r in record.rounds for d in r.decisions]
+    for step, move in enumerate(moves):
+        assert data["frames"][step] == position(game), step
+        game.apply(move)
+    assert data["frames"][-1] == position(game)
 
 
 def test_the_reproduce_line_has_seed_seats_and_variant() -> None:

@@ -190,6 +190,29 @@
     container.appendChild(boards);
   }
 
+  /** Full positions from the first position and per-step deltas (see frames.py: delta). */
+  function expandFrames(data) {
+    if (data.frames_encoding !== "delta") return data.frames;
+    var out = [data.frames[0]];
+    for (var i = 1; i < data.frames.length; i++) {
+      var prev = out[i - 1], d = data.frames[i];
+      var next = JSON.parse(JSON.stringify(prev));
+      Object.keys(d).forEach(function (key) {
+        if (key === "f") {
+          Object.keys(d.f).forEach(function (k) { next.f[Number(k)] = d.f[k]; });
+        } else if (key === "p") {
+          Object.keys(d.p).forEach(function (seat) {
+            Object.keys(d.p[seat]).forEach(function (k) { next.p[Number(seat)][k] = d.p[seat][k]; });
+          });
+        } else {
+          next[key] = d[key];
+        }
+      });
+      out.push(next);
+    }
+    return out;
+  }
+
   function flatDecisions(record) {
     var out = [];
     record.rounds.forEach(function (rnd) {
@@ -211,6 +234,7 @@
 
   function mount(root, data) {
     var record = data.record;
+    var frames = expandFrames(data);
     var names = record.players;
     var decisions = flatDecisions(record);
     var total = decisions.length;
@@ -369,7 +393,7 @@
     }
 
     function render() {
-      var frame = data.frames[step];
+      var frame = frames[step];
       var d = decisions[step];
       var over = step >= total;
       drawBoard(boardBox, frame, {
@@ -462,7 +486,7 @@
     }
   }
 
-  window.AzulViewer = { drawBoard: drawBoard, mount: mount, parseMove: parseMove, describeMove: describeMove };
+  window.AzulViewer = { expandFrames: expandFrames, drawBoard: drawBoard, mount: mount, parseMove: parseMove, describeMove: describeMove };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);
   else mountAll();
 })();
