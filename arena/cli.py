@@ -197,9 +197,21 @@ def _fault_policy(text: str) -> FaultPolicy:
         raise UserError(str(exc)) from None
 
 
-def cmd_match(args: argparse.Namespace) -> int:
-    import time
+def _match_folder(out: str | None) -> Path:
+    """``--out`` if it holds no record yet, else a new timestamped folder: never overwrite."""
+    from arena.referee.match import new_match_folder
 
+    if out is not None:
+        if (Path(out) / "record.json").exists():
+            raise UserError(f"{out} already holds a game record; choose another --out")
+        return Path(out)
+    try:
+        return new_match_folder(Path("results") / "matches")
+    except OSError as exc:
+        raise UserError(f"cannot create a folder in results/matches: {exc}") from None
+
+
+def cmd_match(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from arena.engine import Variant
@@ -218,9 +230,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         fault_policy=_fault_policy(args.fault_policy),
     )
     sandbox = _sandbox_settings(args.sandbox)
-    out = (
-        Path(args.out) if args.out else Path("results") / "matches" / time.strftime("%Y%m%d-%H%M%S")
-    )
+    out = _match_folder(args.out)
     try:
         result = run_match(specs, settings, out, sandbox, transcripts=args.transcript)
     except BuildError as exc:

@@ -16,7 +16,7 @@ from arena.report.build import Report, build_report
 from arena.report.data import load_results
 from arena.report.files import write_report
 from arena.report.site import write_site
-from arena.report.terminal import leaderboard_table
+from arena.report.terminal import fault_groups_table, leaderboard_table
 from arena.tournament.store import StoreError
 
 EXIT_OK = 0
@@ -57,9 +57,15 @@ def report_command(
     else:
         console.print(
             leaderboard_table(
-                report.leaderboard, finished=results.finished, scheduled=results.scheduled
+                report.leaderboard,
+                finished=results.finished,
+                scheduled=results.scheduled,
+                width=console.width,
             )
         )
+        faults = fault_groups_table(report.fault_log, width=console.width)
+        if faults is not None:
+            console.print(faults)
     if not write:
         return EXIT_OK
     try:

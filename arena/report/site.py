@@ -329,7 +329,7 @@ def _index_page(
     finished = report.results.games["finished_at"]
     body = env.get_template("index.html").render(
         status=status_line(report),
-        generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        first_game=_when(finished.min() if len(finished) else None),
         last_game=_when(finished.max() if len(finished) else None),
         overview=overview_lines(report)[1:],
         lb_head=[str(c) for c in shown.columns],
