@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from arena.engine import Game
+from arena.engine import AnyMove, Game
 from arena.engine.record import FaultRecord, GameRecord, build_record
 
 HOSTILE = "</script><img src=x onerror=alert(1)>&amp;"
@@ -18,13 +18,15 @@ def random_record(
     names: Sequence[str] | None = None,
     stderr: bool = False,
     fault_seat: int | None = None,
+    greedy: bool = False,
 ) -> GameRecord:
-    """A finished game; with ``stderr`` each decision of seat 0 carries stderr lines; with
+    """A finished game (random moves, or one-ply greedy ones); with ``stderr`` each decision of seat 0 carries stderr lines; with
     ``fault_seat`` that seat forfeits in round 1 (its moves are marked ``auto``)."""
     rng = random.Random(seed)
     game = Game.new(players=players, variant=variant, seed=seed)
     while not game.is_over():
-        game.apply(rng.choice(game.legal_moves()))
+        moves = game.legal_moves()
+        game.apply(max(moves, key=lambda m: value(game, m)) if greedy else rng.choice(moves))
     forfeited = [fault_seat] if fault_seat is not None else []
     record = build_record(game, names or [f"bot{i}" for i in range(players)], forfeited)
     rounds = []
@@ -54,3 +56,11 @@ def random_record(
             )
         )
     return record.model_copy(update={"rounds": rounds, "faults": faults})
+
+
+def value(game: Game, move: AnyMove) -> int:
+    """One-ply look-ahead: my score after the move, minus what lies on my floor."""
+    child = game.copy()
+    me = child.current_player
+    child.apply(move)
+    return child.boards[me].score - len(child.boards[me].floor)

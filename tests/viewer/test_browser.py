@@ -22,7 +22,8 @@ def _final_shown(page: Any, n: int) -> list[int]:
 
 
 def test_step_to_the_end_shows_the_recorded_scores(page: Any, tmp_path: Path, shoot: Any) -> None:
-    record = random_record(2, "coloured", seed=11, names=["c-greedy", "python-random"], stderr=True)
+    names = ["c-greedy", "python-greedy"]
+    record = random_record(2, "coloured", seed=11, names=names, stderr=True, greedy=True)
     _open(page, tmp_path, record)
     total = sum(len(r.decisions) for r in record.rounds)
     assert page.inner_text("[data-testid=step]") == f"round 1 · decision 1 of {total}"
@@ -35,9 +36,11 @@ def test_step_to_the_end_shows_the_recorded_scores(page: Any, tmp_path: Path, sh
     assert page.locator(".az-factory").count() == 5
     assert page.locator(".az-board").count() == 2
     assert page.locator(".az-board").first.locator("[data-cell]").count() == 25
-    shoot(page, "replay-coloured-2p")
     page.click("[data-testid=next-round]")
     assert "round 2 · decision" in page.inner_text("[data-testid=step]")
+    page.click("[data-testid=next-round]")
+    assert "considering move" in page.inner_text("[data-testid=stderr-now]")
+    shoot(page, "replay-coloured-2p")
     page.keyboard.press("End")
     assert page.inner_text("[data-testid=step]") == f"final position · {total} decisions"
     expected = [f.total for f in record.final]
