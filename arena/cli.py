@@ -520,10 +520,10 @@ def _print_report(out: Path, bootstrap: int | None, quiet: bool = False) -> int:
     resamples = DEFAULT_RESAMPLES if bootstrap is None else bootstrap
     if resamples < 0:
         raise UserError("--bootstrap must be 0 or more")
-    status: int = report_command(out, console=console, bootstrap=resamples)
     if not quiet:
-        console.print(f"Next: arena report {out}   (re-render the report at any time)")
-    return status
+        console.print(f"(arena report {out} re-renders the report at any time)")
+    status: int = report_command(out, console=console, bootstrap=resamples)
+    return status  # its last line is the path of the report site
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import multiprocess
 import pandas as pd
 from markupsafe import Markup
 from pydantic import ValidationError
@@ -53,7 +55,7 @@ def slug(name: str) -> str:
     >>> slug("c-greedy")
     'c-greedy'
     >>> slug("../evil bot")
-    '_.._evil_bot-3d1b0e6c'
+    '_.._evil_bot-d7f83166'
     """
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:80]
     if safe == name and not name.startswith("."):
@@ -144,6 +146,7 @@ def _games(
     groups: dict[str, dict[str, FaultGroup]] = {}
     written = kept = 0
     problems: list[str] = []
+    jobs: list[tuple[str, bytes, str]] = []
     store_file = report.results.outdir / STORE_NAME
     with Store(store_file, readonly=True) as store:
         blobs: Iterable[tuple[int, bytes]] = iter_records(store, sorted(ids))
@@ -172,21 +175,40 @@ def _games(
             if _current(path):
                 kept += 1
             else:
-                try:
-                    data = viewer_data(record, game_id)
-                except ReplayError as exc:
-                    problems.append(f"{game_id}: the record does not verify: {exc.divergence}")
-                    continue
-                _write_text(
-                    path,
-                    REPLAY_STAMP
-                    + "\n"
-                    + replay_page(data, asset_prefix="../", nav=_nav("../", f"game {game_id}")),
-                )
-                written += 1
+                jobs.append((game_id, blob, str(path)))
             if say is not None and count % 500 == 0:
                 say(f"  {count}/{len(ids)} games read")
+    for problem in _draw_all(jobs):
+        if problem is None:
+            written += 1
+        else:
+            problems.append(problem)
     return rows, groups, written, kept, problems
+
+
+PARALLEL_FROM = 100
+"""Draw replays in a process pool (one worker per core) from this many new games on."""
+
+
+def _draw_all(jobs: list[tuple[str, bytes, str]]) -> Iterable[str | None]:
+    workers = min(os.cpu_count() or 1, 8)
+    if len(jobs) < PARALLEL_FROM or workers < 2:
+        yield from map(_draw, jobs)
+        return
+    with multiprocess.Pool(workers) as pool:
+        yield from pool.imap_unordered(_draw, jobs, chunksize=16)
+
+
+def _draw(job: tuple[str, bytes, str]) -> str | None:
+    """Write one replay page; returns a problem or None."""
+    game_id, blob, path = job
+    try:
+        data = viewer_data(GameRecord.model_validate_json(blob), game_id)
+    except ReplayError as exc:
+        return f"{game_id}: the record does not verify: {exc.divergence}"
+    nav = _nav("../", f"game {game_id}")
+    _write_text(Path(path), REPLAY_STAMP + "\n" + replay_page(data, asset_prefix="../", nav=nav))
+    return None
 
 
 def _current(path: Path) -> bool:

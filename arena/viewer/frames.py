@@ -16,8 +16,18 @@ from arena.engine import Game, GameRecord, replay
 from arena.engine.render import tiles_text
 from arena.engine.tables import CODE_COUNTS, LETTERS, MARKER
 
+assert len(LETTERS) == MARKER  # _FLOOR below relies on it
+
 VIEWER_DATA_FORMAT = "azul-arena/viewer-data"
 """Tag of the JSON the viewer script reads (one per game)."""
+
+
+_CELL = ".BYRKW"
+"""Wall cell text by colour + 1 (-1 = empty)."""
+_FLOOR = LETTERS + "1"
+"""Floor item text by item (colours 0-4, ``MARKER`` = 5)."""
+_FACTORY_TEXT = [tiles_text(counts) for counts in CODE_COUNTS]
+"""Factory contents as letters, by factory code."""
 
 
 def position(game: Game) -> dict[str, Any]:
@@ -26,17 +36,13 @@ def position(game: Game) -> dict[str, Any]:
     or ``.``), ``f`` floor (``1`` = the first-player marker)."""
     players = []
     for board in game.boards:
+        colours, counts = board.line_colour, board.line_count
         players.append(
             {
                 "s": board.score,
-                "l": [
-                    LETTERS[board.line_colour[i]] * board.line_count[i]
-                    if board.line_count[i]
-                    else ""
-                    for i in range(5)
-                ],
-                "w": "".join("." if cell < 0 else LETTERS[cell] for cell in board.wall),
-                "f": "".join("1" if item == MARKER else LETTERS[item] for item in board.floor),
+                "l": [LETTERS[colours[i]] * counts[i] if counts[i] else "" for i in range(5)],
+                "w": "".join([_CELL[cell + 1] for cell in board.wall]),
+                "f": "".join([_FLOOR[item] for item in board.floor]),
             }
         )
     return {
@@ -45,7 +51,7 @@ def position(game: Game) -> dict[str, Any]:
         "fp": game.first_player,
         "d": game.decision.value,
         "pl": game.pending_line,
-        "f": [tiles_text(CODE_COUNTS[code]) for code in game.factories],
+        "f": [_FACTORY_TEXT[code] for code in game.factories],
         "c": tiles_text(game.centre),
         "m": game.marker_in_centre,
         "p": players,

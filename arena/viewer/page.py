@@ -9,10 +9,11 @@ be read as markup; the script reads it with ``JSON.parse`` and only ever sets te
 from __future__ import annotations
 
 import html
-import json
 from functools import cache
 from importlib import resources
 from typing import Any
+
+import orjson
 
 _ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
 
@@ -23,7 +24,7 @@ def script_json(data: Any) -> str:
     >>> script_json({"name": "</script><b>"})
     '{"name":"\\\\u003c/script\\\\u003e\\\\u003cb\\\\u003e"}'
     """
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    text = orjson.dumps(data).decode()
     return text.translate(_ESCAPES).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 

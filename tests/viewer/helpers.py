@@ -20,8 +20,9 @@ def random_record(
     fault_seat: int | None = None,
     greedy: bool = False,
 ) -> GameRecord:
-    """A finished game (random moves, or one-ply greedy ones); with ``stderr`` each decision of seat 0 carries stderr lines; with
-    ``fault_seat`` that seat forfeits in round 1 (its moves are marked ``auto``)."""
+    """A finished game (random moves, or one-ply greedy ones). With ``stderr`` each decision
+    of seat 0 carries stderr lines; with ``fault_seat`` that seat forfeits in round 1 (its
+    moves are marked ``auto``)."""
     rng = random.Random(seed)
     game = Game.new(players=players, variant=variant, seed=seed)
     while not game.is_over():
