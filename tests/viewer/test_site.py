@@ -67,3 +67,16 @@ def test_existing_replays_are_kept(small_tournament: Path, site: Path) -> None:
 def test_slugs_are_safe_and_distinct() -> None:
     assert slug("a/b") != slug("a_b") and "/" not in slug("a/b")
     assert slug("..") != ".." and slug("ok-name.v2") == "ok-name.v2"
+
+
+def test_arena_view_of_a_tournament_game(
+    small_tournament: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.cli import main
+
+    game_id = "2p-gray-d0-chatty+faulty-r1"
+    assert main(["view", str(small_tournament), "--game", game_id, "--out", str(tmp_path)]) == 0
+    page = (tmp_path / f"{game_id}.html").read_text()
+    assert "function drawBoard" in page  # standalone: the viewer is inlined
+    assert main(["view", str(small_tournament), "--game", "nope"]) == 2
+    assert "no game 'nope'" in capsys.readouterr().err
