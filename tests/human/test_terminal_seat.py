@@ -9,9 +9,12 @@ from arena.engine import Game, replay
 from arena.human import TerminalSeat
 from arena.human.command import play_with_human
 from arena.protocol.messages import GameStart
-from arena.referee import Choice, Fault, GameSettings, TimeControl, load_bot
+from arena.referee import Choice, Fault, GameSettings, SandboxSettings, TimeControl, load_bot
+from arena.sandbox import Level
 
 REPO = Path(__file__).resolve().parents[2]
+NO_SANDBOX = SandboxSettings(level=Level.OFF)
+"""The sandbox is tested elsewhere; its uid pool is shared machine-wide."""
 
 
 def scripted(lines: list[str | None]) -> tuple[TerminalSeat, list[str]]:
@@ -69,6 +72,7 @@ def test_a_person_plays_a_bot_and_gets_a_verified_record(tmp_path: Path) -> None
         settings,
         tmp_path,
         human_seat=1,
+        sandbox=NO_SANDBOX,
         seat_factory=lambda: TerminalSeat(
             "ann", read_line=lambda t: next(answers), write=shown.append
         ),

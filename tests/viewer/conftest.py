@@ -98,6 +98,7 @@ def small_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished 12-game tournament: python-random, a bot that writes stderr on every other
     decision, and one that sends a malformed line at its third decision (forfeits)."""
     from arena.tournament import TournamentConfig, run_tournament
+    from arena.tournament.config import TimeConfig
 
     root = tmp_path_factory.mktemp("site")
     root.chmod(0o755)  # readable by the per-bot uid
@@ -112,8 +113,16 @@ def small_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
         folder.chmod(0o755)
         bots.append(folder)
+    # Generous clocks and no sandbox (its uid pool is shared machine-wide): these games test
+    # the report site, and must fault exactly as scripted however loaded the machine is.
     config = TournamentConfig(
-        bots=bots, players=[2], variants=["coloured", "gray"], seeds=1, output=root / "out"
+        bots=bots,
+        players=[2],
+        variants=["coloured", "gray"],
+        seeds=1,
+        output=root / "out",
+        time=TimeConfig(move_ms=10_000, init_ms=60_000),
+        sandbox="off",
     )
     progress = run_tournament(config)
     assert progress.done == progress.total == 12

@@ -9,9 +9,12 @@ from typing import Any
 from arena.engine import replay
 from arena.human import BrowserSeat
 from arena.human.command import PlayResult, play_with_human
-from arena.referee import GameSettings, TimeControl, load_bot
+from arena.referee import GameSettings, SandboxSettings, TimeControl, load_bot
+from arena.sandbox import Level
 
 REPO = Path(__file__).resolve().parents[2]
+NO_SANDBOX = SandboxSettings(level=Level.OFF)
+"""The sandbox is tested elsewhere; its uid pool is shared machine-wide."""
 
 
 def moved(page: Any, click: Any) -> None:
@@ -35,6 +38,7 @@ def test_a_person_plays_by_clicking(page: Any, tmp_path: Path, shoot: Any) -> No
                     settings,
                     tmp_path,
                     seat_factory=lambda: seat,
+                    sandbox=NO_SANDBOX,
                     say=lambda text: None,
                 )
             )

@@ -41,7 +41,7 @@ def test_replays_link_the_shared_script_and_hold_only_data(site: Path) -> None:
 
 def test_index_shows_settings_date_versions_and_links(site: Path) -> None:
     index = (site / "index.html").read_text()
-    for text in ("1000 ms per decision", "fault policy", "forfeit", "master seed", "UTC"):
+    for text in ("10000 ms per decision", "fault policy", "forfeit", "master seed", "UTC"):
         assert text in index
     assert 'href="bots/faulty.html"' in index and 'href="games.html"' in index
     assert "A. &lt;Tester&gt; &amp; co" in index  # bot.toml text is escaped
