@@ -9,15 +9,9 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.report.format import NOT_SEPARABLE, leaderboard_display
+from arena.textsafe import visible
 
 _RIGHT = {"#", "Rating", "Rank 95%", "Games", "Wins", "Win %", "Score", "Margin"}
-
-
-def _plain(text: str) -> str:
-    """Bot-controlled text made inert for a terminal: every non-printable character (escape
-    sequences, carriage returns, bidi controls) shown as a ``\\x..`` escape.
-    TODO: use arena.textsafe (the project's one sanitiser) once it is on main."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 ESSENTIAL = ("#", "Bot", "Rating", "Games", "Faults")
@@ -92,7 +86,7 @@ def leaderboard_table(
         )
     for row in shown.itertuples(index=False):
         # Text, not markup; control characters removed: bot names are bot-controlled.
-        table.add_row(*(Text(_plain(str(v))) for v in row))
+        table.add_row(*(Text(visible(str(v))) for v in row))
     notes = ["Rating = μ − 3σ (TrueSkill); Rank 95% = bootstrap rank interval"]
     if leaderboard["separable"].eq(False).any():
         notes.append(
@@ -126,10 +120,10 @@ def fault_groups_table(fault_log: pd.DataFrame, width: int | None = None) -> Tab
     for (bot, kind), group in rows:
         first = group.iloc[0]
         table.add_row(
-            Text(_plain(str(bot))),
+            Text(visible(str(bot))),
             Text(str(kind)),
             str(len(group)),
             str(int(group["forfeit"].sum())),
-            Text(_plain(f"{first['game_id']}: {first['message']}")),
+            Text(visible(f"{first['game_id']}: {first['message']}")),
         )
     return table
