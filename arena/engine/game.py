@@ -579,7 +579,10 @@ class Game:
         if not self._owned & _LOG_BIT:
             self._own_log()
         self._log.append((self.current_player, move))
-        board = self._own_board(self._tiling_player)
+        seat = self._tiling_player
+        board = self.boards[seat]
+        if not self._owned >> seat & 1:
+            board = self._own_board(seat)
         line = self._tiling_line
         colour = board.line_colour[line]
         board.score += board.place(line, move[0], colour)
