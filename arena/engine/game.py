@@ -140,20 +140,20 @@ class Board:
     )
 
     def __init__(self) -> None:
-        self.line_colour = [-1] * 5
+        self.line_colour = [-1, -1, -1, -1, -1]
         """Colour on each pattern line, -1 when empty."""
-        self.line_count = [0] * 5
-        self.accept = [FULL] * N_COLOURS
+        self.line_count = [0, 0, 0, 0, 0]
+        self.accept = [31, 31, 31, 31, 31]  # FULL per colour
         """Per colour, the mask of pattern lines that can still take it."""
-        self.row_cells = [0] * 5
+        self.row_cells = [0, 0, 0, 0, 0]
         """Per wall row, the mask of filled columns."""
-        self.row_colours = [0] * 5
+        self.row_colours = [0, 0, 0, 0, 0]
         """Per wall row, the mask of colours placed in it."""
-        self.col_rows = [0] * 5
+        self.col_rows = [0, 0, 0, 0, 0]
         """Per wall column, the mask of filled rows."""
-        self.col_colours = [0] * 5
+        self.col_colours = [0, 0, 0, 0, 0]
         """Per wall column, the mask of colours placed in it."""
-        self.colour_cols = [0] * N_COLOURS
+        self.colour_cols = [0, 0, 0, 0, 0]
         """Per colour, the mask of wall columns holding it (gray-wall choices)."""
         self.wall = [-1] * 25
         """Colour of each wall cell (row * 5 + column), -1 when empty."""
