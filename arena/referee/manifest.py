@@ -8,10 +8,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from arena.errors import ArenaError
+
 MANIFEST_NAME = "bot.toml"
 
 
-class ManifestError(Exception):
+class ManifestError(ArenaError):
     """A bot folder that cannot be used, with a message for the user."""
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from arena.tournament.store import SCHEMA_VERSION, STORE_NAME, Store, StoreError
+from arena.tournament.store import STORE_NAME, Store, StoreError, store_file
 
 SCHEDULE_COLUMNS = {
     "game_index": "int64",
@@ -25,7 +25,7 @@ SCHEDULE_COLUMNS = {
     "seed_index": "int64",
     "deal_seed": "int64",
     "rotation": "int64",
-    "bots": "object",  # tuple of bot names by seat
+    "bots": "object",  # tuple of bot labels by seat (name, or name@version)
 }
 GAME_COLUMNS = SCHEDULE_COLUMNS | {
     "finished_at": "float64",
@@ -68,25 +68,6 @@ FAULT_COLUMNS = {
     "variant": "str",
 }
 
-_SCHEDULE_SQL = f"SELECT {', '.join(SCHEDULE_COLUMNS)} FROM schedule ORDER BY game_index"
-_GAMES_SQL = (
-    f"SELECT {', '.join('s.' + c for c in SCHEDULE_COLUMNS)}, "
-    "g.finished_at, g.duration_s, g.end_reason, g.rounds, g.worker "
-    "FROM games g JOIN schedule s USING (game_index) ORDER BY g.game_index"
-)
-_SEATS_SQL = (
-    f"SELECT {', '.join('t.' + c for c in list(SEAT_COLUMNS)[:16])}, "
-    "s.n_players, s.variant, s.seed_index, s.rotation "
-    "FROM seats t JOIN games g USING (game_index) JOIN schedule s USING (game_index) "
-    "ORDER BY t.game_index, t.seat"
-)
-_FAULTS_SQL = (
-    "SELECT f.game_index, f.seat, f.bot, f.kind, f.round, f.message, f.forfeit, "
-    "s.n_players, s.variant "
-    "FROM faults f JOIN games g USING (game_index) JOIN schedule s USING (game_index) "
-    "ORDER BY f.game_index, f.rowid"
-)
-
 
 @dataclass(frozen=True)
 class Results:
@@ -123,7 +104,7 @@ class Results:
 
 def store_path(outdir: Path) -> Path:
     """The store file of a tournament folder (or the file itself if given one)."""
-    return outdir if outdir.is_file() else outdir / STORE_NAME
+    return store_file(outdir)
 
 
 def load_results(outdir: Path) -> Results:
@@ -142,25 +123,14 @@ def load_results(outdir: Path) -> Results:
 
 
 def _snapshot(store: Store, outdir: Path) -> Results:
-    db = store.db
-    db.execute("BEGIN")  # one read transaction = one consistent snapshot (WAL)
-    try:
-        version = store.get_meta("schema_version")
-        if version is not None and version != str(SCHEMA_VERSION):
-            raise StoreError(
-                f"{store.path}: store schema version {version}, this arena reads {SCHEMA_VERSION}"
-            )
+    with store.snapshot():  # one read transaction = one consistent snapshot (WAL)
         config_text = store.get_meta("config")
-        schedule_rows = db.execute(_SCHEDULE_SQL).fetchall()
-        game_rows = db.execute(_GAMES_SQL).fetchall()
-        seat_rows = db.execute(_SEATS_SQL).fetchall()
-        fault_rows = db.execute(_FAULTS_SQL).fetchall()
-    finally:
-        db.rollback()
+        schedule_rows = list(store.schedule_rows())
+        game_rows = list(store.game_rows())
+        seat_rows = list(store.seat_rows())
+        fault_rows = list(store.fault_rows())
     schedule = _frame(schedule_rows, SCHEDULE_COLUMNS)
     games = _frame(game_rows, GAME_COLUMNS)
-    schedule["bots"] = schedule["bots"].map(_bots)
-    games["bots"] = games["bots"].map(_bots)
     return Results(
         outdir=outdir,
         schedule=schedule,
@@ -175,10 +145,6 @@ def _snapshot(store: Store, outdir: Path) -> Results:
 def _frame(rows: list[Any], columns: dict[str, str]) -> pd.DataFrame:
     frame = pd.DataFrame([tuple(r) for r in rows], columns=list(columns))
     return frame.astype({c: t for c, t in columns.items() if t != "object"})
-
-
-def _bots(text: str) -> tuple[str, ...]:
-    return tuple(str(bot) for bot in json.loads(text))
 
 
 def _config(text: str | None) -> dict[str, Any] | None:
