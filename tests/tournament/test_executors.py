@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
-from arena.tournament import TournamentConfig, run_tournament
+from arena.tournament import STORE_NAME, Store, TournamentConfig, run_tournament
 from arena.tournament.executors import InlineExecutor, LocalPoolExecutor
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def results(out: Path) -> list[tuple[object, ...]]:
-    with sqlite3.connect(out / "tournament.sqlite") as con:
-        return con.execute(
-            "SELECT game_index, seat, bot, score, rank, fault FROM seats ORDER BY 1, 2"
-        ).fetchall()
+    with Store(out / STORE_NAME, readonly=True) as store:
+        return [(r[0], r[1], r[2], r[3], r[8], r[11]) for r in store.seat_rows()]
 
 
 def test_inline_and_pool_executors_store_identical_results(tmp_path: Path) -> None:
@@ -26,7 +23,7 @@ def test_inline_and_pool_executors_store_identical_results(tmp_path: Path) -> No
             bots=bots, players=[2, 3], variants=["gray"], seeds=2, output=tmp_path / name
         )
         progress = run_tournament(config, executor=executor)
-        assert progress.done == progress.total == 3 * 2 * 2 + 3 * 2
+        assert progress.done == progress.total == 3 * 2 * 2 + 6 * 2  # 3p: 6 seatings
         outs.append(results(config.output))
     assert outs[0] == outs[1]
-    assert len({row[0] for row in outs[0]}) == 18
+    assert len({row[0] for row in outs[0]}) == 24
