@@ -1,13 +1,20 @@
 """The input of the rating model: finished games as ordered (bot, rank) seatings.
 
 Kept free of pandas and SQLite so the bootstrap workers import little and the model can
-be fed from anything (the store, a test, a notebook).
+be fed from anything (the store, a test, a notebook). ``RatedGame`` is one game as Python
+values; ``GameTable`` is many games as compact ``numpy`` columns (what the fast paths use).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -62,3 +69,114 @@ def seatings_to_games(rows: Iterable[tuple[int, int, str, int]]) -> list[RatedGa
             )
         )
     return games
+
+
+@dataclass(frozen=True, eq=False)
+class GameTable:
+    """Finished games as compact ``numpy`` columns, in schedule order (~40 bytes a game).
+
+    ``index``: schedule positions, strictly increasing. ``bots``: bot ids (into ``names``)
+    per place in *rank order* (a stable sort of the seats by rank), ``-1`` padding after
+    the ``sizes[g]`` real places. ``ties[g, x]``: places ``x`` and ``x + 1`` share a rank.
+    """
+
+    index: IntArray
+    bots: npt.NDArray[np.int32]
+    ties: npt.NDArray[np.bool_]
+    sizes: npt.NDArray[np.int64]
+    names: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    @property
+    def width(self) -> int:
+        return int(self.bots.shape[1])
+
+    @classmethod
+    def empty(cls, names: Iterable[str] = ()) -> GameTable:
+        return cls(
+            np.zeros(0, dtype=np.int64),
+            np.zeros((0, 2), dtype=np.int32),
+            np.zeros((0, 1), dtype=np.bool_),
+            np.zeros(0, dtype=np.int64),
+            tuple(names),
+        )
+
+    @classmethod
+    def from_seats(
+        cls,
+        game_index: npt.ArrayLike,
+        seat: npt.ArrayLike,
+        bot: Sequence[str] | npt.ArrayLike,
+        rank: npt.ArrayLike,
+    ) -> GameTable:
+        """From one row per seat (any order), vectorised; same rules as
+        ``seatings_to_games``: a bot seated twice keeps its lowest seat, games with fewer
+        than two distinct bots are skipped."""
+        gi = np.asarray(game_index, dtype=np.int64)
+        st = np.asarray(seat, dtype=np.int64)
+        rk = np.asarray(rank, dtype=np.int64)
+        names_arr, bot_ids = np.unique(np.asarray(bot, dtype=object).astype(str), return_inverse=True)
+        if len(gi) == 0:
+            return cls.empty()
+        bot_ids = bot_ids.astype(np.int64).reshape(-1)
+        # Self-play: keep the lowest seat of each (game, bot).
+        order = np.lexsort((st, bot_ids, gi))
+        gi, st, rk, bot_ids = gi[order], st[order], rk[order], bot_ids[order]
+        first = np.ones(len(gi), dtype=bool)
+        first[1:] = (gi[1:] != gi[:-1]) | (bot_ids[1:] != bot_ids[:-1])
+        gi, st, rk, bot_ids = gi[first], st[first], rk[first], bot_ids[first]
+        # Rank order within each game: by rank, then seat (trueskill's stable sort).
+        order = np.lexsort((st, rk, gi))
+        gi, rk, bot_ids = gi[order], rk[order], bot_ids[order]
+        games, starts, sizes = np.unique(gi, return_index=True, return_counts=True)
+        place = np.arange(len(gi)) - np.repeat(starts, sizes)
+        width = max(2, int(sizes.max()))
+        bots = np.full((len(games), width), -1, dtype=np.int32)
+        ranks = np.full((len(games), width), -1, dtype=np.int64)
+        row = np.repeat(np.arange(len(games)), sizes)
+        bots[row, place] = bot_ids
+        ranks[row, place] = rk
+        ties = (ranks[:, 1:] == ranks[:, :-1]) & (bots[:, 1:] >= 0)
+        keep = sizes >= 2
+        return cls(
+            games[keep],
+            bots[keep],
+            ties[keep],
+            sizes[keep].astype(np.int64),
+            tuple(str(n) for n in names_arr),
+        )
+
+    @classmethod
+    def from_games(cls, games: Iterable[RatedGame]) -> GameTable:
+        rows = [
+            (g.game_index, seat, bot, rank)
+            for g in games
+            for seat, (bot, rank) in enumerate(zip(g.bots, g.ranks, strict=True))
+        ]
+        if not rows:
+            return cls.empty()
+        gi, st, bt, rk = zip(*rows, strict=True)
+        return cls.from_seats(gi, st, list(bt), rk)
+
+    def take(self, rows: npt.NDArray[np.int64] | slice) -> GameTable:
+        """A subset of the games (rows in schedule order), same ``names``."""
+        return GameTable(
+            self.index[rows], self.bots[rows], self.ties[rows], self.sizes[rows], self.names
+        )
+
+    def digest(self) -> str:
+        """A content hash of the games (positions, bots by name, places, ties): the same
+        games give the same digest whatever ids their bots got."""
+        h = hashlib.sha256()
+        name_ids = np.array(
+            [int.from_bytes(hashlib.sha256(n.encode()).digest()[:8], "little") for n in self.names]
+            + [0],
+            dtype=np.uint64,
+        )
+        h.update(self.index.astype("<i8").tobytes())
+        h.update(name_ids[self.bots].astype("<u8").tobytes())
+        h.update(self.ties.astype(np.uint8).tobytes())
+        h.update(str(self.width).encode())
+        return h.hexdigest()
