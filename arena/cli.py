@@ -372,6 +372,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     return _print_report(Path(args.outdir), bootstrap=args.bootstrap, quiet=True)
 
 
+def cmd_upgrade(args: argparse.Namespace) -> int:
+    from arena.tournament.store import upgrade_store
+
+    done = upgrade_store(Path(args.outdir))
+    console.print(f"{esc(args.outdir)}: " + ("upgraded" if done else "already up to date"))
+    return 0
+
+
 # ---------------------------------------------------------------- schema
 
 
@@ -728,6 +736,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="rank-interval resamples (default 100; 0 = none)",
     )
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser(
+        "upgrade",
+        help="upgrade a tournament store written by an older arena",
+        description=(
+            "Upgrade OUTDIR/tournament.sqlite in place to this arena's store schema (a copy "
+            "of the old file is kept next to it). Results, faults and records are kept; bots "
+            "of a schema-1 store get their versions when the tournament is next resumed."
+        ),
+    )
+    p.add_argument("outdir", metavar="OUTDIR", help="tournament output folder")
+    p.set_defaults(func=cmd_upgrade)
 
     p = sub.add_parser(
         "schema",

@@ -992,6 +992,11 @@ def migrate_v1(db: sqlite3.Connection) -> None:
         if identity is not None:
             data = json.loads(identity[0])
             data["bots"] = [[name, LEGACY_VERSION] for name in data.get("bots", [])]
+            # what schema-1 tournaments were: round-robins with rotated seats
+            data.setdefault("schedule", "round-robin")
+            data.setdefault("challengers", [])
+            data.setdefault("games", None)
+            data.setdefault("seating", "rotations")
             db.execute(
                 "UPDATE meta SET value = ? WHERE key = 'identity'",
                 (json.dumps(data, sort_keys=True),),
