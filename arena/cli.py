@@ -317,8 +317,16 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
     outcome = run_with_progress(
         config, mode=mode, extend=args.extend, console=console, err_console=err_console
     )
-    if outcome.progress is None or mode == "jsonl":
+    progress = outcome.progress
+    if progress is None or mode == "jsonl":
         return outcome.status
+    if progress.done == progress.done_before:
+        from arena.report.current import report_is_current, stored_leaderboard
+
+        if report_is_current(config.output):  # nothing new: no pandas, no re-rating
+            console.print(stored_leaderboard(config.output))
+            console.print(f"report (up to date): {esc(str(config.output / 'report'))}/")
+            return 0
     return _print_report(config.output, bootstrap=args.bootstrap, quiet=mode == "quiet")
 
 

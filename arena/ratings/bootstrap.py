@@ -88,8 +88,9 @@ def ranks_of(
     return leaderboard_ranks(mu, sigma, bots)
 
 
-def leaderboard_ranks(mu: npt.NDArray[np.float64], sigma: npt.NDArray[np.float64],
-                      bots: Sequence[str]) -> IntArray:
+def leaderboard_ranks(
+    mu: npt.NDArray[np.float64], sigma: npt.NDArray[np.float64], bots: Sequence[str]
+) -> IntArray:
     """Each row's leaderboard places: conservative rating, then mu, then name."""
     by_name = np.empty(len(bots), dtype=np.int64)
     by_name[np.argsort(np.array(bots, dtype=object).astype(str), kind="stable")] = np.arange(
@@ -170,9 +171,7 @@ def cache_key(
     table: GameTable, bots: Sequence[str], params: TrueSkillParams, resamples: int, seed: int
 ) -> str:
     """What a bootstrap result depends on, hashed."""
-    text = json.dumps(
-        [CACHE_VERSION, table.digest(), list(bots), asdict(params), resamples, seed]
-    )
+    text = json.dumps([CACHE_VERSION, table.digest(), list(bots), asdict(params), resamples, seed])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

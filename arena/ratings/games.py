@@ -117,7 +117,9 @@ class GameTable:
         gi = np.asarray(game_index, dtype=np.int64)
         st = np.asarray(seat, dtype=np.int64)
         rk = np.asarray(rank, dtype=np.int64)
-        names_arr, bot_ids = np.unique(np.asarray(bot, dtype=object).astype(str), return_inverse=True)
+        names_arr, bot_ids = np.unique(
+            np.asarray(bot, dtype=object).astype(str), return_inverse=True
+        )
         if len(gi) == 0:
             return cls.empty()
         bot_ids = bot_ids.astype(np.int64).reshape(-1)

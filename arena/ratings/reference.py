@@ -37,7 +37,6 @@ PARALLEL_MIN_WORK = 20_000
 IntArray = npt.NDArray[np.int64]
 
 
-
 def resample_indices(n_games: int, resamples: int, seed: int) -> list[IntArray]:
     """For each resample, sorted positions into the schedule-ordered games."""
     rng = np.random.default_rng(seed)
@@ -172,4 +171,3 @@ def decode_job(
     games = [RatedGame(int(i), tuple(bots), tuple(ranks)) for i, bots, ranks in job["games"]]
     index_sets = [np.array(indices, dtype=np.int64) for indices in job["index_sets"]]
     return games, list(job["bots"]), TrueSkillParams(**job["params"]), index_sets
-

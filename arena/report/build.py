@@ -74,6 +74,8 @@ def build_report(
     stats = bot_stats(seats, results.faults, order)
     leaderboard = ratings.table.merge(stats, left_on="bot", right_index=True, how="left")
     leaderboard = leaderboard[[*RATING_COLUMNS, *stats.columns]].reset_index(drop=True)
+    versions = results.versions or {}
+    leaderboard.insert(2, "version", [versions.get(bot, "") for bot in leaderboard["bot"]])
     pairs = head_to_head_pairs(seats)
     return Report(
         results=results,
@@ -125,4 +127,6 @@ def summarise(results: Results, ratings: Ratings) -> dict[str, Any]:
             "percentiles": [LOW_PERCENTILE, HIGH_PERCENTILE],
         },
         "config": results.config,
+        "versions": results.versions or {},
+        "store_fingerprint": results.fingerprint,
     }

@@ -86,6 +86,10 @@ class Results:
     faults: pd.DataFrame
     scheduled: int
     config: dict[str, Any] | None
+    fingerprint: str = ""
+    """The store's state this snapshot was taken at (see ``Store.fingerprint``)."""
+    versions: dict[str, str] | None = None
+    """Each bot's version by label."""
 
     @property
     def finished(self) -> int:
@@ -125,6 +129,8 @@ def load_results(outdir: Path) -> Results:
 def _snapshot(store: Store, outdir: Path) -> Results:
     with store.snapshot():  # one read transaction = one consistent snapshot (WAL)
         config_text = store.get_meta("config")
+        fingerprint = store.fingerprint()
+        versions = {b.label: b.version for b in store.bots()}
         schedule_rows = list(store.schedule_rows())
         game_rows = list(store.game_rows())
         seat_rows = list(store.seat_rows())
@@ -139,6 +145,8 @@ def _snapshot(store: Store, outdir: Path) -> Results:
         faults=_frame(fault_rows, FAULT_COLUMNS),
         scheduled=len(schedule),
         config=_config(config_text),
+        fingerprint=fingerprint,
+        versions=versions,
     )
 
 

@@ -526,6 +526,13 @@ class Store:
     def finished_count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
+    def fingerprint(self) -> str:
+        """Changes whenever a game is scheduled or finished: whether a report is current."""
+        row = self.db.execute(
+            "SELECT (SELECT COUNT(*) FROM schedule), COUNT(*), MAX(finished_at) FROM games"
+        ).fetchone()
+        return f"{row[0]}:{row[1]}:{row[2]}"
+
     def next_index(self) -> int:
         row = self.db.execute("SELECT MAX(game_index) FROM schedule").fetchone()
         return 0 if row[0] is None else int(row[0]) + 1
