@@ -272,18 +272,16 @@ def store_file(outdir: Path) -> Path:
 
 
 def _explain(exc: BaseException, path: Path, doing: str = "store error") -> str:
-    """A user's description of a failed store operation."""
+    """A user's description of a failed store operation (by errno, or SQLite's message)."""
     text = str(exc)
-    low = text.lower()
-    if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "full" in low:
+    low = text.lower() if isinstance(exc, sqlite3.Error) else ""
+    code = exc.errno if isinstance(exc, OSError) else None
+    if code == errno.ENOSPC or "disk is full" in low:
         return f"{path}: the disk is full ({text}); free some space"
-    if (
-        (isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM))
-        or "readonly" in low
-        or "read-only" in low
-        or "unable to open" in low
+    if code in (errno.EROFS, errno.EACCES, errno.EPERM) or any(
+        s in low for s in ("readonly database", "read-only", "unable to open", "disk i/o error")
     ):
-        return f"{path}: cannot write here ({text}); check the folder's permissions"
+        return f"{path}: cannot write here ({text}); check the folder is writable and mounted"
     if "malformed" in low or "not a database" in low or "corrupt" in low:
         return (
             f"{path}: not a usable tournament store: damaged ({text}); start afresh with "
@@ -323,7 +321,8 @@ class Store:
             raise
         except (sqlite3.Error, OSError) as exc:
             self._release_lock()
-            raise StoreError(_explain(exc, self.path, "not a usable tournament store")) from None
+            message = _explain(exc, self.path, "not a usable tournament store")
+            raise StoreError(message, resumable=not message.endswith(".recover")) from None
 
     # ------------------------------------------------------------------ lifecycle
 
