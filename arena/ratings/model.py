@@ -52,7 +52,6 @@ class TrueSkillParams:
             backend=None,
         )
 
-
     def kernel_env(self) -> KernelEnv:
         """The constants of the vectorised kernel (``arena.ratings.kernel``)."""
         return KernelEnv.of(self.mu, self.sigma, self.beta, self.tau, self.draw_probability)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +35,6 @@ from arena.ratings.model import (
 PARALLEL_MIN_WORK = 20_000
 
 IntArray = npt.NDArray[np.int64]
-
 
 
 def resample_indices(n_games: int, resamples: int, seed: int) -> list[IntArray]:
@@ -172,4 +171,3 @@ def decode_job(
     games = [RatedGame(int(i), tuple(bots), tuple(ranks)) for i, bots, ranks in job["games"]]
     index_sets = [np.array(indices, dtype=np.int64) for indices in job["index_sets"]]
     return games, list(job["bots"]), TrueSkillParams(**job["params"]), index_sets
-
