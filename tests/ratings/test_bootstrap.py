@@ -9,9 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena.ratings import DEFAULT_PARAMS, GameTable, bootstrap_ranks
+from arena.ratings import DEFAULT_PARAMS, GameTable, bootstrap_ranks, compiled, reference
 from arena.ratings import bootstrap as fast
-from arena.ratings import compiled, reference
 from arena.ratings.batch import rate_rows as numpy_rate_rows
 
 from .helpers import synthetic_games

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import trueskill
 
-from arena.ratings import DEFAULT_PARAMS
-from arena.ratings import compiled
+from arena.ratings import DEFAULT_PARAMS, compiled
 from arena.ratings.kernel import update_batch, update_one
 
 ENV = DEFAULT_PARAMS.env()
