@@ -13,6 +13,8 @@ play every 4-player game).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import numpy.typing as npt
 
@@ -65,7 +67,7 @@ def rate_rows(
     order = np.argsort(level, kind="stable")
     bounds = np.searchsorted(level[order], np.arange(1, int(level.max()) + 2))
     flat_pos = positions.ravel()
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+    for lo, hi in itertools.pairwise(bounds):
         if lo == hi:
             continue
         entries = order[lo:hi]

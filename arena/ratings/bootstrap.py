@@ -7,27 +7,24 @@ adjacent), re-rate from the prior and record every bot's rank. A bot's rank inte
 2.5th-97.5th percentile of its ranks over the resamples (taken outward: the lower rank
 rounds down, the upper rounds up).
 
-All resamples are rated together by ``arena.ratings.batch`` (the ``trueskill`` messages,
-vectorised across resamples and across games that share no bot), which is ~100x faster
-than re-running the library per resample (``arena bench report`` measures it against
-``arena.ratings.reference``, the old path). The index sets come from one ``numpy``
-generator seeded with ``seed``, drawn before any work is split, so the result is
-identical serial or parallel. Large jobs are split by resample over one
-``python -m arena.ratings.worker`` per CPU; results are cached on disk, keyed by the
-games' content hash, the bots, the TrueSkill parameters, the resample count and the seed.
+The resamples are rated by the compiled kernel (``arena.ratings.compiled``: the
+``trueskill`` library's messages in machine code, resamples in parallel threads), ~100x
+faster than re-running the library per resample (``arena bench report`` measures it
+against ``arena.ratings.reference``, the old path); without numba, by the numpy path
+(``arena.ratings.batch``: vectorised across resamples and across games that share no
+bot). The index sets come from one ``numpy`` generator seeded with ``seed``, drawn
+before any work is split, so the result is identical for any thread count. Results are
+cached on disk, keyed by the games' content hash, the bots, the TrueSkill parameters, the
+resample count and the seed.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -40,10 +37,6 @@ from arena.ratings.model import DEFAULT_PARAMS, TrueSkillParams
 
 DEFAULT_RESAMPLES = 100
 DEFAULT_SEED = 20240607
-# Below this many game ratings (games x resamples) starting processes costs more than it
-# saves; above it, each worker still pays one numpy call per level, so splitting pays
-# only when levels are wide (many bots): see ``worth_splitting``.
-PARALLEL_MIN_WORK = 200_000
 LOW_PERCENTILE = 2.5
 HIGH_PERCENTILE = 97.5
 CACHE_VERSION = 1
@@ -77,14 +70,43 @@ def _as_table(games: GameTable | Sequence[RatedGame]) -> GameTable:
 
 
 def ranks_of(
-    table: GameTable, bots: Sequence[str], params: TrueSkillParams, index_sets: IntArray
+    table: GameTable,
+    bots: Sequence[str],
+    params: TrueSkillParams,
+    index_sets: IntArray,
+    threads: int | None = None,
 ) -> IntArray:
-    """Ranks (1-based, rows = index sets, columns = ``bots``), in this process."""
+    """Ranks (1-based, rows = index sets, columns = ``bots``).
+
+    Compiled (numba), the index sets are spread over ``threads`` threads (default: every
+    CPU); each is rated alone, so the thread count never changes the result. Without
+    numba, the numpy path runs in this thread.
+    """
+    from arena.ratings import compiled
+
     column = {bot: i for i, bot in enumerate(bots)}
     bot_columns = np.array([column[name] for name in table.names], dtype=np.int64)
-    mu, sigma = rate_rows(
-        table, index_sets, params.kernel_env(), params.mu, params.sigma, bot_columns, len(bots)
-    )
+    env = params.kernel_env()
+    if not compiled.AVAILABLE:  # pragma: no cover - without numba
+        mu, sigma = rate_rows(
+            table, index_sets, env, params.mu, params.sigma, bot_columns, len(bots)
+        )
+        return leaderboard_ranks(mu, sigma, bots)
+    with compiled.threads(threads):
+        mu = np.full((len(index_sets), len(bots)), params.mu)
+        sigma = np.full((len(index_sets), len(bots)), params.sigma)
+        cols = bot_columns[np.maximum(table.bots, 0)]
+        compiled.rate_rows(
+            cols,
+            table.ties,
+            table.sizes,
+            np.ascontiguousarray(index_sets),
+            mu,
+            sigma,
+            env.tau,
+            env.beta2,
+            env.margin,
+        )
     return leaderboard_ranks(mu, sigma, bots)
 
 
@@ -103,23 +125,6 @@ def leaderboard_ranks(
     return ranks.astype(np.int64)
 
 
-def default_workers() -> int:
-    """CPUs this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
-def worth_splitting(table: GameTable, resamples: int) -> bool:
-    """Whether worker processes pay: enough work, and games per level wide enough that
-    element work (which splits) outweighs the per-level call cost (which does not)."""
-    if len(table) * resamples < PARALLEL_MIN_WORK:
-        return False
-    seats_per_game = float(table.sizes.mean())
-    return len(table.names) >= 3 * seats_per_game
-
-
 def bootstrap_ranks(
     games: GameTable | Sequence[RatedGame],
     bots: Sequence[str],
@@ -132,9 +137,9 @@ def bootstrap_ranks(
 ) -> IntArray:
     """Rank of each of ``bots`` (columns) in each resample (rows).
 
-    ``bots`` must include every bot of ``games``. ``workers=None`` splits big jobs over
-    every CPU when that pays; ``workers=1`` never starts a process. With ``cache_dir``, a
-    result computed before for the same inputs is read back instead.
+    ``bots`` must include every bot of ``games``. ``workers``: threads (default: every
+    CPU; the result is the same for any number). With ``cache_dir``, a result computed
+    before for the same inputs is read back instead.
     """
     table = _as_table(games)
     if resamples <= 0 or len(table) == 0:
@@ -147,22 +152,7 @@ def bootstrap_ranks(
     if cached is not None:
         return cached
     index_sets = resample_indices(len(table), resamples, seed)
-    n_workers = default_workers() if workers is None else max(1, workers)
-    n_workers = min(n_workers, resamples)
-    if workers is None and not worth_splitting(table, resamples):
-        n_workers = 1
-    if n_workers == 1:
-        out = ranks_of(table, bots, params, index_sets)
-    else:
-        # Round-robin split (similar loads); rows are put back in order.
-        chunks = [index_sets[i::n_workers] for i in range(n_workers)]
-        with ThreadPoolExecutor(max_workers=n_workers) as threads:
-            parts = list(
-                threads.map(lambda chunk: _ranks_in_subprocess(table, bots, params, chunk), chunks)
-            )
-        out = np.zeros((resamples, len(bots)), dtype=np.int64)
-        for i, part in enumerate(parts):
-            out[i::n_workers] = part
+    out = ranks_of(table, bots, params, index_sets, threads=workers)
     _write_cache(cache_dir, key, out)
     return out
 
@@ -186,7 +176,8 @@ def _read_cache(cache_dir: Path | None, key: str, shape: tuple[int, int]) -> Int
         return None
     if data.shape != shape or data.dtype != np.int64:
         return None
-    return data
+    ranks: IntArray = data
+    return ranks
 
 
 def _write_cache(cache_dir: Path | None, key: str, ranks: IntArray) -> None:
@@ -204,72 +195,6 @@ def _write_cache(cache_dir: Path | None, key: str, ranks: IntArray) -> None:
             stale.unlink(missing_ok=True)
     except OSError:
         return
-
-
-def _ranks_in_subprocess(
-    table: GameTable, bots: Sequence[str], params: TrueSkillParams, index_sets: IntArray
-) -> IntArray:
-    """``ranks_of`` in a fresh interpreter (``python -m arena.ratings.worker``).
-
-    A subprocess rather than ``multiprocessing``: no fork of a threaded caller, and no
-    re-import of the caller's ``__main__`` (which "spawn" does). If the worker cannot
-    start or fails, the chunk is computed here instead: same numbers, only slower. A
-    worker killed by a signal (the user pressed Ctrl-C) stops the bootstrap.
-    """
-    payload = encode_job(table, bots, params, index_sets)
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "arena.ratings.worker"],
-            input=payload,
-            capture_output=True,
-            env=env,
-            check=False,
-        )
-    except OSError:
-        return ranks_of(table, bots, params, index_sets)
-    if done.returncode < 0:  # killed by a signal (Ctrl-C reaches the workers too): stop
-        raise RuntimeError(f"bootstrap worker killed by signal {-done.returncode}")
-    try:
-        if done.returncode != 0:
-            raise ValueError(f"worker exit status {done.returncode}")
-        ranks = np.load(io.BytesIO(done.stdout), allow_pickle=False)
-        if ranks.shape != (len(index_sets), len(bots)):
-            raise ValueError(f"worker answered shape {ranks.shape}")
-        return ranks.astype(np.int64)
-    except (ValueError, EOFError, OSError):
-        return ranks_of(table, bots, params, index_sets)
-
-
-def encode_job(
-    table: GameTable, bots: Sequence[str], params: TrueSkillParams, index_sets: IntArray
-) -> bytes:
-    """The worker's stdin: an ``.npz`` of plain arrays (nothing executable, no pickle)."""
-    meta = json.dumps({"params": asdict(params), "bots": list(bots), "names": table.names})
-    buf = io.BytesIO()
-    np.savez(
-        buf,
-        meta=np.frombuffer(meta.encode(), dtype=np.uint8),
-        index=table.index,
-        bots=table.bots,
-        ties=table.ties,
-        sizes=table.sizes,
-        index_sets=index_sets,
-    )
-    return buf.getvalue()
-
-
-def decode_job(data: bytes) -> tuple[GameTable, list[str], TrueSkillParams, IntArray]:
-    """Inverse of ``encode_job``."""
-    with np.load(io.BytesIO(data), allow_pickle=False) as job:
-        meta = json.loads(job["meta"].tobytes().decode())
-        table = GameTable(
-            job["index"], job["bots"], job["ties"], job["sizes"], tuple(meta["names"])
-        )
-        index_sets = job["index_sets"]
-    return table, list(meta["bots"]), TrueSkillParams(**meta["params"]), index_sets
 
 
 def rank_intervals(samples: IntArray, bots: Sequence[str]) -> dict[str, RankInterval]:

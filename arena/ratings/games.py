@@ -162,7 +162,7 @@ class GameTable:
         gi, st, bt, rk = zip(*rows, strict=True)
         return cls.from_seats(gi, st, list(bt), rk)
 
-    def take(self, rows: npt.NDArray[np.int64] | slice) -> GameTable:
+    def take(self, rows: npt.NDArray[np.int64] | npt.NDArray[np.bool_] | slice) -> GameTable:
         """A subset of the games (rows in schedule order), same ``names``."""
         return GameTable(
             self.index[rows], self.bots[rows], self.ties[rows], self.sizes[rows], self.names
@@ -182,3 +182,50 @@ class GameTable:
         h.update(self.ties.astype(np.uint8).tobytes())
         h.update(str(self.width).encode())
         return h.hexdigest()
+
+    def game_hashes(self) -> npt.NDArray[np.uint64]:
+        """Two 64-bit hashes per game (position, bots by name, places, ties), vectorised."""
+        name_ids = np.array(
+            [np.frombuffer(hashlib.sha256(n.encode()).digest()[:16], "<u8") for n in self.names]
+            + [np.zeros(2, dtype=np.uint64)],
+            dtype=np.uint64,
+        )
+        out = np.empty((len(self), 2), dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            for lane in range(2):
+                h = self.index.astype(np.uint64) * _MULT[lane] + np.uint64(lane + 1)
+                for place in range(self.width):  # padding places leave h alone
+                    seated = place < self.sizes
+                    h = np.where(seated, _mix(h ^ name_ids[self.bots[:, place], lane]), h)
+                    if place < self.ties.shape[1]:
+                        tie = self.ties[:, place].astype(np.uint64)
+                        h = np.where(place + 1 < self.sizes, _mix(h ^ tie), h)
+                out[:, lane] = _mix(h ^ self.sizes.astype(np.uint64))
+        return out
+
+    def fingerprint(self) -> str:
+        """Order-free digest of the set of games: the sum of ``game_hashes`` (mod 2**64 per
+        lane) and the count. Adding games adds their hashes, so a stored state can check
+        "these are exactly the games I applied" without hashing them in its batches."""
+        return fingerprint_add("", self)
+
+
+_MULT = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))
+
+
+def _mix(h: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """splitmix64's finaliser."""
+    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
+
+
+def fingerprint_add(fingerprint: str, games: GameTable) -> str:
+    """``fingerprint`` (of some games; "" for none) plus ``games``."""
+    count, a, b = (0, 0, 0) if not fingerprint else (int(x, 16) for x in fingerprint.split(":"))
+    if len(games):
+        with np.errstate(over="ignore"):
+            sums = games.game_hashes().sum(axis=0, dtype=np.uint64)  # wraps mod 2**64
+        a = (a + int(sums[0])) % 2**64
+        b = (b + int(sums[1])) % 2**64
+    return f"{count + len(games):x}:{a:016x}:{b:016x}"

@@ -1,4 +1,6 @@
-"""The old bootstrap's worker (the benchmark baseline): ``python -m arena.ratings.reference_worker`` < job JSON > ranks JSON.
+"""The old bootstrap's worker (the benchmark baseline).
+
+``python -m arena.ratings.reference_worker`` < job JSON > ranks JSON.
 
 Started by ``arena.ratings.reference`` to use more CPUs; not a user command.
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -12,16 +13,19 @@ from arena.ratings import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     RATING_COLUMNS,
+    GameTable,
+    IncrementalRatings,
     Ratings,
     TrueSkillParams,
     compute_ratings,
-    seatings_to_games,
 )
 from arena.ratings.bootstrap import HIGH_PERCENTILE, LOW_PERCENTILE
 from arena.report.data import Results
 from arena.report.headtohead import head_to_head_matrix, head_to_head_pairs
 from arena.report.seating import seat_advantage
 from arena.report.stats import bot_stats, split_stats
+
+RATINGS_CACHE = ".ratings-cache"
 
 
 @dataclass(frozen=True)
@@ -61,14 +65,26 @@ def build_report(
     seed: int = DEFAULT_SEED,
     workers: int | None = None,
     params: TrueSkillParams = DEFAULT_PARAMS,
+    state: IncrementalRatings | None = None,
+    cache: bool = True,
 ) -> Report:
-    """Ratings (``bootstrap`` resamples, 0 for none) and every results table."""
+    """Ratings (``bootstrap`` resamples, 0 for none) and every results table.
+
+    ``state``: stored incremental ratings to continue from; ``cache``: keep bootstrap
+    results in ``OUTDIR/.ratings-cache`` (best effort) so an unchanged store re-reports
+    at once.
+    """
     seats = results.seats
-    rated = seatings_to_games(
-        zip(seats["game_index"], seats["seat"], seats["bot"], seats["rank"], strict=True)
-    )
+    rated = GameTable.from_seats(seats["game_index"], seats["seat"], seats["bot"], seats["rank"])
     ratings = compute_ratings(
-        rated, results.bots, params=params, resamples=bootstrap, seed=seed, workers=workers
+        rated,
+        results.bots,
+        params=params,
+        resamples=bootstrap,
+        seed=seed,
+        workers=workers,
+        state=state,
+        cache_dir=Path(results.outdir) / RATINGS_CACHE if cache else None,
     )
     order = list(ratings.table["bot"])
     stats = bot_stats(seats, results.faults, order)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -160,29 +159,6 @@ def test_parallel_bootstrap_equals_serial() -> None:
     serial = bootstrap_ranks(games, BOTS, resamples=6, seed=3, workers=1)
     parallel = bootstrap_ranks(games, BOTS, resamples=6, seed=3, workers=2)
     np.testing.assert_array_equal(serial, parallel)
-
-
-@pytest.mark.parametrize("python", ["/nonexistent/python", "/bin/false"])
-def test_failed_worker_falls_back_to_in_process(
-    monkeypatch: pytest.MonkeyPatch, python: str
-) -> None:
-    games = rated(dominant_games(9))
-    serial = bootstrap_ranks(games, BOTS, resamples=4, seed=3, workers=1)
-    monkeypatch.setattr(sys, "executable", python)
-    parallel = bootstrap_ranks(games, BOTS, resamples=4, seed=3, workers=2)
-    np.testing.assert_array_equal(serial, parallel)
-
-
-def test_worker_killed_by_a_signal_stops_the_bootstrap(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """Ctrl-C kills the workers too: give up rather than redo their work in-process."""
-    python = tmp_path / "python"
-    python.write_text("#!/bin/sh\nkill -INT $$\nsleep 5\n")
-    python.chmod(0o755)
-    monkeypatch.setattr(sys, "executable", str(python))
-    with pytest.raises(RuntimeError, match="killed by signal"):
-        bootstrap_ranks(rated(dominant_games(9)), BOTS, resamples=4, seed=3, workers=2)
 
 
 def test_rank_intervals_and_separability() -> None:
