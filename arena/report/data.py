@@ -90,6 +90,8 @@ class Results:
     """The store's state this snapshot was taken at (see ``Store.fingerprint``)."""
     versions: dict[str, str] | None = None
     """Each bot's version by label."""
+    ratings_state: str | None = None
+    """The stored incremental ratings (JSON) the report continues from."""
 
     @property
     def finished(self) -> int:
@@ -131,6 +133,7 @@ def _snapshot(store: Store, outdir: Path) -> Results:
         config_text = store.get_meta("config")
         fingerprint = store.fingerprint()
         versions = {b.label: b.version for b in store.bots()}
+        ratings_state = store.ratings_state()
         schedule_rows = list(store.schedule_rows())
         game_rows = list(store.game_rows())
         seat_rows = list(store.seat_rows())
@@ -147,6 +150,7 @@ def _snapshot(store: Store, outdir: Path) -> Results:
         config=_config(config_text),
         fingerprint=fingerprint,
         versions=versions,
+        ratings_state=ratings_state,
     )
 
 

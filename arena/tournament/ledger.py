@@ -2,54 +2,51 @@
 
 TrueSkill depends on game order, and games finish out of order: the ledger rates the
 finished prefix of the schedule (every game below the first unfinished one), in schedule
-order, and stores the ratings with that prefix. When every game is finished the stored
-ratings equal a from-scratch rating of all games (the math is ``arena.ratings``').
+order, with ``arena.ratings.IncrementalRatings`` (the math is the ratings package's), and
+stores its state and per-bot ratings with that prefix in one transaction. A report
+continues from the stored state instead of re-rating every game; when every game is
+finished the stored ratings equal a from-scratch rating of all games.
 """
 
 from __future__ import annotations
 
-from arena.ratings import DEFAULT_PARAMS, RatedGame, TrueSkillParams
-from arena.ratings.model import Rater
+from arena.ratings import RatedGame
+from arena.ratings.incremental import IncrementalRatings, StateError
 from arena.tournament.store import Store
 
 
 class RatingLedger:
     """Advances the stored ratings over the finished prefix of the schedule."""
 
-    def __init__(self, store: Store, params: TrueSkillParams = DEFAULT_PARAMS) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
-        self.rater = Rater(params)
-        self.games: dict[str, int] = {}
         self.prefix, stored = store.ratings()
-        for r in stored:
-            self.rater.ratings[r.bot] = self.rater.env.create_rating(r.mu, r.sigma)
-            self.games[r.bot] = r.games
+        self.games = {r.bot: r.games for r in stored}
+        text = store.ratings_state()
+        try:
+            self.state = IncrementalRatings.from_json(text) if text else IncrementalRatings()
+        except StateError:
+            self.state, self.prefix, self.games = IncrementalRatings(), 0, {}
 
     def advance(self) -> int:
         """Rate newly completed prefix games and store the ratings; returns how many."""
         stop = self.store.first_unfinished(self.prefix)
         if stop <= self.prefix:
             return 0
-        changed: set[str] = set()
-        rated = 0
-        for index, bots, ranks in self.store.rated_games(self.prefix, stop):
-            if len(set(bots)) < len(bots) or len(bots) < 2:
-                continue  # self-play: not rated (as ``seatings_to_games`` decides)
-            self.rater.rate(RatedGame(index, bots, ranks))
-            for bot in bots:
+        games = [
+            RatedGame(index, bots, ranks)
+            for index, bots, ranks in self.store.rated_games(self.prefix, stop)
+            if len(bots) >= 2 and len(set(bots)) == len(bots)  # self-play is not rated
+        ]
+        self.state.apply(games)
+        changed = {bot for game in games for bot in game.bots}
+        for game in games:
+            for bot in game.bots:
                 self.games[bot] = self.games.get(bot, 0) + 1
-            changed.update(bots)
-            rated += 1
         self.prefix = stop
         self.store.save_ratings(
             stop,
-            {
-                bot: (
-                    float(self.rater.ratings[bot].mu),
-                    float(self.rater.ratings[bot].sigma),
-                    self.games[bot],
-                )
-                for bot in changed
-            },
+            {bot: (*self.state.rating(bot), self.games[bot]) for bot in changed},
+            state=self.state.to_json(),
         )
-        return rated
+        return len(games)

@@ -882,9 +882,15 @@ class Store:
 
     # ------------------------------------------------------------------ ratings
 
-    def save_ratings(self, prefix: int, ratings: dict[str, tuple[float, float, int]]) -> None:
+    def save_ratings(
+        self,
+        prefix: int,
+        ratings: dict[str, tuple[float, float, int]],
+        state: str | None = None,
+    ) -> None:
         """Store ratings after every finished game with index < ``prefix``: ``ratings``
-        maps labels to (mu, sigma, games) of the bots that changed (others are kept)."""
+        maps labels to (mu, sigma, games) of the bots that changed (others are kept);
+        ``state`` is the rating model's state to continue from (one transaction)."""
         ids = {label: bot_id for bot_id, label in self._label_map().items()}
         with self._write() as db:
             db.executemany(
@@ -895,6 +901,15 @@ class Store:
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('ratings_prefix', ?)",
                 (str(prefix),),
             )
+            if state is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('ratings_state', ?)",
+                    (state,),
+                )
+
+    def ratings_state(self) -> str | None:
+        """The rating model's own saved state (``IncrementalRatings`` JSON), if any."""
+        return self.get_meta("ratings_state")
 
     def ratings(self) -> tuple[int, list[StoredRating]]:
         """(prefix, stored ratings): ratings after every game with index < prefix."""
