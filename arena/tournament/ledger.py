@@ -10,6 +10,8 @@ finished the stored ratings equal a from-scratch rating of all games.
 
 from __future__ import annotations
 
+import time
+
 from arena.ratings import RatedGame
 from arena.ratings.incremental import IncrementalRatings, StateError
 from arena.tournament.store import Store
@@ -22,14 +24,24 @@ class RatingLedger:
         self.store = store
         self.prefix, stored = store.ratings()
         self.games = {r.bot: r.games for r in stored}
+        self._pending, self._last = 0, time.monotonic()
         text = store.ratings_state()
         try:
             self.state = IncrementalRatings.from_json(text) if text else IncrementalRatings()
         except StateError:
             self.state, self.prefix, self.games = IncrementalRatings(), 0, {}
 
+    def tick(self, every_games: int = 50, every_s: float = 2.0) -> None:
+        """After each stored game: advance now and then (a rating update costs far less
+        in batches), so stored ratings trail the games by at most a moment."""
+        self._pending += 1
+        now = time.monotonic()
+        if self._pending >= every_games or now - self._last >= every_s:
+            self.advance()
+
     def advance(self) -> int:
         """Rate newly completed prefix games and store the ratings; returns how many."""
+        self._pending, self._last = 0, time.monotonic()
         stop = self.store.first_unfinished(self.prefix)
         if stop <= self.prefix:
             return 0

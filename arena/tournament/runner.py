@@ -9,6 +9,7 @@ lives in the store and is streamed, tallies are aggregated in SQL.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import deque
 from collections.abc import Callable
@@ -330,7 +331,7 @@ def run_tournament(
                 in_flight -= 1
                 if not store.add_result(result):
                     continue  # delivered twice: stored once
-                ledger.advance()
+                ledger.tick()
                 names = [s.bot for s in result.seats]
                 scheduler.finished(
                     Finished(result.game_index, tuple(names), tuple(s.rank for s in result.seats))
@@ -344,6 +345,8 @@ def run_tournament(
             aborted = False
         finally:
             executor.close(abort=aborted)
+            with contextlib.suppress(StoreError):
+                ledger.advance()  # the ratings of every game stored so far
         progress.total = max(progress.done, store.scheduled_count())
         return progress
     finally:
