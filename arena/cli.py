@@ -490,8 +490,12 @@ def cmd_bench_tournament(args: argparse.Namespace) -> int:
     from arena.bench.tournament import bench_tournament
 
     folders = [Path(b) for b in args.bots] if args.bots else _bundled_bots()
+    if args.end_to_end:
+        from arena.bench.endtoend import print_end_to_end
+
+        return print_end_to_end(folders, args.seeds, args.baseline, console, args.json)
     with console.status("running the same tournament four ways…"):
-        runs = bench_tournament(folders, seeds=args.seeds)
+        runs = bench_tournament(folders, seeds=args.seeds or 30)
     table = Table(title=f"{runs[0].games} games of {len(folders)} bots, 2 players")
     for col in ("run", "seconds", "games/s overall", "games/s steady"):
         table.add_column(col, justify="right")
@@ -813,7 +817,20 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     b.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="default: the bundled bots")
-    b.add_argument("--seeds", type=int, default=30, help="deals per pairing (default 30)")
+    b.add_argument("--seeds", type=int, help="deals per pairing (default 30; 25 end to end)")
+    b.add_argument(
+        "--end-to-end",
+        action="store_true",
+        help="instead: a 300-game tournament as a user runs it (fresh process, cold builds, "
+        "final report), then the same command with nothing to play",
+    )
+    b.add_argument(
+        "--baseline",
+        metavar="ARENA",
+        help="with --end-to-end: another arena executable (e.g. an older install) measured "
+        "in the same run, for before/after ratios",
+    )
+    b.add_argument("--json", action="store_true", help="with --end-to-end: JSON output")
     b.set_defaults(func=cmd_bench_tournament)
     return parser
 
