@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -134,18 +136,16 @@ def _snapshot(store: Store, outdir: Path) -> Results:
         fingerprint = store.fingerprint()
         versions = {b.label: b.version for b in store.bots()}
         ratings_state = store.ratings_state()
-        schedule_rows = list(store.schedule_rows())
-        game_rows = list(store.game_rows())
-        seat_rows = list(store.seat_rows())
-        fault_rows = list(store.fault_rows())
-    schedule = _frame(schedule_rows, SCHEDULE_COLUMNS)
-    games = _frame(game_rows, GAME_COLUMNS)
+        schedule = _frame(store.schedule_rows(), SCHEDULE_COLUMNS)
+        games = _frame(store.game_rows(), GAME_COLUMNS)
+        seats = _frame(store.seat_rows(), SEAT_COLUMNS)
+        faults = _frame(store.fault_rows(), FAULT_COLUMNS)
     return Results(
         outdir=outdir,
         schedule=schedule,
         games=games,
-        seats=_frame(seat_rows, SEAT_COLUMNS),
-        faults=_frame(fault_rows, FAULT_COLUMNS),
+        seats=seats,
+        faults=faults,
         scheduled=len(schedule),
         config=_config(config_text),
         fingerprint=fingerprint,
@@ -154,9 +154,23 @@ def _snapshot(store: Store, outdir: Path) -> Results:
     )
 
 
-def _frame(rows: list[Any], columns: dict[str, str]) -> pd.DataFrame:
-    frame = pd.DataFrame([tuple(r) for r in rows], columns=list(columns))
-    return frame.astype({c: t for c, t in columns.items() if t != "object"})
+CHUNK = 50_000
+"""Rows turned into typed columns at a time: memory holds one chunk of Python tuples,
+never a whole table of them."""
+
+
+def _frame(rows: Iterable[Any], columns: dict[str, str]) -> pd.DataFrame:
+    chunks = []
+    source = iter(rows)
+    while True:
+        chunk = list(islice(source, CHUNK))
+        if not chunk and chunks:
+            break
+        frame = pd.DataFrame([tuple(r) for r in chunk], columns=list(columns))
+        chunks.append(frame.astype({c: t for c, t in columns.items() if t != "object"}))
+        if len(chunk) < CHUNK:
+            break
+    return chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
 
 
 def _config(text: str | None) -> dict[str, Any] | None:
