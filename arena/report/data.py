@@ -160,7 +160,7 @@ never a whole table of them."""
 
 
 def _frame(rows: Iterable[Any], columns: dict[str, str]) -> pd.DataFrame:
-    chunks = []
+    chunks: list[pd.DataFrame] = []
     source = iter(rows)
     while True:
         chunk = list(islice(source, CHUNK))
