@@ -113,16 +113,17 @@ class IncrementalRatings:
         mu = np.array([[self.rating(n)[0] for n in names]])
         sigma = np.array([[self.rating(n)[1] for n in names]])
         cols = np.maximum(table.bots, 0).astype(np.int64)
+        ties = np.ascontiguousarray(table.ties)
         positions = np.arange(len(table), dtype=np.int64)[None, :]
         env = self._env
         start = 0
         while start < len(table):
             end = min(len(table), start + self.stride - self.applied % self.stride)
-            compiled.rate_rows(
+            compiled.rate_rows_serial(
                 cols,
-                table.ties,
+                ties,
                 table.sizes,
-                positions[:, start:end],
+                np.ascontiguousarray(positions[:, start:end]),
                 mu,
                 sigma,
                 env.tau,
