@@ -42,6 +42,7 @@ class ReportRun:
     seconds: float
     peak_mb: float
     path: str  # "new", "new, cached" (bootstrap read back) or "old" (library per resample)
+    cpu_seconds: float = 0.0  # user + system CPU of the report process (and its workers)
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -49,6 +50,7 @@ class ReportRun:
             "seconds": round(self.seconds, 3),
             "peak_mb": round(self.peak_mb, 1),
             "path": self.path,
+            "cpu_seconds": round(self.cpu_seconds, 3),
         }
 
 
@@ -138,7 +140,8 @@ def time_report(outdir: Path, *, old: bool = False, keep_cache: bool = False) ->
         raise RuntimeError(f"arena report {outdir} failed ({proc.returncode}): {err[-2000:]}")
     games = sum(1 for _ in _finished(outdir))
     path = "old" if old else ("new, cached" if keep_cache else "new")
-    return ReportRun(games, seconds, usage.ru_maxrss / 1024, path)
+    cpu = usage.ru_utime + usage.ru_stime
+    return ReportRun(games, seconds, usage.ru_maxrss / 1024, path, cpu)
 
 
 def _finished(outdir: Path) -> Iterable[int]:
@@ -199,7 +202,10 @@ def run_bench_report(
         return 0
     with console.status("…") as status:
         runs = bench_report(sizes, bots=bots, baseline_games=baseline_games, on_step=status.update)
-    table = Table(title=f"arena report (100 bootstrap resamples), {bots} bots, 2p and 4p games")
+    table = Table(
+        title=f"arena report (100 bootstrap resamples), {bots} bots, 2p and 4p games; "
+        "seconds = wall time, CPU s = the process's user + system time"
+    )
     for col in ("games", "path", "seconds", "ms / 1k games", "peak MB"):
         table.add_column(col, justify="right")
     for r in runs:
