@@ -484,6 +484,12 @@ def cmd_bench_protocol(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_report(args: argparse.Namespace) -> int:
+    from arena.bench.report import run_bench_report
+
+    return run_bench_report(args.sizes, args.bots, args.baseline_games, args.json, console)
+
+
 def cmd_bench_tournament(args: argparse.Namespace) -> int:
     from rich.table import Table
 
@@ -832,6 +838,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.add_argument("--json", action="store_true", help="with --end-to-end: JSON output")
     b.set_defaults(func=cmd_bench_tournament)
+    b = bench.add_parser(
+        "report",
+        help="arena report time and peak memory from 1k to 100k games, vs the old path",
+        description=(
+            "Builds synthetic finished tournaments of each size and times `arena report` on "
+            "each in a fresh process (default bootstrap), with its peak memory; also times "
+            "the old ratings path (the trueskill library once per resample) on the baseline "
+            "size, in the same run, and re-reports the largest store from the cache."
+        ),
+    )
+    b.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000],
+        metavar="GAMES",
+        help="store sizes in finished games (default 1k 2k 5k 10k 20k 50k 100k)",
+    )
+    b.add_argument("--bots", type=int, default=16, help="bots in the field (default 16)")
+    b.add_argument(
+        "--baseline-games",
+        type=int,
+        default=1_000,
+        help="store size the old path is timed on (default 1000; 0 to skip: it takes minutes)",
+    )
+    b.add_argument(
+        "--json", action="store_true", help="print a JSON list of {games, seconds, peak_mb, path}"
+    )
+    b.set_defaults(func=cmd_bench_report)
     return parser
 
 

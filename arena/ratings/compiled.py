@@ -207,8 +207,7 @@ def update_game(
         sigma[i] = math.sqrt(1.0 / pi)
 
 
-@_jit(parallel=True)
-def rate_rows(
+def _rate_rows(
     cols: npt.NDArray[np.int64],
     ties: npt.NDArray[np.bool_],
     sizes: npt.NDArray[np.int64],
@@ -237,3 +236,8 @@ def rate_rows(
             for i in range(k):
                 mu[r, cols[g, i]] = gm[i]
                 sigma[r, cols[g, i]] = gs[i]
+
+
+rate_rows = _jit(parallel=True)(_rate_rows)
+rate_rows_serial = _jit()(_rate_rows)
+"""``rate_rows`` in the calling thread (for one sequence: no thread pool wake-ups)."""

@@ -162,6 +162,23 @@ class GameTable:
         gi, st, bt, rk = zip(*rows, strict=True)
         return cls.from_seats(gi, st, list(bt), rk)
 
+    def games(self) -> list[RatedGame]:
+        """The games as ``RatedGame`` values (bots in rank order, competition ranks)."""
+        out = []
+        for index, row, ties, size in zip(
+            self.index.tolist(),
+            self.bots.tolist(),
+            self.ties.tolist(),
+            self.sizes.tolist(),
+            strict=True,
+        ):
+            ranks = [1]
+            for place in range(1, size):
+                ranks.append(ranks[-1] if ties[place - 1] else place + 1)
+            bots = tuple(self.names[b] for b in row[:size])
+            out.append(RatedGame(index, bots, tuple(ranks)))
+        return out
+
     def take(self, rows: npt.NDArray[np.int64] | npt.NDArray[np.bool_] | slice) -> GameTable:
         """A subset of the games (rows in schedule order), same ``names``."""
         return GameTable(

@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from arena.ratings.games import GameTable, RatedGame, fingerprint_add
 from arena.ratings.kernel import update_one
@@ -113,16 +117,17 @@ class IncrementalRatings:
         mu = np.array([[self.rating(n)[0] for n in names]])
         sigma = np.array([[self.rating(n)[1] for n in names]])
         cols = np.maximum(table.bots, 0).astype(np.int64)
+        ties = np.ascontiguousarray(table.ties)
         positions = np.arange(len(table), dtype=np.int64)[None, :]
         env = self._env
         start = 0
         while start < len(table):
             end = min(len(table), start + self.stride - self.applied % self.stride)
-            compiled.rate_rows(
+            compiled.rate_rows_serial(
                 cols,
-                table.ties,
+                ties,
                 table.sizes,
-                positions[:, start:end],
+                np.ascontiguousarray(positions[:, start:end]),
                 mu,
                 sigma,
                 env.tau,
@@ -150,8 +155,9 @@ class IncrementalRatings:
 
     def sync(self, finished: GameTable, through: int | None = None) -> bool:
         """Make the state cover exactly the ``finished`` games up to schedule position
-        ``through`` (default: all). Returns True when it resumed from the stored state,
-        False when it had to start again from the prior."""
+        ``through`` (default: all; ``finished_frontier`` computes the safe value, -1 for
+        none). Returns True when it resumed from the stored state, False when it had to
+        start again from the prior."""
         upto = finished if through is None else finished.take(finished.index <= through)
         done = upto.take(upto.index <= self.last_index)
         resumed = len(done) == self.applied and done.fingerprint() == self.fingerprint
@@ -219,3 +225,46 @@ class IncrementalRatings:
         if self.applied and (not rows or rows[-1][0] != self.applied):
             rows.append((self.applied, self.last_index, self.conservative()))
         return rows
+
+
+def load_state(path: Path, params: TrueSkillParams = DEFAULT_PARAMS) -> IncrementalRatings:
+    """The state stored at ``path``, or a fresh one (missing, unreadable, damaged, or of
+    other parameters: the state is a cache of a deterministic function, so starting
+    again only costs time)."""
+    try:
+        state = IncrementalRatings.from_json(Path(path).read_bytes())
+    except (OSError, StateError):
+        return IncrementalRatings(params)
+    return state if state.params == params else IncrementalRatings(params)
+
+
+def save_state(path: Path, state: IncrementalRatings) -> bool:
+    """Write ``state`` to ``path`` atomically; False (and nothing half-written) if the
+    folder is read-only or the disk full."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(
+            "w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8"
+        ) as f:
+            tmp = Path(f.name)
+            try:
+                f.write(state.to_json())
+            except OSError:
+                tmp.unlink(missing_ok=True)
+                raise
+        os.replace(tmp, path)
+    except OSError:
+        return False
+    return True
+
+
+def finished_frontier(scheduled: npt.ArrayLike, finished: npt.ArrayLike) -> int | None:
+    """The highest schedule position up to which every scheduled game has finished (None
+    if the first is still to play): how far stored ratings can safely advance."""
+    sched = np.unique(np.asarray(scheduled, dtype=np.int64))
+    done = np.isin(sched, np.asarray(finished, dtype=np.int64))
+    if done.all():
+        return int(sched[-1]) if len(sched) else None
+    first_open = int(np.argmin(done))
+    return int(sched[first_open - 1]) if first_open > 0 else None

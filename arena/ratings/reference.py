@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -20,15 +20,23 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from arena.ratings.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from arena.ratings.games import RatedGame
+from arena.ratings.bootstrap import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    rank_intervals,
+    separable,
+)
+from arena.ratings.games import GameTable, RatedGame
 from arena.ratings.model import (
     DEFAULT_PARAMS,
     TrueSkillParams,
+    conservative,
     leaderboard_order,
     rate_in_given_order,
+    rating_history,
     schedule_ordered,
 )
+from arena.ratings.ranking import RATING_COLUMNS, Ratings
 
 # Below this many game ratings (games x resamples, ~1-2 s of work) starting processes
 # costs more than it saves.
@@ -171,3 +179,69 @@ def decode_job(
     games = [RatedGame(int(i), tuple(bots), tuple(ranks)) for i, bots, ranks in job["games"]]
     index_sets = [np.array(indices, dtype=np.int64) for indices in job["index_sets"]]
     return games, list(job["bots"]), TrueSkillParams(**job["params"]), index_sets
+
+
+def legacy_compute_ratings(
+    games: GameTable | Iterable[RatedGame],
+    bots: Iterable[str] = (),
+    *,
+    params: TrueSkillParams = DEFAULT_PARAMS,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    workers: int | None = None,
+    **_: object,
+) -> Ratings:
+    """``compute_ratings`` as it was: the library for the point ratings and the history
+    of every game, then the library once per resample (the benchmark's baseline)."""
+    import pandas as pd
+
+    played = games.games() if isinstance(games, GameTable) else schedule_ordered(games)
+    everyone = sorted(set(bots) | {bot for game in played for bot in game.bots})
+    final, history = rating_history(played, params, everyone)
+    order = leaderboard_order(final)
+    samples = bootstrap_ranks(
+        played, order, params=params, resamples=resamples, seed=seed, workers=workers
+    )
+    intervals = rank_intervals(samples, order)
+    apart = separable(order, intervals) if intervals else {}
+    rows = []
+    for place, bot in enumerate(order, start=1):
+        interval = intervals.get(bot)
+        rows.append(
+            {
+                "rank": place,
+                "bot": bot,
+                "rating": conservative(final[bot]),
+                "mu": float(final[bot].mu),
+                "sigma": float(final[bot].sigma),
+                "rank_low": None if interval is None else interval.low,
+                "rank_high": None if interval is None else interval.high,
+                "separable": apart.get(bot),
+            }
+        )
+    table = pd.DataFrame(rows, columns=RATING_COLUMNS).astype(
+        {
+            "rank": "int64",
+            "bot": "str",
+            "rating": "float64",
+            "mu": "float64",
+            "sigma": "float64",
+            "rank_low": "Int64",
+            "rank_high": "Int64",
+            "separable": "boolean",
+        }
+    )
+    prior = params.mu - 3 * params.sigma
+    history_rows = [
+        {"game": n, "game_index": index, **{bot: after.get(bot, prior) for bot in order}}
+        for n, (index, after) in enumerate(history, start=1)
+    ]
+    frame = pd.DataFrame(history_rows, columns=["game", "game_index", *order])
+    return Ratings(
+        table=table,
+        history=frame,
+        params=params,
+        resamples=resamples if played else 0,
+        seed=seed,
+        games=len(played),
+    )

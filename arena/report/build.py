@@ -20,12 +20,14 @@ from arena.ratings import (
     compute_ratings,
 )
 from arena.ratings.bootstrap import HIGH_PERCENTILE, LOW_PERCENTILE
+from arena.ratings.incremental import finished_frontier, load_state, save_state
 from arena.report.data import Results
 from arena.report.headtohead import head_to_head_matrix, head_to_head_pairs
 from arena.report.seating import seat_advantage
 from arena.report.stats import bot_stats, split_stats
 
 RATINGS_CACHE = ".ratings-cache"
+RATINGS_STATE = "ratings-state.json"
 
 
 @dataclass(frozen=True)
@@ -70,12 +72,21 @@ def build_report(
 ) -> Report:
     """Ratings (``bootstrap`` resamples, 0 for none) and every results table.
 
-    ``state``: stored incremental ratings to continue from; ``cache``: keep bootstrap
-    results in ``OUTDIR/.ratings-cache`` (best effort) so an unchanged store re-reports
-    at once.
+    ``state``: stored incremental ratings to continue from (a store's); without one and
+    with ``cache``, the state is kept in ``OUTDIR/.ratings-cache/`` (best effort), as
+    are bootstrap results, so a report only rates the games finished since the last.
     """
     seats = results.seats
     rated = GameTable.from_seats(seats["game_index"], seats["seat"], seats["bot"], seats["rank"])
+    cache_dir = Path(results.outdir) / RATINGS_CACHE if cache else None
+    if state is None and cache_dir is not None:
+        # Ratings stored, not recomputed: continue the stored state over the games
+        # finished since, up to the first game still to play (later ones are rated on a
+        # copy), and store it again.
+        state = load_state(cache_dir / RATINGS_STATE, params)
+        frontier = finished_frontier(results.schedule["game_index"], results.games["game_index"])
+        state.sync(rated, through=-1 if frontier is None else frontier)
+        save_state(cache_dir / RATINGS_STATE, state)
     ratings = compute_ratings(
         rated,
         results.bots,
@@ -84,7 +95,7 @@ def build_report(
         seed=seed,
         workers=workers,
         state=state,
-        cache_dir=Path(results.outdir) / RATINGS_CACHE if cache else None,
+        cache_dir=cache_dir,
     )
     order = list(ratings.table["bot"])
     stats = bot_stats(seats, results.faults, order)

@@ -161,3 +161,15 @@ def test_fingerprint_is_a_set_digest() -> None:
 
     assert fingerprint_add(halves[0].fingerprint(), halves[1]) == TABLE.fingerprint()
     assert GameTable.from_games(GAMES[:-1]).fingerprint() != TABLE.fingerprint()
+
+
+def test_pure_python_path_agrees_with_the_compiled_one() -> None:
+    """Without numba the state is rated by ``kernel.update_one``: same numbers."""
+    python = IncrementalRatings()
+    python._apply_python(TABLE)
+    compiled = scratch(TABLE)
+    assert python.applied == compiled.applied
+    for bot in compiled.mu:
+        assert python.mu[bot] == pytest.approx(compiled.mu[bot], abs=1e-9)
+        assert python.sigma[bot] == pytest.approx(compiled.sigma[bot], abs=1e-9)
+    assert [n for n, _, _ in python.history] == [n for n, _, _ in compiled.history]

@@ -183,3 +183,39 @@ def test_rank_interval_uses_the_outer_percentiles() -> None:
 
 def test_prior_conservative_rating_is_zero() -> None:
     assert conservative(DEFAULT_PARAMS.env().create_rating()) == pytest.approx(0.0)
+
+
+def test_report_keeps_the_ratings_state_and_continues_it(tmp_path: Path) -> None:
+    """Stored, not recomputed: the report stores the state up to the first game still to
+    play, continues it next time, and always equals a from-scratch rating."""
+    from dataclasses import replace
+
+    from arena.ratings import IncrementalRatings
+    from arena.report.build import RATINGS_CACHE, RATINGS_STATE
+    from arena.tournament.store import STORE_NAME, Store
+
+    from .helpers import result
+
+    games = dominant_games(30)
+    pending = {12, 20}  # still running when the first report is taken
+    outdir = make_store(tmp_path, [replace(g, finished=g.index not in pending) for g in games])
+    first = build_report(load_results(outdir), bootstrap=5)
+    fresh = build_report(load_results(outdir), bootstrap=5, cache=False)
+    pd.testing.assert_frame_equal(first.leaderboard, fresh.leaderboard, check_exact=True)
+    state_file = outdir / RATINGS_CACHE / RATINGS_STATE
+    stored = IncrementalRatings.from_json(state_file.read_text())
+    assert (stored.applied, stored.last_index) == (12, 11)  # up to the first open game
+    with Store(outdir / STORE_NAME) as store:
+        for g in games:
+            if g.index in pending:
+                store.add_result(result(g))
+    second = build_report(load_results(outdir), bootstrap=5)
+    fresh = build_report(load_results(outdir), bootstrap=5, cache=False)
+    pd.testing.assert_frame_equal(second.leaderboard, fresh.leaderboard, check_exact=True)
+    pd.testing.assert_frame_equal(second.ratings.history, fresh.ratings.history, check_exact=True)
+    stored = IncrementalRatings.from_json(state_file.read_text())
+    assert stored.applied == 30
+    # A damaged state is only a lost cache.
+    state_file.write_text("{not json")
+    third = build_report(load_results(outdir), bootstrap=5)
+    pd.testing.assert_frame_equal(third.leaderboard, fresh.leaderboard, check_exact=True)
