@@ -15,13 +15,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from arena.referee import BotSpec, ManifestError, load_bot
 from arena.referee.build import BuildError, Built, build_bot
 from arena.referee.manifest import unique_names
 from arena.tournament.config import ConfigError, TournamentConfig
 from arena.tournament.executors import Executor, LocalPoolExecutor
-from arena.tournament.ledger import RatingLedger
 from arena.tournament.schedule import (
     Entrant,
     Exhaustive,
@@ -222,6 +222,34 @@ def make_scheduler(config: TournamentConfig, store: Store, entrants: list[Entran
     )
 
 
+class _Ledger:
+    """The stored ratings, loaded (with the rating libraries) only once there is
+    something to rate: a run with nothing new to play imports none of them."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._ledger: Any = None
+
+    def _get(self) -> Any:
+        if self._ledger is None:
+            from arena.tournament.ledger import RatingLedger
+
+            self._ledger = RatingLedger(self.store)
+        return self._ledger
+
+    def catch_up(self) -> None:
+        prefix = self.store.ratings_prefix()
+        if self.store.first_unfinished(prefix) > prefix:
+            self._get().advance()
+
+    def tick(self) -> None:
+        self._get().tick()
+
+    def advance(self) -> None:
+        if self._ledger is not None:
+            self._ledger.advance()
+
+
 def make_executor(config: TournamentConfig, workers: int | None = None) -> Executor:
     return LocalPoolExecutor(workers or config.worker_count)
 
@@ -269,8 +297,8 @@ def run_tournament(
             done_before=totals.finished,
             tallies=totals.tallies,
         )
-        ledger = RatingLedger(store)
-        ledger.advance()
+        ledger = _Ledger(store)
+        ledger.catch_up()
         if on_progress:
             on_progress(progress)
         launch = {(b.spec.name, b.version): b.spec for b in built}

@@ -911,6 +911,10 @@ class Store:
         """The rating model's own saved state (``IncrementalRatings`` JSON), if any."""
         return self.get_meta("ratings_state")
 
+    def ratings_prefix(self) -> int:
+        """The stored ratings cover every game with an index below this."""
+        return int(self.get_meta("ratings_prefix") or 0)
+
     def ratings(self) -> tuple[int, list[StoredRating]]:
         """(prefix, stored ratings): ratings after every game with index < prefix."""
         labels = self._label_map()
