@@ -957,6 +957,11 @@ class Store:
         ).fetchone()[0]
         if orphan_faults:
             problems.append(f"{orphan_faults} fault rows of games that are not stored")
+        stray = self.db.execute(
+            "SELECT COUNT(*) FROM seats WHERE game_index NOT IN (SELECT game_index FROM games)"
+        ).fetchone()[0]
+        if stray:
+            problems.append(f"{stray} seat rows of games that are not stored")
         return problems
 
 
