@@ -155,7 +155,7 @@ def build_schedule(
     variants: Sequence[str],
     seeds: int,
     master_seed: int,
-    seating: SeatingMode = "rotations",
+    seating: SeatingMode = "balanced",
 ) -> list[ScheduledGame]:
     """The whole round-robin as a list (small schedules, tests, docs)."""
     entrants = [Entrant(b) for b in bots]

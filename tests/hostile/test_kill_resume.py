@@ -45,8 +45,8 @@ PLAYERS = (2, 3)
 VARIANTS = ("coloured", "gray")
 KILLS = 5
 RNG_SEED = 20240601
-SCHEDULED = SEEDS * len(VARIANTS) * (3 * 2 + 1 * 3)
-"""Per deal and wall: 3 pairs x 2 seatings, and 1 trio x 3 seatings."""
+SCHEDULED = SEEDS * len(VARIANTS) * (3 * 2 + 1 * 6)
+"""Per deal and wall: 3 pairs x 2 seatings, and 1 trio x 6 (balanced) seatings."""
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ def test_schedule_is_fair_and_deterministic(
     bots: list[str], players: set[int], variants: set[str], seeds: int, master: int
 ) -> None:
     ks = [k for k in players if k <= len(bots)]
-    games = build_schedule(bots, ks, sorted(variants), seeds, master)
-    assert games == build_schedule(bots, ks, sorted(variants), seeds, master)
+    games = build_schedule(bots, ks, sorted(variants), seeds, master, "rotations")
+    assert games == build_schedule(bots, ks, sorted(variants), seeds, master, "rotations")
     assert [g.game_index for g in games] == list(range(len(games)))
     assert len({g.game_id for g in games}) == len(games)
     for k in ks:
