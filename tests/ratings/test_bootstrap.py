@@ -86,3 +86,9 @@ def test_damaged_or_unwritable_cache_only_costs_time(tmp_path: Path) -> None:
 def test_bots_missing_from_the_list_are_an_error() -> None:
     with pytest.raises(ValueError, match="missing"):
         bootstrap_ranks(TABLE, BOTS[1:], resamples=3, seed=1)
+
+
+def test_without_numba_the_same_ranks(monkeypatch: pytest.MonkeyPatch) -> None:
+    want = bootstrap_ranks(TABLE, BOTS, resamples=10, seed=8)
+    monkeypatch.setattr(compiled, "AVAILABLE", False)
+    np.testing.assert_array_equal(want, bootstrap_ranks(TABLE, BOTS, resamples=10, seed=8))
