@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -41,6 +41,7 @@ LOW_PERCENTILE = 2.5
 HIGH_PERCENTILE = 97.5
 CACHE_VERSION = 1
 CACHE_KEEP = 16  # cached results kept per folder (the newest)
+CHUNK_RESAMPLES = 20  # resamples rated per compiled call (a multiple of the CPU count)
 
 IntArray = npt.NDArray[np.int64]
 
@@ -58,11 +59,18 @@ class RankInterval:
 
 def resample_indices(n_games: int, resamples: int, seed: int) -> IntArray:
     """For each resample (rows), sorted positions into the schedule-ordered games."""
+    parts = list(resample_chunks(n_games, resamples, seed, max(1, resamples)))
+    return np.concatenate(parts) if parts else np.zeros((0, n_games), dtype=np.int64)
+
+
+def resample_chunks(n_games: int, resamples: int, seed: int, rows: int) -> Iterator[IntArray]:
+    """``resample_indices`` in blocks of ``rows`` resamples (same draws, less memory)."""
     rng = np.random.default_rng(seed)
-    out = np.empty((resamples, n_games), dtype=np.int64)
-    for row in range(resamples):
-        out[row] = np.sort(rng.integers(0, n_games, size=n_games))
-    return out
+    for start in range(0, resamples, rows):
+        out = np.empty((min(rows, resamples - start), n_games), dtype=np.int64)
+        for row in range(len(out)):
+            out[row] = np.sort(rng.integers(0, n_games, size=n_games))
+        yield out
 
 
 def _as_table(games: GameTable | Sequence[RatedGame]) -> GameTable:
@@ -151,8 +159,13 @@ def bootstrap_ranks(
     cached = _read_cache(cache_dir, key, (resamples, len(bots)))
     if cached is not None:
         return cached
-    index_sets = resample_indices(len(table), resamples, seed)
-    out = ranks_of(table, bots, params, index_sets, threads=workers)
+    # Blocks of resamples keep the index sets small (8 bytes x games x block).
+    out = np.concatenate(
+        [
+            ranks_of(table, bots, params, index_sets, threads=workers)
+            for index_sets in resample_chunks(len(table), resamples, seed, CHUNK_RESAMPLES)
+        ]
+    )
     _write_cache(cache_dir, key, out)
     return out
 

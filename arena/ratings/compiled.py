@@ -11,6 +11,7 @@ is False) callers fall back to the numpy path (``arena.ratings.batch``).
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -31,20 +32,28 @@ except ImportError:  # pragma: no cover
     prange = range
 
 
+_PARALLEL = threading.Lock()
+
+
 class threads:
-    """``with threads(n):`` run compiled parallel loops on ``n`` threads (None: all)."""
+    """``with threads(n):`` run compiled parallel loops on ``n`` threads (None: all),
+    one caller at a time (numba's default thread pool takes one parallel call at once)."""
 
     def __init__(self, n: int | None) -> None:
         self.n = n
         self.previous = 0
 
     def __enter__(self) -> None:
+        _PARALLEL.acquire()
         most = int(numba.config.NUMBA_NUM_THREADS)
         self.previous = numba.get_num_threads()
         numba.set_num_threads(most if self.n is None else max(1, min(self.n, most)))
 
     def __exit__(self, *exc: object) -> None:
-        numba.set_num_threads(self.previous)
+        try:
+            numba.set_num_threads(self.previous)
+        finally:
+            _PARALLEL.release()
 
 
 FloatArray = npt.NDArray[np.float64]

@@ -26,7 +26,7 @@ def test_bench_report_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     runs = json.loads(capsys.readouterr().out)
     assert [r["games"] for r in runs] == [60, 60]
     assert [r["path"] for r in runs] == ["new", "new, cached"]
-    assert all(r["seconds"] > 0 and r["peak_mb"] > 10 for r in runs)
+    assert all(r["seconds"] > 0 and r["peak_mb"] > 10 and r["ratings_seconds"] > 0 for r in runs)
 
 
 @pytest.mark.slow

@@ -86,3 +86,21 @@ def test_damaged_or_unwritable_cache_only_costs_time(tmp_path: Path) -> None:
 def test_bots_missing_from_the_list_are_an_error() -> None:
     with pytest.raises(ValueError, match="missing"):
         bootstrap_ranks(TABLE, BOTS[1:], resamples=3, seed=1)
+
+
+def test_without_numba_the_same_ranks(monkeypatch: pytest.MonkeyPatch) -> None:
+    want = bootstrap_ranks(TABLE, BOTS, resamples=10, seed=8)
+    monkeypatch.setattr(compiled, "AVAILABLE", False)
+    np.testing.assert_array_equal(want, bootstrap_ranks(TABLE, BOTS, resamples=10, seed=8))
+
+
+def test_concurrent_callers_get_their_own_answers() -> None:
+    """Two threads (a server answering two reports) share the compiled thread pool."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    seeds = [1, 2, 3, 4]
+    want = [bootstrap_ranks(TABLE, BOTS, resamples=8, seed=s, workers=1) for s in seeds]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        got = list(pool.map(lambda s: bootstrap_ranks(TABLE, BOTS, resamples=8, seed=s), seeds))
+    for a, b in zip(want, got, strict=True):
+        np.testing.assert_array_equal(a, b)
