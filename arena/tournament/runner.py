@@ -9,7 +9,6 @@ lives in the store and is streamed, tallies are aggregated in SQL.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections import deque
 from collections.abc import Callable
@@ -237,6 +236,9 @@ class _Ledger:
             self._ledger = RatingLedger(self.store)
         return self._ledger
 
+    def prepare(self) -> None:
+        self._get()
+
     def catch_up(self) -> None:
         prefix = self.store.ratings_prefix()
         if self.store.first_unfinished(prefix) > prefix:
@@ -340,6 +342,7 @@ def run_tournament(
         if first is None:
             progress.total = max(progress.done, store.scheduled_count())
             return progress  # nothing to play: no pool started
+        ledger.prepare()  # load the rating libraries before play, not between results
         executor = executor or make_executor(config)
         window = max(2, 2 * executor.workers)
         aborted = True
@@ -373,8 +376,7 @@ def run_tournament(
             aborted = False
         finally:
             executor.close(abort=aborted)
-            with contextlib.suppress(StoreError):
-                ledger.advance()  # the ratings of every game stored so far
+        ledger.advance()  # the ratings of every game stored (after a stop: on resume)
         progress.total = max(progress.done, store.scheduled_count())
         return progress
     finally:
