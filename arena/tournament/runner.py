@@ -102,7 +102,9 @@ def open_tournament(config: TournamentConfig, built: list[Built], extend: bool) 
 
 def _identity(config: TournamentConfig, built: list[Built]) -> dict[str, object]:
     mine = config.identity()
-    versions = {b.spec.folder: (b.spec.name, b.version) for b in built}
+    versions = {
+        folder: (b.spec.name, b.version) for folder, b in zip(config.bots, built, strict=True)
+    }
     mine["bots"] = [list(versions[f]) for f in config.bots]  # folders may move
     mine["challengers"] = [versions[f][0] for f in config.challengers]
     return mine
@@ -303,7 +305,7 @@ def run_tournament(
         ledger.catch_up()
         if on_progress:
             on_progress(progress)
-        launch = {(b.spec.name, b.version): b.spec for b in built}
+        launch = {(b.spec.name, b.version): b.spec for b in built}  # the built copies
         log_dir = config.output / "logs"
         try:
             log_dir.mkdir(parents=True, exist_ok=True)
