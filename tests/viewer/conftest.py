@@ -98,7 +98,7 @@ def small_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished 12-game tournament: python-random, a bot that writes stderr on every other
     decision, and one that sends a malformed line at its third decision (forfeits)."""
     from arena.tournament import TournamentConfig, run_tournament
-    from arena.tournament.config import TimeConfig
+    from arena.referee import TimeControl
 
     root = tmp_path_factory.mktemp("site")
     root.chmod(0o755)  # readable by the per-bot uid
@@ -121,7 +121,7 @@ def small_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
         variants=["coloured", "gray"],
         seeds=1,
         output=root / "out",
-        time=TimeConfig(move_ms=10_000, init_ms=60_000),
+        time=TimeControl(move_ms=10_000, init_ms=60_000),
         sandbox="off",
     )
     progress = run_tournament(config)
