@@ -12,10 +12,12 @@ from rich.console import Console
 from rich.markup import escape as esc
 
 from arena import __version__
+from arena.errors import ArenaError
 from arena.textsafe import visible
 
 if TYPE_CHECKING:
-    from arena.referee import BotSpec, FaultPolicy, SandboxSettings, TimeControl
+    from arena.referee import BotSpec, SandboxSettings
+    from arena.referee.settings import PlaySettings
     from arena.tournament import TournamentConfig
 
 
@@ -41,7 +43,7 @@ def shown_lines(text: str, indent: str, last: int = 5) -> str:
     return esc(indent + ("\n" + indent).join(lines))
 
 
-class UserError(Exception):
+class UserError(ArenaError):
     """A mistake in the user's input: printed as one clear line, exit status 2."""
 
 
@@ -50,44 +52,15 @@ class UserError(Exception):
 
 def _replay_sources(paths: Sequence[str], game_ids: Sequence[str]) -> Iterator[tuple[str, Any]]:
     """(label, GameRecord) from record files and from tournament folders' stores."""
-    from pydantic import ValidationError
+    from arena.recordio import load_record
+    from arena.tournament.records import stored_records
 
-    from arena.engine import GameRecord
-    from arena.recordio import RecordFileError, load_record
-    from arena.tournament import STORE_NAME, Store, StoreError
-
-    wanted = set(game_ids)
     for text in paths:
         path = Path(text)
         if path.is_dir():
-            try:
-                store = Store(path / STORE_NAME, readonly=True)
-            except StoreError as exc:
-                raise UserError(
-                    f"{path}: not a record file nor a tournament folder ({exc})"
-                ) from None
-            with store:
-                scheduled = {g.game_index: g.game_id for g in store.schedule()}
-                unknown = wanted - set(scheduled.values())
-                if unknown:
-                    raise UserError(f"{path}: no game {sorted(unknown)[0]!r} in this tournament")
-                for index in sorted(store.finished_indices()):
-                    game_id = scheduled[index]
-                    if wanted and game_id not in wanted:
-                        continue
-                    data = store.record_json(index)
-                    try:
-                        record = GameRecord.model_validate_json(data or b"")
-                    except ValidationError as exc:
-                        raise UserError(
-                            f"{path}: stored record of {game_id} is invalid: {exc}"
-                        ) from None
-                    yield f"{path}:{game_id}", record
+            yield from stored_records(path, game_ids)
         else:
-            try:
-                yield text, load_record(path)
-            except RecordFileError as exc:
-                raise UserError(str(exc)) from None
+            yield text, load_record(path)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -124,14 +97,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
             )
             for fault in record.faults:
                 console.print(
-                    f"  fault: seat {fault.seat} ({names[fault.seat]}) {fault.kind} in round "
-                    f"{fault.round}: {shown(fault.message)}"
+                    f"  fault: seat {fault.seat} ({shown(names[fault.seat])}) {fault.kind} in "
+                    f"round {fault.round}: {shown(fault.message)}"
                     + (" (forfeit)" if fault.forfeit else " (strike, forgiven)")
                 )
-                if fault.last_message:
-                    console.print(f"    last line: {shown(fault.last_message)}")
-                if fault.stderr_tail:
-                    console.print("    stderr tail:\n" + shown_lines(fault.stderr_tail, "      "))
+                _print_evidence(fault, "    ")
     if not sources:
         raise UserError("no finished game to replay there")
     summary = f"{checked}/{len(sources)} records verified"
@@ -170,26 +140,40 @@ def _sandbox_settings(level: str) -> SandboxSettings:
     return settings
 
 
-def _time_control(args: argparse.Namespace) -> TimeControl:
-    from arena.referee import TimeControl
+def _play_settings(args: argparse.Namespace) -> PlaySettings:
+    """The play settings from the game flags (defaults: ``PlaySettings``)."""
+    from pydantic import ValidationError
 
-    if args.time_per_move <= 0:
-        raise UserError("--time-per-move must be positive (milliseconds)")
-    return TimeControl(
-        init_ms=args.init_time,
-        move_ms=args.time_per_move,
-        bank_ms=args.time_bank,
-        increment_ms=args.increment,
-    )
+    from arena.referee.settings import PlaySettings
+    from arena.tournament.config import explain
 
-
-def _fault_policy(text: str) -> FaultPolicy:
-    from arena.referee import FaultPolicy
-
+    data: dict[str, Any] = {
+        "time": {
+            k: v
+            for k, v in {
+                "move_ms": args.time_per_move,
+                "init_ms": args.init_time,
+                "bank_ms": args.time_bank,
+                "increment_ms": args.increment,
+            }.items()
+            if v is not None
+        },
+        "fault_policy": args.fault_policy,
+        "sandbox": args.sandbox,
+        "round_limit": args.round_limit,
+    }
     try:
-        return FaultPolicy.parse(text)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
+        return PlaySettings.model_validate({k: v for k, v in data.items() if v is not None})
+    except ValidationError as exc:
+        raise UserError(explain(exc, "command line")) from None
+
+
+def _print_evidence(fault: Any, indent: str) -> None:
+    """A fault's last line and stderr tail (bot-controlled text: escaped)."""
+    from arena.referee.faults import evidence_lines
+
+    for line in evidence_lines(fault.last_message, fault.stderr_tail):
+        console.print(indent + shown(line))
 
 
 def cmd_match(args: argparse.Namespace) -> int:
@@ -197,8 +181,6 @@ def cmd_match(args: argparse.Namespace) -> int:
 
     from rich.table import Table
 
-    from arena.engine import Variant
-    from arena.referee import GameSettings
     from arena.referee.build import BuildError
     from arena.referee.match import run_match
     from arena.sandbox import SandboxBusy
@@ -206,14 +188,9 @@ def cmd_match(args: argparse.Namespace) -> int:
     if not 2 <= len(args.bots) <= 4:
         raise UserError(f"a game needs 2, 3 or 4 bots, not {len(args.bots)}")
     specs = _load_bots(args.bots)
-    settings = GameSettings(
-        variant=Variant(args.variant),
-        seed=args.seed,
-        round_limit=args.round_limit,
-        time_control=_time_control(args),
-        fault_policy=_fault_policy(args.fault_policy),
-    )
-    sandbox = _sandbox_settings(args.sandbox)
+    play = _play_settings(args)
+    settings = play.game(args.variant, args.seed)
+    sandbox = _sandbox_settings(play.sandbox.value)
     out = (
         Path(args.out) if args.out else Path("results") / "matches" / time.strftime("%Y%m%d-%H%M%S")
     )
@@ -247,10 +224,7 @@ def cmd_match(args: argparse.Namespace) -> int:
             f"[red]fault[/red] seat {fault.seat} ({record.players[fault.seat]}): "
             f"{fault.kind} in round {fault.round}: {shown(fault.message)} ({verdict})"
         )
-        if fault.last_message:
-            console.print(f"  last output: {shown(fault.last_message)}")
-        if fault.stderr_tail:
-            console.print("  stderr tail:\n" + shown_lines(fault.stderr_tail, "    "))
+        _print_evidence(fault, "  ")
     console.print(f"record: {result.record_path}   (verify: arena replay {result.record_path})")
     console.print(f"bot logs: {out}/")
     return 0
@@ -265,8 +239,9 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
     from arena.sandbox import SandboxBusy
 
     (spec,) = _load_bots([args.bot])
-    sandbox = _sandbox_settings(args.sandbox)
-    tc = _time_control(args)
+    play = _play_settings(args)
+    sandbox = _sandbox_settings(play.sandbox.value)
+    tc = play.time
     with console.status(f"checking {spec.name}…"):
         try:
             report = check_bot(spec, sandbox, tc, games_per_variant=args.games)
@@ -300,10 +275,7 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         console.print(
             f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {shown(fault.message)}"
         )
-        if fault.last_message:
-            console.print(f"      last line written: {shown(fault.last_message)}")
-        if fault.stderr_tail:
-            console.print("      stderr tail:\n" + shown_lines(fault.stderr_tail, "        "))
+        _print_evidence(fault, "      ")
     for kind in dict.fromkeys(fault.kind for _, fault in report.faults):
         console.print(f"  how to fix {kind}: {ADVICE[kind]}")
     if report.ok:
@@ -323,12 +295,16 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
 
 
 def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
-    from arena.tournament import ConfigError, load_config
+    from arena.tournament import load_config
 
     overrides: dict[str, Any] = {
         "bots": args.bots,
         "players": args.players,
         "variants": args.variants,
+        "schedule": args.schedule,
+        "challengers": args.challengers,
+        "games": args.games,
+        "seating": args.seating,
         "seeds": args.seeds,
         "master_seed": args.master_seed,
         "workers": args.workers,
@@ -344,109 +320,29 @@ def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
             "increment_ms": args.increment,
         },
     }
-    try:
-        return load_config(Path(args.config) if args.config else None, overrides)
-    except ConfigError as exc:
-        raise UserError(str(exc)) from None
+    return load_config(Path(args.config) if args.config else None, overrides)
 
 
 def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -> int:
-    """Run with a live progress bar (or quiet / JSON lines); print how to resume on Ctrl-C."""
-    import json
-    import shlex
-    import signal
-
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    from arena.referee.build import BuildError
-    from arena.sandbox import SandboxBusy
-    from arena.tournament import ConfigError, StoreError, run_tournament
-    from arena.tournament.runner import Progress as RunProgress
+    """Run with a live progress bar (or quiet / JSON lines), then the report."""
+    from arena.tournament.command import run_with_progress
 
     mode = "jsonl" if args.jsonl else "quiet" if args.quiet else "bar"
-    if config.sandbox != "off":
-        _sandbox_settings(config.sandbox)
-    bar = Progress(
-        TextColumn("[bold]games"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        TextColumn("leader: {task.fields[leader]}"),
-        console=err_console,
-        disable=mode != "bar",
+    if config.sandbox.value != "off":
+        _sandbox_settings(config.sandbox.value)
+    outcome = run_with_progress(
+        config, mode=mode, extend=args.extend, console=console, err_console=err_console
     )
-    task = bar.add_task("games", total=None, rate="", leader="-")
-    import time as _time
+    progress = outcome.progress
+    if progress is None or mode == "jsonl":
+        return outcome.status
+    if progress.done == progress.done_before:
+        from arena.report.current import report_is_current, stored_leaderboard
 
-    started = _time.monotonic()
-
-    def on_progress(p: RunProgress) -> None:
-        if not bar.live.is_started:  # shown once the store and config check out
-            bar.start()
-        new = p.done - p.done_before
-        elapsed = _time.monotonic() - started
-        rate = f"{new / elapsed:.1f} games/s" if new and elapsed > 0 else ""
-        bar.update(task, total=p.total, completed=p.done, rate=rate, leader=p.leader() or "-")
-        if mode == "jsonl" and p.last is not None:
-            event = {
-                "event": "game",
-                "game_index": p.last.game_index,
-                "done": p.done,
-                "total": p.total,
-                "end_reason": p.last.end_reason,
-                "seats": [
-                    {"bot": s.bot, "score": s.score, "rank": s.rank, "fault": s.fault}
-                    for s in p.last.seats
-                ],
-            }
-            print(json.dumps(event), flush=True)
-
-    def on_built(spec: BotSpec, seconds: float) -> None:
-        if mode == "bar":
-            err_console.print(f"built {spec.name} in {seconds:.1f} s")
-
-    def on_term(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, on_term)
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
-    resume = "arena " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "the same command"
-    try:
-        try:
-            progress = run_tournament(
-                config, extend=args.extend, on_progress=on_progress, on_built=on_built
-            )
-        finally:
-            bar.stop()
-    except KeyboardInterrupt:
-        err_console.print(
-            f"\n[yellow]Interrupted.[/yellow] Finished games are stored in {config.output}; "
-            "running games were abandoned and their bots stopped.\n"
-            f"Resume with: {resume}"
-        )
-        return 130
-    except (ConfigError, StoreError, BuildError, SandboxBusy) as exc:
-        raise UserError(str(exc)) from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, previous_int)
-    if mode == "jsonl":
-        print(json.dumps({"event": "done", "done": progress.done, "total": progress.total}))
-        return 0
-    played = progress.done - progress.done_before
-    console.print(
-        f"{progress.done}/{progress.total} games finished ({played} played now) in {config.output}"
-    )
+        if report_is_current(config.output):  # nothing new: no pandas, no re-rating
+            console.print(stored_leaderboard(config.output))
+            console.print(f"report (up to date): {esc(str(config.output / 'report'))}/")
+            return 0
     return _print_report(config.output, bootstrap=args.bootstrap, quiet=mode == "quiet")
 
 
@@ -468,13 +364,13 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return run_tournament_command(config, args)
 
 
-DEMO_SEEDS = 50
+DEMO_SEEDS = 34
+"""2p: 6 pairs x 2 seatings, 4p: 12 balanced seatings; x 2 walls x 34 deals = 1,632 games."""
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """A round-robin of every bundled bot: both walls, 2- and 4-player games."""
     from arena.tournament import TournamentConfig
-    from arena.tournament.config import TimeConfig
 
     bots = _bundled_bots()
     out = Path(args.out).resolve()
@@ -484,7 +380,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
         variants=["coloured", "gray"],
         seeds=args.seeds,
         master_seed=1,
-        time=TimeConfig(move_ms=1000),
         workers=args.workers or 0,
         output=out,
     )
@@ -499,6 +394,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     return _print_report(Path(args.outdir), bootstrap=args.bootstrap, quiet=True)
+
+
+def cmd_upgrade(args: argparse.Namespace) -> int:
+    from arena.tournament.store import upgrade_store
+
+    done = upgrade_store(Path(args.outdir))
+    console.print(f"{esc(args.outdir)}: " + ("upgraded" if done else "already up to date"))
+    return 0
 
 
 # ---------------------------------------------------------------- schema
@@ -600,14 +503,24 @@ def cmd_bench_protocol(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_report(args: argparse.Namespace) -> int:
+    from arena.bench.report import run_bench_report
+
+    return run_bench_report(args.sizes, args.bots, args.baseline_games, args.json, console)
+
+
 def cmd_bench_tournament(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from arena.bench.tournament import bench_tournament
 
     folders = [Path(b) for b in args.bots] if args.bots else _bundled_bots()
+    if args.end_to_end:
+        from arena.bench.endtoend import print_end_to_end
+
+        return print_end_to_end(folders, args.seeds, args.baseline, console, args.json)
     with console.status("running the same tournament four ways…"):
-        runs = bench_tournament(folders, seeds=args.seeds)
+        runs = bench_tournament(folders, seeds=args.seeds or 30)
     table = Table(title=f"{runs[0].games} games of {len(folders)} bots, 2 players")
     for col in ("run", "seconds", "games/s overall", "games/s steady"):
         table.add_column(col, justify="right")
@@ -648,70 +561,51 @@ def _bundled_bots() -> list[Path]:
 # ---------------------------------------------------------------- parser
 
 
-GAME_OPTION_DEFAULTS: dict[str, Any] = {
-    "time_per_move": 1000,
-    "time_bank": None,
-    "increment": 0,
-    "init_time": 5000,
-    "fault_policy": "forfeit",
-    "round_limit": 100,
-    "sandbox": "auto",
-}
+def _add_game_options(p: argparse.ArgumentParser) -> None:
+    """Clock, fault and sandbox flags. An absent flag is None: the defaults live in
+    ``PlaySettings`` (and a tournament file's values are not overridden)."""
+    from arena.referee.settings import DEFAULTS
 
-
-def _add_game_options(p: argparse.ArgumentParser, defaults: bool = True) -> None:
-    """Clock, fault and sandbox flags. Without ``defaults`` (tournaments) an absent flag
-    is None, so it does not override the config file."""
-
-    def default(name: str) -> Any:
-        return GAME_OPTION_DEFAULTS[name] if defaults else None
-
+    time = DEFAULTS.time
     p.add_argument(
         "--time-per-move",
         type=int,
-        default=default("time_per_move"),
         metavar="MS",
-        help="time per decision in ms (default 1000)",
+        help=f"time per decision in ms (default {time.move_ms})",
     )
     p.add_argument(
         "--time-bank",
         type=int,
-        default=None,
         metavar="MS",
         help="optional per-game time bank in ms (each decision capped at the time per move)",
     )
     p.add_argument(
         "--increment",
         type=int,
-        default=default("increment"),
         metavar="MS",
-        help="added to the bank after each decision",
+        help=f"added to the bank after each decision (default {time.increment_ms})",
     )
     p.add_argument(
         "--init-time",
         type=int,
-        default=default("init_time"),
         metavar="MS",
-        help="time to start and answer the handshake (default 5000)",
+        help=f"time to start and answer the handshake (default {time.init_ms})",
     )
     p.add_argument(
         "--fault-policy",
-        default=default("fault_policy"),
         metavar="POLICY",
-        help="'forfeit' (default) or 'strikes:N'",
+        help=f"'forfeit' or 'strikes:N' (default {DEFAULTS.fault_policy})",
     )
     p.add_argument(
         "--round-limit",
         type=int,
-        default=default("round_limit"),
-        help="adjudicate after N rounds (default 100)",
+        help=f"adjudicate after N rounds (default {DEFAULTS.round_limit})",
     )
     p.add_argument(
         "--sandbox",
         choices=["auto", "strict", "off"],
-        default=default("sandbox"),
-        help="auto: every layer available (default); strict: refuse unless all are "
-        "on; off: process group and rlimits only (for debugging your own bot)",
+        help=f"auto: every layer available (default {DEFAULTS.sandbox.value}); strict: refuse "
+        "unless all are on; off: process group and rlimits only (for debugging your own bot)",
     )
 
 
@@ -787,10 +681,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "tournament",
-        help="run or resume a round-robin tournament",
+        help="run or resume a tournament (round-robin, gauntlet or sampled)",
         description=(
-            "Run a round-robin tournament: every combination of k bots for each player count "
-            "k plays every deal seed under every seat rotation, in parallel. Results go to a "
+            "Run a tournament: by default a round-robin (every combination of k bots for each "
+            "player count k plays every deal seed under a balanced set of seatings), or a "
+            "gauntlet, or a sampled schedule for many bots; in parallel. Results go to a "
             "SQLite store in the output folder; run the same command again to resume after an "
             "interruption. Flags override the values of the TOML config file."
         ),
@@ -799,6 +694,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="bot folders")
     p.add_argument("--players", nargs="+", type=int, choices=[2, 3, 4], help="player counts")
     p.add_argument("--variants", nargs="+", choices=["coloured", "gray"], help="walls")
+    p.add_argument(
+        "--schedule",
+        choices=["round-robin", "gauntlet", "sampled"],
+        help="round-robin (default): every combination of k bots; gauntlet: the "
+        "--challengers against the field only; sampled: --games N games for many bots, "
+        "chosen where ratings are least certain, game counts kept even",
+    )
+    p.add_argument(
+        "--challengers", nargs="+", metavar="BOT_DIR", help="gauntlet: bots (among --bots)"
+    )
+    p.add_argument("--games", type=int, help="sampled: how many games to play")
+    p.add_argument(
+        "--seating",
+        choices=["balanced", "rotations"],
+        help="balanced (default): each deal under seatings where every bot sits in every seat "
+        "and after every other bot equally often (3p: 6, 4p: 12); rotations: k seatings, "
+        "seats only (cheaper)",
+    )
     p.add_argument("--seeds", type=int, help="deals per pairing (default 4)")
     p.add_argument("--master-seed", type=int, help="derives every game's deal (default 1)")
     p.add_argument("--workers", type=int, help="parallel games (default: one per core)")
@@ -819,7 +732,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="rank-interval resamples (default 100; 0 = none)",
     )
-    _add_game_options(p, defaults=False)
+    _add_game_options(p)
     p.set_defaults(func=cmd_tournament)
 
     p = sub.add_parser(
@@ -860,6 +773,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="rank-interval resamples (default 100; 0 = none)",
     )
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser(
+        "upgrade",
+        help="upgrade a tournament store written by an older arena",
+        description=(
+            "Upgrade OUTDIR/tournament.sqlite in place to this arena's store schema (a copy "
+            "of the old file is kept next to it). Results, faults and records are kept; bots "
+            "of a schema-1 store get their versions when the tournament is next resumed."
+        ),
+    )
+    p.add_argument("outdir", metavar="OUTDIR", help="tournament output folder")
+    p.set_defaults(func=cmd_upgrade)
 
     p = sub.add_parser(
         "schema",
@@ -921,8 +846,50 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     b.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="default: the bundled bots")
-    b.add_argument("--seeds", type=int, default=30, help="deals per pairing (default 30)")
+    b.add_argument("--seeds", type=int, help="deals per pairing (default 30; 25 end to end)")
+    b.add_argument(
+        "--end-to-end",
+        action="store_true",
+        help="instead: a 300-game tournament as a user runs it (fresh process, cold builds, "
+        "final report), then the same command with nothing to play",
+    )
+    b.add_argument(
+        "--baseline",
+        metavar="ARENA",
+        help="with --end-to-end: another arena executable (e.g. an older install) measured "
+        "in the same run, for before/after ratios",
+    )
+    b.add_argument("--json", action="store_true", help="with --end-to-end: JSON output")
     b.set_defaults(func=cmd_bench_tournament)
+    b = bench.add_parser(
+        "report",
+        help="arena report time and peak memory from 1k to 100k games, vs the old path",
+        description=(
+            "Builds synthetic finished tournaments of each size and times `arena report` on "
+            "each in a fresh process (default bootstrap), with its peak memory; also times "
+            "the old ratings path (the trueskill library once per resample) on the baseline "
+            "size, in the same run, and re-reports the largest store from the cache."
+        ),
+    )
+    b.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000],
+        metavar="GAMES",
+        help="store sizes in finished games (default 1k 2k 5k 10k 20k 50k 100k)",
+    )
+    b.add_argument("--bots", type=int, default=16, help="bots in the field (default 16)")
+    b.add_argument(
+        "--baseline-games",
+        type=int,
+        default=1_000,
+        help="store size the old path is timed on (default 1000; 0 to skip: it takes minutes)",
+    )
+    b.add_argument(
+        "--json", action="store_true", help="print a JSON list of {games, seconds, peak_mb, path}"
+    )
+    b.set_defaults(func=cmd_bench_report)
     return parser
 
 
@@ -934,8 +901,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         status: int = args.func(args)
-    except UserError as exc:
+    except ArenaError as exc:
         err_console.print(f"[red]error:[/red] {esc(visible(str(exc), multiline=True))}")
+        if exc.hint:
+            err_console.print(esc(visible(exc.hint, multiline=True)))
         return 2
     except KeyboardInterrupt:
         err_console.print("interrupted")

@@ -9,9 +9,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from arena.engine.record import GameRecord
+from arena.errors import ArenaError
 
 
-class RecordFileError(Exception):
+class RecordFileError(ArenaError):
     """A record file that cannot be used, with a message for the user."""
 
 

@@ -1,7 +1,25 @@
 """TrueSkill ratings of finished games, in schedule order, with bootstrap rank intervals.
 
-Reads nothing and writes nothing: callers pass ``RatedGame`` lists (see
-``arena.report.data`` for the store side).
+Reads nothing and writes nothing: callers pass games and keep the state. The API the
+store and the report use:
+
+* ``GameTable.from_seats(game_index, seat, bot, rank)``: finished games as compact
+  ``numpy`` columns (one row per seat in, ~40 bytes per game kept), schedule-ordered;
+  ``GameTable.from_games`` takes ``RatedGame`` values instead.
+* ``IncrementalRatings``: every bot's (mu, sigma) after the games applied so far.
+  ``sync(finished, through=i)`` advances it over the finished games up to schedule
+  position ``i`` (resuming when the stored games still match, else from the prior);
+  ``to_json()``/``from_json()`` store and restore it; ``rated(finished)`` is a copy
+  brought to every finished game. Equal, bit for bit, to rating from scratch.
+* ``bootstrap_ranks(games, bots, resamples=, seed=, workers=, cache_dir=)``: every bot's
+  rank in each resample, all resamples rated at once (``arena.ratings.batch``), split
+  over CPUs when that pays, cached on disk by the games' content; ``rank_intervals``
+  and ``separable`` turn them into the leaderboard's intervals.
+* ``compute_ratings(games, bots, state=, cache_dir=, ...)``: all of it as tables.
+
+``arena.ratings.kernel`` is the TrueSkill update itself (the ``trueskill`` library's
+messages without its objects); ``arena.ratings.model`` and ``arena.ratings.reference``
+keep the library path, the reference the kernel is tested against.
 """
 
 from arena.ratings.bootstrap import (
@@ -13,7 +31,8 @@ from arena.ratings.bootstrap import (
     resample_indices,
     separable,
 )
-from arena.ratings.games import RatedGame, seatings_to_games
+from arena.ratings.games import GameTable, RatedGame, seatings_to_games
+from arena.ratings.incremental import IncrementalRatings, StateError
 from arena.ratings.model import (
     DEFAULT_PARAMS,
     Rater,
@@ -31,10 +50,13 @@ __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "RATING_COLUMNS",
+    "GameTable",
+    "IncrementalRatings",
     "RankInterval",
     "RatedGame",
     "Rater",
     "Ratings",
+    "StateError",
     "TrueSkillParams",
     "bootstrap_ranks",
     "compute_ratings",

@@ -7,49 +7,41 @@ adjacent), re-rate from the prior and record every bot's rank. A bot's rank inte
 2.5th-97.5th percentile of its ranks over the resamples (taken outward: the lower rank
 rounds down, the upper rounds up).
 
-The resampled index sets all come from one ``numpy`` generator seeded with ``seed``, drawn
-in the parent before any work is split, so the result is identical whether the resamples
-run serially or in worker processes.
-
-Cost: one resample re-rates every game (~0.1 ms for a 2-player game and ~0.4 ms for a
-4-player one in pure-Python trueskill), so large jobs are spread over worker processes
-(one ``python -m arena.ratings.worker`` per CPU).
+The resamples are rated by the compiled kernel (``arena.ratings.compiled``: the
+``trueskill`` library's messages in machine code, resamples in parallel threads), ~100x
+faster than re-running the library per resample (``arena bench report`` measures it
+against ``arena.ratings.reference``, the old path); without numba, by the numpy path
+(``arena.ratings.batch``: vectorised across resamples and across games that share no
+bot). The index sets come from one ``numpy`` generator seeded with ``seed``, drawn
+before any work is split, so the result is identical for any thread count. Results are
+cached on disk, keyed by the games' content hash, the bots, the TrueSkill parameters, the
+resample count and the seed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-import subprocess
-import sys
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from arena.ratings.games import RatedGame
-from arena.ratings.model import (
-    DEFAULT_PARAMS,
-    TrueSkillParams,
-    leaderboard_order,
-    rate_in_given_order,
-    schedule_ordered,
-)
+from arena.ratings.batch import rate_rows
+from arena.ratings.games import GameTable, RatedGame
+from arena.ratings.model import DEFAULT_PARAMS, TrueSkillParams
 
-# Measured on a 2-CPU box, 200 resamples of 600 games (300 2p + 300 4p, 8 bots) took
-# 36-42 s in one process and 16.5 s on two workers; a real 608-game demo store (456 2p +
-# 152 4p) 22.7 s and 12.8 s. So the default is 100 (~8-10 s on two CPUs): pass 200 or
-# more for a final report.
 DEFAULT_RESAMPLES = 100
 DEFAULT_SEED = 20240607
-# Below this many game ratings (games x resamples, ~1-2 s of work) starting processes
-# costs more than it saves.
-PARALLEL_MIN_WORK = 20_000
 LOW_PERCENTILE = 2.5
 HIGH_PERCENTILE = 97.5
+CACHE_VERSION = 1
+CACHE_KEEP = 16  # cached results kept per folder (the newest)
+CHUNK_RESAMPLES = 20  # resamples rated per compiled call (a multiple of the CPU count)
 
 IntArray = npt.NDArray[np.int64]
 
@@ -65,140 +57,157 @@ class RankInterval:
         return self.low <= other.high and other.low <= self.high
 
 
-def resample_indices(n_games: int, resamples: int, seed: int) -> list[IntArray]:
-    """For each resample, sorted positions into the schedule-ordered games."""
+def resample_indices(n_games: int, resamples: int, seed: int) -> IntArray:
+    """For each resample (rows), sorted positions into the schedule-ordered games."""
+    parts = list(resample_chunks(n_games, resamples, seed, max(1, resamples)))
+    return np.concatenate(parts) if parts else np.zeros((0, n_games), dtype=np.int64)
+
+
+def resample_chunks(n_games: int, resamples: int, seed: int, rows: int) -> Iterator[IntArray]:
+    """``resample_indices`` in blocks of ``rows`` resamples (same draws, less memory)."""
     rng = np.random.default_rng(seed)
-    return [np.sort(rng.integers(0, n_games, size=n_games)) for _ in range(resamples)]
+    for start in range(0, resamples, rows):
+        out = np.empty((min(rows, resamples - start), n_games), dtype=np.int64)
+        for row in range(len(out)):
+            out[row] = np.sort(rng.integers(0, n_games, size=n_games))
+        yield out
 
 
-def ranks_for(
-    games: Sequence[RatedGame],
+def _as_table(games: GameTable | Sequence[RatedGame]) -> GameTable:
+    return games if isinstance(games, GameTable) else GameTable.from_games(games)
+
+
+def ranks_of(
+    table: GameTable,
     bots: Sequence[str],
     params: TrueSkillParams,
-    index_sets: Sequence[IntArray],
+    index_sets: IntArray,
+    threads: int | None = None,
 ) -> IntArray:
-    """Ranks (1-based, rows = resamples, columns = ``bots``) for some index sets."""
+    """Ranks (1-based, rows = index sets, columns = ``bots``).
+
+    Compiled (numba), the index sets are spread over ``threads`` threads (default: every
+    CPU); each is rated alone, so the thread count never changes the result. Without
+    numba, the numpy path runs in this thread.
+    """
+    from arena.ratings import compiled
+
     column = {bot: i for i, bot in enumerate(bots)}
-    out = np.zeros((len(index_sets), len(bots)), dtype=np.int64)
-    for row, indices in enumerate(index_sets):
-        ratings = rate_in_given_order([games[i] for i in indices], params, bots)
-        for place, bot in enumerate(leaderboard_order(ratings), start=1):
-            out[row, column[bot]] = place
-    return out
+    bot_columns = np.array([column[name] for name in table.names], dtype=np.int64)
+    env = params.kernel_env()
+    if not compiled.AVAILABLE:  # pragma: no cover - without numba
+        mu, sigma = rate_rows(
+            table, index_sets, env, params.mu, params.sigma, bot_columns, len(bots)
+        )
+        return leaderboard_ranks(mu, sigma, bots)
+    with compiled.threads(threads):
+        mu = np.full((len(index_sets), len(bots)), params.mu)
+        sigma = np.full((len(index_sets), len(bots)), params.sigma)
+        cols = bot_columns[np.maximum(table.bots, 0)]
+        compiled.rate_rows(
+            cols,
+            table.ties,
+            table.sizes,
+            np.ascontiguousarray(index_sets),
+            mu,
+            sigma,
+            env.tau,
+            env.beta2,
+            env.margin,
+        )
+    return leaderboard_ranks(mu, sigma, bots)
 
 
-def default_workers() -> int:
-    """CPUs this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+def leaderboard_ranks(
+    mu: npt.NDArray[np.float64], sigma: npt.NDArray[np.float64], bots: Sequence[str]
+) -> IntArray:
+    """Each row's leaderboard places: conservative rating, then mu, then name."""
+    by_name = np.empty(len(bots), dtype=np.int64)
+    by_name[np.argsort(np.array(bots, dtype=object).astype(str), kind="stable")] = np.arange(
+        len(bots)
+    )
+    names = np.broadcast_to(by_name, mu.shape)
+    order = np.lexsort((names, -mu, -(mu - 3.0 * sigma)), axis=-1)
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, len(bots) + 1)[None, :], axis=-1)
+    return ranks.astype(np.int64)
 
 
 def bootstrap_ranks(
-    games: Sequence[RatedGame],
+    games: GameTable | Sequence[RatedGame],
     bots: Sequence[str],
     *,
     params: TrueSkillParams = DEFAULT_PARAMS,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     workers: int | None = None,
+    cache_dir: Path | None = None,
 ) -> IntArray:
     """Rank of each of ``bots`` (columns) in each resample (rows).
 
-    ``bots`` must include every bot of ``games``. ``workers=None`` uses every CPU for big
-    jobs and runs small ones in-process; ``workers=1`` never starts a process.
+    ``bots`` must include every bot of ``games``. ``workers``: threads (default: every
+    CPU; the result is the same for any number). With ``cache_dir``, a result computed
+    before for the same inputs is read back instead.
     """
-    ordered = schedule_ordered(games)
-    if resamples <= 0 or not ordered:
+    table = _as_table(games)
+    if resamples <= 0 or len(table) == 0:
         return np.zeros((0, len(bots)), dtype=np.int64)
-    missing = {bot for game in ordered for bot in game.bots} - set(bots)
+    missing = set(table.names) - set(bots)
     if missing:
         raise ValueError(f"bots missing from the bot list: {sorted(missing)}")
-    index_sets = resample_indices(len(ordered), resamples, seed)
-    n_workers = default_workers() if workers is None else max(1, workers)
-    n_workers = min(n_workers, resamples)
-    if workers is None and len(ordered) * resamples < PARALLEL_MIN_WORK:
-        n_workers = 1
-    if n_workers == 1:
-        return ranks_for(ordered, bots, params, index_sets)
-    # Round-robin split (every worker gets a similar load); rows are put back in order.
-    chunks = [index_sets[i::n_workers] for i in range(n_workers)]
-    with ThreadPoolExecutor(max_workers=n_workers) as threads:
-        parts = list(
-            threads.map(lambda chunk: _ranks_in_subprocess(ordered, bots, params, chunk), chunks)
-        )
-    out = np.zeros((resamples, len(bots)), dtype=np.int64)
-    for i, part in enumerate(parts):
-        out[i::n_workers] = part
+    key = cache_key(table, bots, params, resamples, seed)
+    cached = _read_cache(cache_dir, key, (resamples, len(bots)))
+    if cached is not None:
+        return cached
+    # Blocks of resamples keep the index sets small (8 bytes x games x block).
+    out = np.concatenate(
+        [
+            ranks_of(table, bots, params, index_sets, threads=workers)
+            for index_sets in resample_chunks(len(table), resamples, seed, CHUNK_RESAMPLES)
+        ]
+    )
+    _write_cache(cache_dir, key, out)
     return out
 
 
-def _ranks_in_subprocess(
-    games: Sequence[RatedGame],
-    bots: Sequence[str],
-    params: TrueSkillParams,
-    index_sets: Sequence[IntArray],
-) -> IntArray:
-    """``ranks_for`` in a fresh interpreter (``python -m arena.ratings.worker``).
+def cache_key(
+    table: GameTable, bots: Sequence[str], params: TrueSkillParams, resamples: int, seed: int
+) -> str:
+    """What a bootstrap result depends on, hashed."""
+    text = json.dumps([CACHE_VERSION, table.digest(), list(bots), asdict(params), resamples, seed])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
-    A subprocess rather than ``multiprocessing``: no fork of a threaded caller, and no
-    re-import of the caller's ``__main__`` (which "spawn" does). If the worker cannot
-    start or fails, the chunk is computed here instead: same numbers, only slower. A
-    worker killed by a signal (the user pressed Ctrl-C) stops the bootstrap.
-    """
-    payload = encode_job(games, bots, params, index_sets)
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+
+def _read_cache(cache_dir: Path | None, key: str, shape: tuple[int, int]) -> IntArray | None:
+    """A cached result, or None (missing, unreadable or damaged: recompute)."""
+    if cache_dir is None:
+        return None
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "arena.ratings.worker"],
-            input=payload,
-            capture_output=True,
-            env=env,
-            check=False,
-        )
+        with open(Path(cache_dir) / f"bootstrap-{key}.npy", "rb") as f:
+            data = np.load(f, allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        return None
+    if data.shape != shape or data.dtype != np.int64:
+        return None
+    ranks: IntArray = data
+    return ranks
+
+
+def _write_cache(cache_dir: Path | None, key: str, ranks: IntArray) -> None:
+    """Best effort: a read-only or full disk only costs the next report the work."""
+    if cache_dir is None:
+        return
+    folder = Path(cache_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, suffix=".tmp", delete=False) as f:
+            np.save(f, ranks, allow_pickle=False)
+        os.replace(f.name, folder / f"bootstrap-{key}.npy")
+        old = sorted(folder.glob("bootstrap-*.npy"), key=lambda p: p.stat().st_mtime)
+        for stale in old[:-CACHE_KEEP]:
+            stale.unlink(missing_ok=True)
     except OSError:
-        return ranks_for(games, bots, params, index_sets)
-    if done.returncode < 0:  # killed by a signal (Ctrl-C reaches the workers too): stop
-        raise RuntimeError(f"bootstrap worker killed by signal {-done.returncode}")
-    try:
-        if done.returncode != 0:
-            raise ValueError(f"worker exit status {done.returncode}")
-        ranks = np.array(json.loads(done.stdout), dtype=np.int64)
-        if ranks.shape != (len(index_sets), len(bots)):
-            raise ValueError(f"worker answered shape {ranks.shape}")
-        return ranks
-    except ValueError:
-        return ranks_for(games, bots, params, index_sets)
-
-
-def encode_job(
-    games: Sequence[RatedGame],
-    bots: Sequence[str],
-    params: TrueSkillParams,
-    index_sets: Sequence[IntArray],
-) -> bytes:
-    """The worker's stdin: JSON (plain data, nothing executable)."""
-    return json.dumps(
-        {
-            "params": asdict(params),
-            "bots": list(bots),
-            "games": [[g.game_index, list(g.bots), list(g.ranks)] for g in games],
-            "index_sets": [indices.tolist() for indices in index_sets],
-        }
-    ).encode()
-
-
-def decode_job(
-    data: bytes,
-) -> tuple[list[RatedGame], list[str], TrueSkillParams, list[IntArray]]:
-    """Inverse of ``encode_job``."""
-    job = json.loads(data)
-    games = [RatedGame(int(i), tuple(bots), tuple(ranks)) for i, bots, ranks in job["games"]]
-    index_sets = [np.array(indices, dtype=np.int64) for indices in job["index_sets"]]
-    return games, list(job["bots"]), TrueSkillParams(**job["params"]), index_sets
+        return
 
 
 def rank_intervals(samples: IntArray, bots: Sequence[str]) -> dict[str, RankInterval]:

@@ -26,6 +26,7 @@ from typing import Any
 import trueskill
 
 from arena.ratings.games import RatedGame
+from arena.ratings.kernel import KernelEnv
 
 Rating = Any  # trueskill.Rating (the package ships no type information)
 
@@ -50,6 +51,10 @@ class TrueSkillParams:
             draw_probability=self.draw_probability,
             backend=None,
         )
+
+    def kernel_env(self) -> KernelEnv:
+        """The constants of the vectorised kernel (``arena.ratings.kernel``)."""
+        return KernelEnv.of(self.mu, self.sigma, self.beta, self.tau, self.draw_probability)
 
 
 DEFAULT_PARAMS = TrueSkillParams()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -14,14 +15,9 @@ from arena.ratings.bootstrap import (
     rank_intervals,
     separable,
 )
-from arena.ratings.games import RatedGame
-from arena.ratings.model import (
-    DEFAULT_PARAMS,
-    TrueSkillParams,
-    conservative,
-    leaderboard_order,
-    rating_history,
-)
+from arena.ratings.games import GameTable, RatedGame
+from arena.ratings.incremental import IncrementalRatings
+from arena.ratings.model import DEFAULT_PARAMS, TrueSkillParams
 
 RATING_COLUMNS = ["rank", "bot", "rating", "mu", "sigma", "rank_low", "rank_high", "separable"]
 
@@ -33,8 +29,11 @@ class Ratings:
     ``table``: one row per bot, best first (columns ``RATING_COLUMNS``; ``rating`` is the
     conservative mu - 3 sigma; ``rank_low``/``rank_high`` the bootstrap interval and
     ``separable`` whether it overlaps neither neighbour's, both missing without bootstrap).
-    ``history``: one row per rated game in schedule order (``game`` = 1, 2, ...,
-    ``game_index``) and one column per bot with its conservative rating after that game.
+    ``history``: rows in schedule order (``game`` = number of games rated, ``game_index``
+    the schedule position of the last of them) and one column per bot with its
+    conservative rating then: every game up to ``HISTORY_POINTS`` games, evenly thinned
+    checkpoints beyond, always ending with the final ratings.
+    ``state``: the incremental state after all the games (what a store keeps).
     """
 
     table: pd.DataFrame
@@ -43,44 +42,65 @@ class Ratings:
     resamples: int
     seed: int
     games: int
+    state: IncrementalRatings | None = None
 
 
 def compute_ratings(
-    games: Iterable[RatedGame],
+    games: GameTable | Iterable[RatedGame],
     bots: Iterable[str] = (),
     *,
     params: TrueSkillParams = DEFAULT_PARAMS,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     workers: int | None = None,
+    state: IncrementalRatings | None = None,
+    cache_dir: Path | None = None,
 ) -> Ratings:
-    """Rate ``games`` in schedule order; ``bots`` lists entrants that may not have played."""
+    """Rate ``games`` in schedule order; ``bots`` lists entrants that may not have played.
+
+    ``state`` (a stored ``IncrementalRatings``) is continued rather than recomputed when it
+    still matches the games (it is not modified); ``cache_dir`` caches the bootstrap.
+    """
     resamples = max(0, resamples)
-    played = sorted(games, key=lambda game: game.game_index)
-    everyone = sorted(set(bots) | {bot for game in played for bot in game.bots})
-    final, history = rating_history(played, params, everyone)
-    order = leaderboard_order(final)
+    table = games if isinstance(games, GameTable) else GameTable.from_games(games)
+    usable = state is not None and state.params == params
+    current = state.rated(table) if usable and state is not None else IncrementalRatings(params)
+    if not usable:
+        current.apply(table)
+    everyone = sorted(set(bots) | set(table.names))
+    ratings = {bot: current.rating(bot) for bot in everyone}
+    order = sorted(
+        everyone,
+        key=lambda b: (-(ratings[b][0] - 3.0 * ratings[b][1]), -ratings[b][0], b),
+    )
     samples = bootstrap_ranks(
-        played, order, params=params, resamples=resamples, seed=seed, workers=workers
+        table,
+        order,
+        params=params,
+        resamples=resamples,
+        seed=seed,
+        workers=workers,
+        cache_dir=cache_dir,
     )
     intervals = rank_intervals(samples, order)
     apart = separable(order, intervals) if intervals else {}
     rows = []
     for place, bot in enumerate(order, start=1):
         interval = intervals.get(bot)
+        mu, sigma = ratings[bot]
         rows.append(
             {
                 "rank": place,
                 "bot": bot,
-                "rating": conservative(final[bot]),
-                "mu": float(final[bot].mu),
-                "sigma": float(final[bot].sigma),
+                "rating": mu - 3.0 * sigma,
+                "mu": mu,
+                "sigma": sigma,
                 "rank_low": None if interval is None else interval.low,
                 "rank_high": None if interval is None else interval.high,
                 "separable": apart.get(bot),
             }
         )
-    table = pd.DataFrame(rows, columns=RATING_COLUMNS).astype(
+    frame = pd.DataFrame(rows, columns=RATING_COLUMNS).astype(
         {
             "rank": "int64",
             "bot": "str",
@@ -93,24 +113,23 @@ def compute_ratings(
         }
     )
     return Ratings(
-        table=table,
-        history=_history_frame(history, order, params),
+        table=frame,
+        history=_history_frame(current, order, params),
         params=params,
-        resamples=resamples if played else 0,
+        resamples=resamples if len(table) else 0,
         seed=seed,
-        games=len(played),
+        games=len(table),
+        state=current,
     )
 
 
 def _history_frame(
-    history: Sequence[tuple[int, dict[str, float]]],
-    order: Sequence[str],
-    params: TrueSkillParams,
+    state: IncrementalRatings, order: list[str], params: TrueSkillParams
 ) -> pd.DataFrame:
     prior = params.mu - 3 * params.sigma
     rows = [
         {"game": n, "game_index": index, **{bot: after.get(bot, prior) for bot in order}}
-        for n, (index, after) in enumerate(history, start=1)
+        for n, index, after in state.history_rows()
     ]
     frame = pd.DataFrame(rows, columns=["game", "game_index", *order])
     return frame.astype({"game": "int64", "game_index": "int64"} | dict.fromkeys(order, "float64"))

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from pydantic import BaseModel, ConfigDict, Field
 
 from arena.protocol.messages import Limits
 
 
-@dataclass(frozen=True)
-class TimeControl:
-    init_ms: int = 5000
+class TimeControl(BaseModel):
+    """How long a bot may think: the one definition of these settings and their defaults
+    (CLI flags, tournament files, workers and the referee all use this model)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    init_ms: int = Field(default=5000, gt=0, description="Start-up and handshake time.")
     """Handshake: process start to ``ready``."""
-    move_ms: int = 1000
+    move_ms: int = Field(default=1000, gt=0, description="Time per decision.")
     """Per decision (the cap when a bank is used too)."""
-    bank_ms: int | None = None
+    bank_ms: int | None = Field(default=None, gt=0, description="Optional per-game bank.")
     """Optional per-game bank; each decision may use what is left of it."""
-    increment_ms: int = 0
-    grace_ms: int = 50
+    increment_ms: int = Field(default=0, ge=0, description="Added to the bank per decision.")
+    grace_ms: int = Field(default=50, ge=0, exclude=True)
     """Not announced to bots: absorbs pipe and scheduling jitter so a bot answering
     within its announced time is never timed out by a loaded machine."""
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 from arena.engine.record import FaultKind
 
@@ -20,10 +23,11 @@ class Fault:
     stderr_tail: str | None = None
 
 
-@dataclass(frozen=True)
-class FaultPolicy:
+class FaultPolicy(BaseModel):
     """``forfeit`` (strikes=0): the first fault forfeits. ``strikes:N``: N faults are
     forgiven (a random legal move is played instead); the next one forfeits.
+
+    Written as text in files and flags (``"forfeit"``, ``"strikes:2"``), validated once.
 
     >>> FaultPolicy.parse("strikes:2")
     FaultPolicy(strikes=2)
@@ -31,16 +35,33 @@ class FaultPolicy:
     'forfeit'
     """
 
-    strikes: int = 0
+    model_config = ConfigDict(frozen=True)
 
+    strikes: int = Field(default=0, ge=0)
+
+    @model_validator(mode="before")
     @classmethod
-    def parse(cls, text: str) -> FaultPolicy:
+    def _from_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"strikes": cls._strikes(value)}
+        return value
+
+    @model_serializer
+    def _as_text(self) -> str:
+        return str(self)
+
+    @staticmethod
+    def _strikes(text: str) -> int:
         if text == "forfeit":
-            return cls(0)
+            return 0
         match = re.fullmatch(r"strikes:(\d+)", text)
         if not match:
             raise ValueError(f"fault policy must be 'forfeit' or 'strikes:N', not {text!r}")
-        return cls(int(match.group(1)))
+        return int(match.group(1))
+
+    @classmethod
+    def parse(cls, text: str) -> FaultPolicy:
+        return cls(strikes=cls._strikes(text))
 
     def __str__(self) -> str:
         return "forfeit" if self.strikes == 0 else f"strikes:{self.strikes}"
@@ -51,3 +72,16 @@ class FaultPolicy:
         A crash or a failed handshake always does: there is no process left to play.
         """
         return kind in ("crash", "init") or count > self.strikes
+
+
+def evidence_lines(last_message: str | None, stderr_tail: str | None) -> list[str]:
+    """A fault's evidence as plain lines (bot-controlled: escape before showing it as
+    markup): the bot's last line and the end of its stderr."""
+    lines = []
+    if last_message:
+        lines.append(f"last line: {last_message}")
+    if stderr_tail:
+        tail = stderr_tail.strip().splitlines()[-5:]
+        lines.append("stderr tail:")
+        lines += [f"  {line}" for line in tail]
+    return lines

@@ -16,11 +16,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from arena.errors import ArenaError
+
 MANIFEST_NAME = "bot.toml"
 MAX_MANIFEST_BYTES = 64 * 1024
 
 
-class ManifestError(Exception):
+class ManifestError(ArenaError):
     """A bot folder that cannot be used, with a message for the user."""
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -12,16 +13,21 @@ from arena.ratings import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     RATING_COLUMNS,
+    GameTable,
+    IncrementalRatings,
     Ratings,
     TrueSkillParams,
     compute_ratings,
-    seatings_to_games,
 )
 from arena.ratings.bootstrap import HIGH_PERCENTILE, LOW_PERCENTILE
+from arena.ratings.incremental import finished_frontier, load_state, save_state
 from arena.report.data import Results
 from arena.report.headtohead import head_to_head_matrix, head_to_head_pairs
 from arena.report.seating import seat_advantage
 from arena.report.stats import bot_stats, split_stats
+
+RATINGS_CACHE = ".ratings-cache"
+RATINGS_STATE = "ratings-state.json"
 
 
 @dataclass(frozen=True)
@@ -61,19 +67,42 @@ def build_report(
     seed: int = DEFAULT_SEED,
     workers: int | None = None,
     params: TrueSkillParams = DEFAULT_PARAMS,
+    state: IncrementalRatings | None = None,
+    cache: bool = True,
 ) -> Report:
-    """Ratings (``bootstrap`` resamples, 0 for none) and every results table."""
+    """Ratings (``bootstrap`` resamples, 0 for none) and every results table.
+
+    ``state``: stored incremental ratings to continue from (a store's); without one and
+    with ``cache``, the state is kept in ``OUTDIR/.ratings-cache/`` (best effort), as
+    are bootstrap results, so a report only rates the games finished since the last.
+    """
     seats = results.seats
-    rated = seatings_to_games(
-        zip(seats["game_index"], seats["seat"], seats["bot"], seats["rank"], strict=True)
-    )
+    rated = GameTable.from_seats(seats["game_index"], seats["seat"], seats["bot"], seats["rank"])
+    cache_dir = Path(results.outdir) / RATINGS_CACHE if cache else None
+    if state is None and cache_dir is not None:
+        # Ratings stored, not recomputed: continue the stored state over the games
+        # finished since, up to the first game still to play (later ones are rated on a
+        # copy), and store it again.
+        state = load_state(cache_dir / RATINGS_STATE, params)
+        frontier = finished_frontier(results.schedule["game_index"], results.games["game_index"])
+        state.sync(rated, through=-1 if frontier is None else frontier)
+        save_state(cache_dir / RATINGS_STATE, state)
     ratings = compute_ratings(
-        rated, results.bots, params=params, resamples=bootstrap, seed=seed, workers=workers
+        rated,
+        results.bots,
+        params=params,
+        resamples=bootstrap,
+        seed=seed,
+        workers=workers,
+        state=state,
+        cache_dir=cache_dir,
     )
     order = list(ratings.table["bot"])
     stats = bot_stats(seats, results.faults, order)
     leaderboard = ratings.table.merge(stats, left_on="bot", right_index=True, how="left")
     leaderboard = leaderboard[[*RATING_COLUMNS, *stats.columns]].reset_index(drop=True)
+    versions = results.versions or {}
+    leaderboard.insert(2, "version", [versions.get(bot, "") for bot in leaderboard["bot"]])
     pairs = head_to_head_pairs(seats)
     return Report(
         results=results,
@@ -125,4 +154,6 @@ def summarise(results: Results, ratings: Ratings) -> dict[str, Any]:
             "percentiles": [LOW_PERCENTILE, HIGH_PERCENTILE],
         },
         "config": results.config,
+        "versions": results.versions or {},
+        "store_fingerprint": results.fingerprint,
     }

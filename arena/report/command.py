@@ -26,8 +26,18 @@ EXIT_BAD_STORE = 2
 def make_report(
     outdir: Path, *, bootstrap: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> Report:
-    """Load and build (raises ``StoreError`` for a missing or unusable store)."""
-    return build_report(load_results(Path(outdir)), bootstrap=bootstrap, seed=seed)
+    """Load and build (raises ``StoreError`` for a missing or unusable store), continuing
+    from the ratings the tournament stored as its games finished."""
+    from arena.ratings.incremental import IncrementalRatings, StateError
+
+    results = load_results(Path(outdir))
+    state = None
+    if results.ratings_state:
+        try:
+            state = IncrementalRatings.from_json(results.ratings_state)
+        except StateError:
+            state = None  # re-rated from scratch
+    return build_report(results, bootstrap=bootstrap, seed=seed, state=state)
 
 
 def report_command(

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from arena.tournament.store import SCHEMA_VERSION, STORE_NAME, Store, StoreError
+from arena.tournament.store import STORE_NAME, Store, StoreError, store_file
 
 SCHEDULE_COLUMNS = {
     "game_index": "int64",
@@ -25,7 +27,7 @@ SCHEDULE_COLUMNS = {
     "seed_index": "int64",
     "deal_seed": "int64",
     "rotation": "int64",
-    "bots": "object",  # tuple of bot names by seat
+    "bots": "object",  # tuple of bot labels by seat (name, or name@version)
 }
 GAME_COLUMNS = SCHEDULE_COLUMNS | {
     "finished_at": "float64",
@@ -68,25 +70,6 @@ FAULT_COLUMNS = {
     "variant": "str",
 }
 
-_SCHEDULE_SQL = f"SELECT {', '.join(SCHEDULE_COLUMNS)} FROM schedule ORDER BY game_index"
-_GAMES_SQL = (
-    f"SELECT {', '.join('s.' + c for c in SCHEDULE_COLUMNS)}, "
-    "g.finished_at, g.duration_s, g.end_reason, g.rounds, g.worker "
-    "FROM games g JOIN schedule s USING (game_index) ORDER BY g.game_index"
-)
-_SEATS_SQL = (
-    f"SELECT {', '.join('t.' + c for c in list(SEAT_COLUMNS)[:16])}, "
-    "s.n_players, s.variant, s.seed_index, s.rotation "
-    "FROM seats t JOIN games g USING (game_index) JOIN schedule s USING (game_index) "
-    "ORDER BY t.game_index, t.seat"
-)
-_FAULTS_SQL = (
-    "SELECT f.game_index, f.seat, f.bot, f.kind, f.round, f.message, f.forfeit, "
-    "s.n_players, s.variant "
-    "FROM faults f JOIN games g USING (game_index) JOIN schedule s USING (game_index) "
-    "ORDER BY f.game_index, f.rowid"
-)
-
 
 @dataclass(frozen=True)
 class Results:
@@ -105,6 +88,12 @@ class Results:
     faults: pd.DataFrame
     scheduled: int
     config: dict[str, Any] | None
+    fingerprint: str = ""
+    """The store's state this snapshot was taken at (see ``Store.fingerprint``)."""
+    versions: dict[str, str] | None = None
+    """Each bot's version by label."""
+    ratings_state: str | None = None
+    """The stored incremental ratings (JSON) the report continues from."""
 
     @property
     def finished(self) -> int:
@@ -123,7 +112,7 @@ class Results:
 
 def store_path(outdir: Path) -> Path:
     """The store file of a tournament folder (or the file itself if given one)."""
-    return outdir if outdir.is_file() else outdir / STORE_NAME
+    return store_file(outdir)
 
 
 def load_results(outdir: Path) -> Results:
@@ -142,43 +131,46 @@ def load_results(outdir: Path) -> Results:
 
 
 def _snapshot(store: Store, outdir: Path) -> Results:
-    db = store.db
-    db.execute("BEGIN")  # one read transaction = one consistent snapshot (WAL)
-    try:
-        version = store.get_meta("schema_version")
-        if version is not None and version != str(SCHEMA_VERSION):
-            raise StoreError(
-                f"{store.path}: store schema version {version}, this arena reads {SCHEMA_VERSION}"
-            )
+    with store.snapshot():  # one read transaction = one consistent snapshot (WAL)
         config_text = store.get_meta("config")
-        schedule_rows = db.execute(_SCHEDULE_SQL).fetchall()
-        game_rows = db.execute(_GAMES_SQL).fetchall()
-        seat_rows = db.execute(_SEATS_SQL).fetchall()
-        fault_rows = db.execute(_FAULTS_SQL).fetchall()
-    finally:
-        db.rollback()
-    schedule = _frame(schedule_rows, SCHEDULE_COLUMNS)
-    games = _frame(game_rows, GAME_COLUMNS)
-    schedule["bots"] = schedule["bots"].map(_bots)
-    games["bots"] = games["bots"].map(_bots)
+        fingerprint = store.fingerprint()
+        versions = {b.label: b.version for b in store.bots()}
+        ratings_state = store.ratings_state()
+        schedule = _frame(store.schedule_rows(), SCHEDULE_COLUMNS)
+        games = _frame(store.game_rows(), GAME_COLUMNS)
+        seats = _frame(store.seat_rows(), SEAT_COLUMNS)
+        faults = _frame(store.fault_rows(), FAULT_COLUMNS)
     return Results(
         outdir=outdir,
         schedule=schedule,
         games=games,
-        seats=_frame(seat_rows, SEAT_COLUMNS),
-        faults=_frame(fault_rows, FAULT_COLUMNS),
+        seats=seats,
+        faults=faults,
         scheduled=len(schedule),
         config=_config(config_text),
+        fingerprint=fingerprint,
+        versions=versions,
+        ratings_state=ratings_state,
     )
 
 
-def _frame(rows: list[Any], columns: dict[str, str]) -> pd.DataFrame:
-    frame = pd.DataFrame([tuple(r) for r in rows], columns=list(columns))
-    return frame.astype({c: t for c, t in columns.items() if t != "object"})
+CHUNK = 50_000
+"""Rows turned into typed columns at a time: memory holds one chunk of Python tuples,
+never a whole table of them."""
 
 
-def _bots(text: str) -> tuple[str, ...]:
-    return tuple(str(bot) for bot in json.loads(text))
+def _frame(rows: Iterable[Any], columns: dict[str, str]) -> pd.DataFrame:
+    chunks: list[pd.DataFrame] = []
+    source = iter(rows)
+    while True:
+        chunk = list(islice(source, CHUNK))
+        if not chunk and chunks:
+            break
+        frame = pd.DataFrame([tuple(r) for r in chunk], columns=list(columns))
+        chunks.append(frame.astype({c: t for c, t in columns.items() if t != "object"}))
+        if len(chunk) < CHUNK:
+            break
+    return chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
 
 
 def _config(text: str | None) -> dict[str, Any] | None:

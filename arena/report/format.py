@@ -78,6 +78,7 @@ def display(frame: pd.DataFrame, columns: Mapping[str, tuple[str, Formatter]]) -
 _LEADERBOARD: list[tuple[str, str, Formatter, bool]] = [
     ("rank", "#", integer, True),
     ("bot", "Bot", text, True),
+    ("version", "Version", text, False),
     ("rating", "Rating", number(1), True),
     ("mu", "μ", number(1), False),
     ("sigma", "σ", number(2), False),

@@ -76,6 +76,25 @@ def method_note(report: Report) -> str:
     )
 
 
+def seating_note(report: Report) -> str:
+    """How the games were seated: what the seat-advantage table can be trusted for."""
+    seating = (report.results.config or {}).get("seating")
+    if seating == "balanced":
+        return (
+            "Seating: balanced - each deal was played with every bot in every seat and right "
+            "after every other bot equally often, so these rates measure the seats alone, "
+            "not who happened to sit before whom."
+        )
+    if seating == "rotations" or report.results.config is not None:
+        return (
+            "Seating: rotations - every bot sat in every seat equally often, but in each "
+            "game set the same bot always sat right after the same other bot (the next "
+            "player takes what you leave): seat rates and ratings can carry that bias. "
+            'Use seating = "balanced" to remove it.'
+        )
+    return ""
+
+
 def sections(report: Report) -> list[Section]:
     return [
         Section(
@@ -105,7 +124,7 @@ def sections(report: Report) -> list[Section]:
             "seat_advantage",
             "Seat advantage",
             "Win rate by seat for each player count (seat 0 starts round 1). With fair "
-            "seats each would be close to the fair share 1/players.",
+            "seats each would be close to the fair share 1/players. " + seating_note(report),
             seat_display(report.seat_advantage),
         ),
         Section(

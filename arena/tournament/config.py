@@ -7,56 +7,47 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
-from arena.referee.clock import TimeControl
-from arena.referee.faults import FaultPolicy
+from arena.errors import ArenaError
+from arena.referee.settings import PlaySettings
+from arena.tournament.seating import SeatingMode
+
+ScheduleKind = Literal["round-robin", "gauntlet", "sampled"]
 
 
-class ConfigError(Exception):
+class ConfigError(ArenaError):
     """An invalid tournament definition; the message names the field."""
 
 
-class TimeConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    move_ms: int = Field(default=1000, gt=0, description="Time per decision.")
-    init_ms: int = Field(default=5000, gt=0, description="Start-up and handshake time.")
-    bank_ms: int | None = Field(default=None, gt=0, description="Optional per-game bank.")
-    increment_ms: int = Field(default=0, ge=0)
-
-    def control(self) -> TimeControl:
-        return TimeControl(
-            init_ms=self.init_ms,
-            move_ms=self.move_ms,
-            bank_ms=self.bank_ms,
-            increment_ms=self.increment_ms,
-        )
-
-
-class TournamentConfig(BaseModel):
-    """Everything that defines a tournament. Paths are resolved to absolute paths."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class TournamentConfig(PlaySettings):
+    """Everything that defines a tournament: which games (bots, schedule) and how they are
+    played (the inherited ``PlaySettings``). Paths are resolved to absolute paths."""
 
     bots: list[Path] = Field(min_length=2, description="Bot folders (each with a bot.toml).")
     players: list[Literal[2, 3, 4]] = Field(default=[2], min_length=1)
     variants: list[Literal["coloured", "gray"]] = Field(default=["coloured"], min_length=1)
+    schedule: ScheduleKind = Field(
+        default="round-robin",
+        description="round-robin: every combination; gauntlet: the challengers against the "
+        "field; sampled: --games games chosen where ratings are least certain.",
+    )
+    challengers: list[Path] = Field(
+        default=[], description="gauntlet: the bots (among bots) that play the field."
+    )
+    games: int | None = Field(
+        default=None, ge=1, le=10_000_000, description="sampled: how many games to play."
+    )
+    seating: SeatingMode = Field(
+        default="balanced",
+        description="balanced: every bot in every seat and after every other bot equally "
+        "often (3p: 6, 4p: 12 seatings per deal); rotations: k seatings (seats only).",
+    )
     seeds: int = Field(default=4, ge=1, le=100_000, description="Deals per pairing.")
     master_seed: int = Field(default=1, ge=0)
-    round_limit: int = Field(default=100, ge=1)
-    time: TimeConfig = Field(default_factory=TimeConfig)
-    fault_policy: str = "forfeit"
-    sandbox: Literal["auto", "strict", "off"] = "auto"
     workers: int = Field(default=0, ge=0, le=60, description="0 = one per core.")
     persistent: bool = Field(default=True, description="Reuse bot processes across games.")
     output: Path = Path("results/tournament")
-
-    @field_validator("fault_policy")
-    @classmethod
-    def _policy(cls, value: str) -> str:
-        FaultPolicy.parse(value)
-        return value
 
     @field_validator("players", "variants")
     @classmethod
@@ -75,6 +66,25 @@ class TournamentConfig(BaseModel):
                 f"players: {too_many[0]}-player games need at least {too_many[0]} bots, "
                 f"{len(self.bots)} given"
             )
+        if self.schedule == "gauntlet":
+            if not self.challengers:
+                raise ValueError("challengers: a gauntlet needs at least one challenger")
+            unknown = [str(c) for c in self.challengers if c not in self.bots]
+            if unknown:
+                raise ValueError(f"challengers: not among the bots: {', '.join(unknown)}")
+            field = len(self.bots) - len(self.challengers)
+            short = [k for k in self.players if k - 1 > field]
+            if short:
+                raise ValueError(
+                    f"challengers: {short[0]}-player games need {short[0] - 1} field bots "
+                    f"(bots that are not challengers), {field} given"
+                )
+        elif self.challengers:
+            raise ValueError("challengers: only for schedule = 'gauntlet'")
+        if self.schedule == "sampled" and self.games is None:
+            raise ValueError("games: a sampled schedule needs the number of games (--games N)")
+        if self.schedule != "sampled" and self.games is not None:
+            raise ValueError("games: only for schedule = 'sampled'")
         return self
 
     @property
@@ -91,8 +101,18 @@ class TournamentConfig(BaseModel):
             data.pop(key)
         return data
 
+    @property
+    def play(self) -> PlaySettings:
+        """Just the play settings (what a worker needs)."""
+        return PlaySettings(
+            time=self.time,
+            fault_policy=self.fault_policy,
+            sandbox=self.sandbox,
+            round_limit=self.round_limit,
+        )
 
-def _explain(exc: ValidationError, source: str) -> str:
+
+def explain(exc: ValidationError, source: str) -> str:
     lines = []
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"]) or "config"
@@ -118,7 +138,7 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> TournamentConfi
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: not valid TOML ({exc})") from None
         base = path.resolve().parent
-        for key in ("bots",):
+        for key in ("bots", "challengers"):
             if isinstance(data.get(key), list):
                 data[key] = [base / str(p) for p in data[key]]
         if isinstance(data.get("output"), str):
@@ -131,8 +151,9 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> TournamentConfi
         merged = dict(data.get("time") or {})
         merged.update({k: v for k, v in time_overrides.items() if v is not None})
         data["time"] = merged
-    if "bots" in data and isinstance(data["bots"], list):
-        data["bots"] = [Path(p).resolve() for p in data["bots"]]
+    for key in ("bots", "challengers"):
+        if key in data and isinstance(data[key], list):
+            data[key] = [Path(p).resolve() for p in data[key]]
     if "output" in data:
         data["output"] = Path(data["output"]).resolve()
     else:
@@ -142,4 +163,4 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> TournamentConfi
     try:
         return TournamentConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, source)) from None
+        raise ConfigError(explain(exc, source)) from None

@@ -1,13 +1,17 @@
-"""Executors run scheduled games somewhere and stream results back, in any order.
+"""Executors run scheduled games somewhere and hand results back, in any order.
 
-The scheduler and the store only see this interface, so a distributed engine can be
-added as another executor (its workers call :func:`arena.tournament.worker.run_job`)
-without touching either.
+The runner only sees this interface: it submits jobs (plain picklable data, see
+:class:`arena.tournament.worker.GameJob`) a few at a time, as the scheduler hands them
+out, and collects results keyed by their game index; the store inserts a result only if
+absent, so an executor may deliver a game twice (a retried remote worker) but never needs
+to track the store. A distributed engine is another executor whose workers call
+:func:`arena.tournament.worker.run_job`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import queue
+from collections import deque
 from typing import Any, Protocol
 
 from arena.tournament.store import GameResult
@@ -16,9 +20,15 @@ from arena.tournament.worker import GameJob, WorkerState, init_pool_worker, pool
 
 class Executor(Protocol):
     workers: int
+    """How many games run at once (the runner keeps about twice this many submitted)."""
 
-    def run(self, jobs: Iterable[GameJob]) -> Iterator[GameResult]:
-        """Yield each job's result as soon as it is finished."""
+    def submit(self, job: GameJob) -> None:
+        """Start (or queue) one game."""
+        ...
+
+    def next_result(self) -> GameResult:
+        """Block until a submitted game finishes; return its result (any order).
+        A job that failed with an exception re-raises it here."""
         ...
 
     def close(self, abort: bool = False) -> None:
@@ -31,12 +41,15 @@ class InlineExecutor:
 
     workers = 1
 
-    def __init__(self) -> None:
-        self._state = WorkerState(worker_id=0)
+    def __init__(self, max_live_bots: int | None = None) -> None:
+        self._state = WorkerState(worker_id=0, max_live_bots=max_live_bots)
+        self._jobs: deque[GameJob] = deque()
 
-    def run(self, jobs: Iterable[GameJob]) -> Iterator[GameResult]:
-        for job in jobs:
-            yield run_job(self._state, job)
+    def submit(self, job: GameJob) -> None:
+        self._jobs.append(job)
+
+    def next_result(self) -> GameResult:
+        return run_job(self._state, self._jobs.popleft())
 
     def close(self, abort: bool = False) -> None:
         self._state.close()
@@ -50,9 +63,22 @@ class LocalPoolExecutor:
 
         self.workers = workers
         self._pool: Any = multiprocess.Pool(workers, initializer=init_pool_worker)
+        self._done: queue.SimpleQueue[GameResult | BaseException] = queue.SimpleQueue()
 
-    def run(self, jobs: Iterable[GameJob]) -> Iterator[GameResult]:
-        yield from self._pool.imap_unordered(pool_run_job, jobs, chunksize=1)
+    def submit(self, job: GameJob) -> None:
+        self._pool.apply_async(
+            pool_run_job, (job,), callback=self._done.put, error_callback=self._done.put
+        )
+
+    def next_result(self) -> GameResult:
+        while True:
+            try:
+                item = self._done.get(timeout=0.25)  # wakes up for Ctrl-C / SIGTERM
+            except queue.Empty:
+                continue
+            if isinstance(item, BaseException):
+                raise item
+            return item
 
     def close(self, abort: bool = False) -> None:
         if abort:

@@ -1,29 +1,50 @@
-"""Run (or resume) a tournament: schedule, build, execute, store. Knows no ratings."""
+"""Run (or resume) a tournament: build, schedule lazily, execute, store, rate.
+
+The loop: ask the scheduler for games and store them (with the scheduler's state) before
+they are submitted; keep about two games per worker in flight; store each result as it
+arrives and tell the scheduler. Games scheduled but unfinished when a run stopped are
+played first on resume. Memory does not grow with the number of games: the schedule
+lives in the store and is streamed, tallies are aggregated in SQL.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from arena.referee import BotSpec, ManifestError, load_bot
-from arena.referee.build import build_bot
+from arena.referee.build import BuildError, Built, build_bot
 from arena.referee.manifest import unique_names
-from arena.sandbox import Level
 from arena.tournament.config import ConfigError, TournamentConfig
 from arena.tournament.executors import Executor, LocalPoolExecutor
-from arena.tournament.schedule import build_schedule, merge_schedule
-from arena.tournament.store import STORE_NAME, GameResult, ScheduledGame, Store
+from arena.tournament.schedule import (
+    Entrant,
+    Exhaustive,
+    Finished,
+    Sampled,
+    Scheduler,
+    all_combinations,
+    enumerate_games,
+    exhaustive_count,
+    one_challenger,
+)
+from arena.tournament.store import (
+    LEGACY_VERSION,
+    STORE_NAME,
+    GameResult,
+    ScheduledGame,
+    Store,
+    StoreError,
+    Tally,
+)
 from arena.tournament.worker import GameJob
 
-
-@dataclass
-class Tally:
-    """Per-bot running totals for the progress display (not ratings)."""
-
-    games: int = 0
-    wins: int = 0
+__all__ = ["Progress", "Tally", "run_tournament", "store_path"]
 
 
 @dataclass
@@ -65,50 +86,65 @@ def load_bots(config: TournamentConfig) -> list[BotSpec]:
     return specs
 
 
-def open_tournament(
-    config: TournamentConfig, specs: list[BotSpec], extend: bool
-) -> tuple[Store, list[ScheduledGame]]:
-    """Open/create the store, check the config against it, store the schedule."""
+_GAME_FIELDS = ("master_seed", "time", "fault_policy", "round_limit", "seating", "schedule")
+
+
+def open_tournament(config: TournamentConfig, built: list[Built], extend: bool) -> Store:
+    """Open/create the store (taking the writer's lock), check the definition and the
+    bots' versions against it, record the definition."""
     store = Store(store_path(config))
+    try:
+        _check_definition(store, config, built, extend)
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def _identity(config: TournamentConfig, built: list[Built]) -> dict[str, object]:
     mine = config.identity()
-    mine["bots"] = [s.name for s in specs]  # folders may move; names identify bots
-    identity = json.dumps(mine, sort_keys=True)
-    stored_identity = store.get_meta("identity")
-    wanted = build_schedule(
-        [s.name for s in specs], config.players, config.variants, config.seeds, config.master_seed
-    )
-    stored = store.schedule()
-    if stored_identity is not None and stored_identity != identity:
-        if not extend:
-            store.close()
-            raise ConfigError(_difference(json.loads(stored_identity), mine, config))
-        old = {g.game_id: g for g in stored}
-        changed = [
-            g.game_id
-            for g in wanted
-            if g.game_id in old
-            and (old[g.game_id].deal_seed, old[g.game_id].bots) != (g.deal_seed, g.bots)
-        ]
-        if changed or _settings_changed(json.loads(stored_identity), mine):
-            store.close()
+    versions = {b.spec.folder: (b.spec.name, b.version) for b in built}
+    mine["bots"] = [list(versions[f]) for f in config.bots]  # folders may move
+    mine["challengers"] = [versions[f][0] for f in config.challengers]
+    return mine
+
+
+def _check_definition(
+    store: Store, config: TournamentConfig, built: list[Built], extend: bool
+) -> None:
+    for b in built:
+        known = store.versions(b.spec.name)
+        if known == [LEGACY_VERSION]:
+            continue  # a schema-1 store: its bots' versions were not recorded
+        if known and b.version not in known:
             raise ConfigError(
-                "--extend only adds games (new bots, seeds, player counts or variants); "
-                "it cannot change the master seed, time control, fault policy or round limit "
-                "of games already played"
+                f"bot {b.spec.name} changed since its games in {config.output} were played "
+                f"(version {known[-1]} there, {b.version} now). A changed bot is a new "
+                "entrant: give it a new name in its bot.toml, or use another --out."
             )
-    schedule, new = merge_schedule(stored, wanted)
-    store.save_schedule(new)
-    with store.db:
-        store.set_meta("identity", identity)
-        store.set_meta("config", config.model_dump_json())
-    return store, schedule
-
-
-_GAME_FIELDS = ("master_seed", "time", "fault_policy", "round_limit")
-
-
-def _settings_changed(old: dict[str, object], new: dict[str, object]) -> bool:
-    return any(old.get(k) != new.get(k) for k in _GAME_FIELDS)
+    mine = _identity(config, built)
+    stored_text = store.get_meta("identity")
+    if stored_text is not None:
+        stored = json.loads(stored_text)
+        if stored.get("bots") and all(
+            isinstance(b, list) and b[1] == LEGACY_VERSION for b in stored["bots"]
+        ):
+            stored["bots"] = [
+                next((m for m in mine["bots"] if m[0] == b[0]), b)  # type: ignore[attr-defined]
+                for b in stored["bots"]
+            ]
+            store.adopt_versions({b.spec.name: b.version for b in built})
+        if stored != mine:
+            if not extend:
+                raise ConfigError(_difference(stored, mine, config))
+            if any(stored.get(k) != mine.get(k) for k in _GAME_FIELDS):
+                raise ConfigError(
+                    "--extend only adds games (new bots, seeds, player counts, variants or "
+                    "games); it cannot change the master seed, schedule, seating, time "
+                    "control, fault policy or round limit of games already played"
+                )
+            store.put_meta(schedule_cursor="0")  # walk the new enumeration from the start
+    store.put_meta(identity=json.dumps(mine, sort_keys=True), config=config.model_dump_json())
 
 
 def _difference(old: dict[str, object], new: dict[str, object], config: TournamentConfig) -> str:
@@ -126,8 +162,112 @@ def _difference(old: dict[str, object], new: dict[str, object], config: Tourname
     return "\n".join(lines)
 
 
+def make_scheduler(config: TournamentConfig, store: Store, entrants: list[Entrant]) -> Scheduler:
+    """The configured scheduler, positioned where the store's schedule ends."""
+    if config.schedule == "sampled":
+        assert config.games is not None
+        state = {
+            key: value
+            for key in ("sampled_set", "sampled_prefix", "sampled_skills")
+            if (value := store.get_meta(key)) is not None
+        }
+        counts: dict[tuple[str, int], int] = {}
+        for k in config.players:
+            for (name, _version), n in store.lineup_counts(k).items():
+                counts[(name, k)] = counts.get((name, k), 0) + n
+        prefix = int(state.get("sampled_prefix", 0))
+        replay = [
+            Finished(index, bots, ranks)
+            for index, bots, ranks in store.rated_games(prefix, key="name")
+        ]
+        return Sampled(
+            entrants,
+            config.players,
+            config.variants,
+            config.games,
+            config.master_seed,
+            config.seating,
+            next_index=store.next_index(),
+            state=state,
+            counts=counts,
+            replay=replay,
+        )
+    challengers = []
+    if config.schedule == "gauntlet":
+        names = {f: e.name for f, e in zip(config.bots, entrants, strict=True)}
+        challengers = [names[f] for f in config.challengers]
+    pairings = one_challenger(challengers) if challengers else all_combinations
+    games = enumerate_games(
+        entrants,
+        config.players,
+        config.variants,
+        config.seeds,
+        config.master_seed,
+        config.seating,
+        pairings,
+    )
+    return Exhaustive(
+        games,
+        next_index=store.next_index(),
+        cursor=int(store.get_meta("schedule_cursor") or 0),
+        known=store.has_game_id,
+        expected=exhaustive_count(
+            len(entrants),
+            config.players,
+            len(config.variants),
+            config.seeds,
+            config.seating,
+            len(challengers),
+        ),
+    )
+
+
+class _Ledger:
+    """The stored ratings, loaded (with the rating libraries) only once there is
+    something to rate: a run with nothing new to play imports none of them."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._ledger: Any = None
+
+    def _get(self) -> Any:
+        if self._ledger is None:
+            from arena.tournament.ledger import RatingLedger
+
+            self._ledger = RatingLedger(self.store)
+        return self._ledger
+
+    def catch_up(self) -> None:
+        prefix = self.store.ratings_prefix()
+        if self.store.first_unfinished(prefix) > prefix:
+            self._get().advance()
+
+    def tick(self) -> None:
+        self._get().tick()
+
+    def advance(self) -> None:
+        if self._ledger is not None:
+            self._ledger.advance()
+
+
 def make_executor(config: TournamentConfig, workers: int | None = None) -> Executor:
     return LocalPoolExecutor(workers or config.worker_count)
+
+
+def build_bots(
+    config: TournamentConfig, on_built: Callable[[BotSpec, float], None] | None = None
+) -> list[Built]:
+    specs = load_bots(config)
+    built = []
+    for spec in specs:
+        try:
+            done = build_bot(spec, config.sandbox)
+        except BuildError as exc:
+            raise ConfigError(str(exc)) from None
+        if on_built and done.ran:
+            on_built(spec, done.seconds)
+        built.append(done)
+    return built
 
 
 def run_tournament(
@@ -138,54 +278,94 @@ def run_tournament(
     executor: Executor | None = None,
     on_built: Callable[[BotSpec, float], None] | None = None,
 ) -> Progress:
-    """Play every scheduled game not yet stored. KeyboardInterrupt propagates after the
-    workers (and all their bots) are stopped; finished games are already stored."""
-    specs = load_bots(config)
-    store, schedule = open_tournament(config, specs, extend)
+    """Play every game the scheduler hands out that is not yet stored.
+
+    KeyboardInterrupt propagates after the workers (and all their bots) are stopped;
+    finished games are already stored. A store that cannot be written (full disk,
+    read-only folder) raises ``StoreError`` once the workers are stopped.
+    """
+    built = build_bots(config, on_built)
+    store = open_tournament(config, built, extend)
     try:
-        finished = store.finished_indices()
-        progress = Progress(total=len(schedule), done=len(finished), done_before=len(finished))
-        for (game_index,) in store.db.execute("SELECT game_index FROM games ORDER BY game_index"):
-            rows = store.db.execute(
-                "SELECT bot, rank FROM seats WHERE game_index = ?", (game_index,)
-            ).fetchall()
-            progress.add([(str(b), int(r)) for b, r in rows])
+        entrants = [Entrant(b.spec.name, b.version) for b in built]
+        scheduler = make_scheduler(config, store, entrants)
+        totals = store.totals()
+        total = max(totals.scheduled, scheduler.expected or 0)
+        progress = Progress(
+            total=total,
+            done=totals.finished,
+            done_before=totals.finished,
+            tallies=totals.tallies,
+        )
+        ledger = _Ledger(store)
+        ledger.catch_up()
         if on_progress:
             on_progress(progress)
-        pending = [g for g in schedule if g.game_index not in finished]
-        if not pending:
-            return progress
-        level = Level(config.sandbox)
-        for i, spec in enumerate(specs):
-            built = build_bot(spec, level)
-            specs[i] = built.spec  # bots run from their read-only built copy
-            if on_built and built.ran:
-                on_built(spec, built.seconds)
-        by_name = {s.name: (i, s) for i, s in enumerate(specs)}
+        launch = {(b.spec.name, b.version): b.spec for b in built}
         log_dir = config.output / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
-        jobs = [
-            GameJob(
-                game=g,
-                specs=tuple(by_name[b][1] for b in g.bots),
-                bot_index=tuple(by_name[b][0] for b in g.bots),
-                round_limit=config.round_limit,
-                time_control=config.time.control(),
-                fault_policy=config.fault_policy,
-                sandbox=config.sandbox,
+        try:
+            log_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{log_dir}: cannot create the log folder ({exc})") from None
+        play = config.play
+
+        def job(game: ScheduledGame) -> GameJob | None:
+            specs = [launch.get((n, v)) for n, v in zip(game.bots, game.versions, strict=True)]
+            if any(s is None for s in specs):
+                return None  # a bot no longer in the tournament (kept, never played)
+            return GameJob(
+                game=game,
+                specs=tuple(s for s in specs if s is not None),
+                settings=play,
                 persistent=config.persistent,
                 log_dir=log_dir,
             )
-            for g in pending
-            if all(b in by_name for b in g.bots)
-        ]
-        progress.total = progress.done + len(jobs)
+
+        leftover = deque(j for g in store.unfinished() if (j := job(g)) is not None)
+        """Games stored but unfinished when a run stopped: played first."""
+        fresh: deque[GameJob] = deque()
+
+        def pull() -> GameJob | None:
+            """The next job: a leftover, else one the scheduler hands out (its games are
+            stored, with its state, before they are submitted)."""
+            while not leftover and not fresh:
+                games = scheduler.next()
+                if not games:
+                    return None
+                store.schedule_games(games, scheduler.state())
+                fresh.extend(j for g in games if (j := job(g)) is not None)
+            return (leftover or fresh).popleft()
+
+        first = pull()
+        if first is None:
+            progress.total = max(progress.done, store.scheduled_count())
+            return progress  # nothing to play: no pool started
         executor = executor or make_executor(config)
+        window = max(2, 2 * executor.workers)
         aborted = True
         try:
-            for result in executor.run(jobs):
-                store.add_result(result)
+            executor.submit(first)
+            in_flight = 1
+            while True:
+                while in_flight < window:
+                    item = pull()
+                    if item is None:
+                        break  # all handed out, or the scheduler waits for results
+                    executor.submit(item)
+                    in_flight += 1
+                if in_flight == 0:
+                    break
+                result = executor.next_result()
+                in_flight -= 1
+                if not store.add_result(result):
+                    continue  # delivered twice: stored once
+                ledger.tick()
+                names = [s.bot for s in result.seats]
+                scheduler.finished(
+                    Finished(result.game_index, tuple(names), tuple(s.rank for s in result.seats))
+                )
                 progress.done += 1
+                progress.total = max(progress.total, store.scheduled_count())
                 progress.last = result
                 progress.add([(s.bot, s.rank) for s in result.seats])
                 if on_progress:
@@ -193,6 +373,9 @@ def run_tournament(
             aborted = False
         finally:
             executor.close(abort=aborted)
+            with contextlib.suppress(StoreError):
+                ledger.advance()  # the ratings of every game stored so far
+        progress.total = max(progress.done, store.scheduled_count())
         return progress
     finally:
         store.close()

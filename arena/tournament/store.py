@@ -1,40 +1,74 @@
-"""The results store: one SQLite file (WAL) per tournament, written only by the parent.
+"""The results store: one SQLite file (WAL) per tournament, and the only code that speaks SQL.
 
-Each finished game is written in one transaction (its result, per-seat rows, faults
-and the compressed game record), so a crash loses at most the games in flight and
-a game is never stored twice (its schedule index is the primary key).
+Every query of a tournament's data lives here: the schedule, results, game records, the
+progress tally, the report's snapshot, bots and their versions, stored ratings. Readers
+(reports, replay, a web viewer) open it read-only while a tournament runs; one process at
+a time writes (a lock file names it).
 
-Readers (ratings, reports) open the file read-only while a tournament runs.
+Writing (stable API, used by the runner, tests and benchmarks that fill synthetic stores):
+
+* :meth:`Store.register_bot` - a bot is ``(name, version)``; returns its ``bot_id``.
+* :meth:`Store.schedule_games` - append scheduled games (and the scheduler's state) in one
+  transaction; a game id already scheduled is left as it is.
+* :meth:`Store.add_result` - one finished game (result, seats, faults, compressed record)
+  in one transaction, insert-if-absent: a result delivered twice is stored once.
+* :meth:`Store.save_ratings` - the incrementally updated ratings.
+
+Each write is one transaction, so a crash, a full disk or a read-only folder leaves the
+store consistent: a game is either wholly there or absent. Failures raise
+:class:`StoreError` with a message for the user.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import gzip
 import json
+import os
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-SCHEMA_VERSION = 1
+from arena.errors import ArenaError
+
+SCHEMA_VERSION = 2
 STORE_NAME = "tournament.sqlite"
+LOCK_NAME = "tournament.lock"
+LEGACY_VERSION = "v1-unknown"
+"""The version of bots of a schema-1 store, which did not record versions."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS bots (
+    bot_id      INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL,
+    version     TEXT NOT NULL,          -- content hash of the built folder and manifest
+    UNIQUE (name, version)
+);
 CREATE TABLE IF NOT EXISTS schedule (
     game_index  INTEGER PRIMARY KEY,   -- schedule order: ratings are computed in this order
     game_id     TEXT NOT NULL UNIQUE,
     n_players   INTEGER NOT NULL,
     variant     TEXT NOT NULL,
-    seed_index  INTEGER NOT NULL,      -- which deal of the pairing (same deal for all rotations)
+    seed_index  INTEGER NOT NULL,      -- which deal of the pairing (same deal for all seatings)
     deal_seed   INTEGER NOT NULL,
-    rotation    INTEGER NOT NULL,
-    bots        TEXT NOT NULL          -- JSON list of bot names by seat
+    rotation    INTEGER NOT NULL       -- which seating of the game set
 );
+CREATE TABLE IF NOT EXISTS lineup (
+    game_index  INTEGER NOT NULL REFERENCES schedule(game_index),
+    seat        INTEGER NOT NULL,
+    bot_id      INTEGER NOT NULL REFERENCES bots(bot_id),
+    PRIMARY KEY (game_index, seat)
+);
+CREATE INDEX IF NOT EXISTS lineup_bot ON lineup(bot_id);
 CREATE TABLE IF NOT EXISTS games (
     game_index  INTEGER PRIMARY KEY REFERENCES schedule(game_index),
     finished_at REAL NOT NULL,
@@ -47,7 +81,7 @@ CREATE TABLE IF NOT EXISTS games (
 CREATE TABLE IF NOT EXISTS seats (
     game_index  INTEGER NOT NULL REFERENCES games(game_index),
     seat        INTEGER NOT NULL,
-    bot         TEXT NOT NULL,
+    bot_id      INTEGER NOT NULL REFERENCES bots(bot_id),
     score       INTEGER NOT NULL,
     round_score INTEGER NOT NULL,
     bonus_rows  INTEGER NOT NULL,
@@ -63,21 +97,38 @@ CREATE TABLE IF NOT EXISTS seats (
     think_max_ms  REAL NOT NULL,
     PRIMARY KEY (game_index, seat)
 );
+CREATE INDEX IF NOT EXISTS seats_bot ON seats(bot_id);
 CREATE TABLE IF NOT EXISTS faults (
     game_index  INTEGER NOT NULL REFERENCES games(game_index),
     seat        INTEGER NOT NULL,
-    bot         TEXT NOT NULL,
+    bot_id      INTEGER NOT NULL REFERENCES bots(bot_id),
     kind        TEXT NOT NULL,
     round       INTEGER NOT NULL,
     message     TEXT NOT NULL,
     forfeit     INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS seats_bot ON seats(bot);
+CREATE INDEX IF NOT EXISTS faults_game ON faults(game_index);
+CREATE TABLE IF NOT EXISTS ratings (
+    bot_id      INTEGER PRIMARY KEY REFERENCES bots(bot_id),
+    mu          REAL NOT NULL,
+    sigma       REAL NOT NULL,
+    games       INTEGER NOT NULL
+);
 """
+
+_LABEL = (
+    "CASE WHEN (SELECT COUNT(*) FROM bots b2 WHERE b2.name = b.name) > 1 "
+    "THEN b.name || '@' || b.version ELSE b.name END"
+)
+"""How a bot is shown and keyed in ratings and reports: its name, or ``name@version`` when
+the store holds more than one version of that name (never silently mixed)."""
 
 
 @dataclass(frozen=True)
 class ScheduledGame:
+    """One game of the schedule: a deal and a seating. ``bots`` are names by seat;
+    ``versions`` (same length, or empty for unversioned test data) their versions."""
+
     game_index: int
     game_id: str
     n_players: int
@@ -86,6 +137,7 @@ class ScheduledGame:
     deal_seed: int
     rotation: int
     bots: tuple[str, ...]
+    versions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,7 +171,10 @@ class FaultRow:
 
 @dataclass(frozen=True)
 class GameResult:
-    """A finished game as a worker reports it (picklable, no live objects)."""
+    """A finished game as a worker reports it (picklable, no live objects).
+
+    Seats are stored against the scheduled line-up of ``game_index`` (``SeatRow.bot`` is
+    the name the record shows)."""
 
     game_index: int
     duration_s: float
@@ -131,34 +186,175 @@ class GameResult:
     faults: tuple[FaultRow, ...]
 
 
-class StoreError(Exception):
-    """A store that cannot be used, with a message for the user."""
+@dataclass(frozen=True)
+class BotEntry:
+    """A bot version known to the store. ``label`` is how reports show it."""
+
+    bot_id: int
+    name: str
+    version: str
+    label: str
+
+
+@dataclass(frozen=True)
+class StoredRating:
+    bot: str
+    """The bot's label."""
+    mu: float
+    sigma: float
+    games: int
+
+
+@dataclass(frozen=True)
+class GameSummary:
+    """A stored game for listings (web pages, replay): no record, no seats' details."""
+
+    game_index: int
+    game_id: str
+    n_players: int
+    variant: str
+    bots: tuple[str, ...]
+    """Labels by seat."""
+    finished: bool
+    end_reason: str | None
+    scores: tuple[int, ...] = ()
+    ranks: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class BotStats:
+    """Per-bot totals over finished games, aggregated in SQL (memory independent of games)."""
+
+    bot: str
+    games: int
+    wins: int
+    """Games with rank 1 (a shared first place counts for each)."""
+    mean_score: float
+    forfeits: int
+    faults: int
+
+
+@dataclass
+class Tally:
+    """Per-bot running totals for the progress display (not ratings)."""
+
+    games: int = 0
+    wins: int = 0
+
+
+@dataclass
+class Totals:
+    """What the progress bar needs at start: counts and per-bot tallies."""
+
+    scheduled: int
+    finished: int
+    tallies: dict[str, Tally] = field(default_factory=dict)
+
+
+class StoreError(ArenaError):
+    """A store that cannot be used or written, with a message (and maybe a hint).
+
+    ``resumable``: the store is consistent and the run can be resumed once the cause is
+    fixed (a full disk, a read-only folder); not for a damaged store."""
+
+    def __init__(self, message: str, *, hint: str | None = None, resumable: bool = False):
+        super().__init__(message, hint=hint)
+        self.resumable = resumable
+
+
+class StoreLocked(StoreError):
+    """Another process is writing this store."""
+
+
+def store_file(outdir: Path) -> Path:
+    """The store file of a tournament folder (or the file itself if given one)."""
+    return outdir if outdir.is_file() else outdir / STORE_NAME
+
+
+def _explain(exc: BaseException, path: Path, doing: str = "store error") -> str:
+    """A user's description of a failed store operation (by errno, or SQLite's message)."""
+    text = str(exc)
+    low = text.lower() if isinstance(exc, sqlite3.Error) else ""
+    code = exc.errno if isinstance(exc, OSError) else None
+    if code == errno.ENOSPC or "disk is full" in low:
+        return f"{path}: the disk is full ({text}); free some space"
+    if code in (errno.EROFS, errno.EACCES, errno.EPERM) or any(
+        s in low for s in ("readonly database", "read-only", "unable to open", "disk i/o error")
+    ):
+        return f"{path}: cannot write here ({text}); check the folder is writable and mounted"
+    if "malformed" in low or "not a database" in low or "corrupt" in low:
+        return (
+            f"{path}: not a usable tournament store: damaged ({text}); start afresh with "
+            f"another --out, or try to rescue it with: sqlite3 {path} .recover"
+        )
+    return f"{path}: {doing} ({text})"
 
 
 class Store:
-    """Read/write access to a tournament's SQLite file."""
+    """Access to one tournament's SQLite file. ``readonly`` opens never write or lock."""
 
     def __init__(self, path: Path, readonly: bool = False) -> None:
-        self.path = path
+        self.path = Path(path)
         self.readonly = readonly
+        self._lock: int | None = None
+        self._labels: dict[int, str] | None = None
         try:
             if readonly:
-                if not path.exists():
-                    raise StoreError(f"{path}: no tournament store here")
-                uri = f"file:{path}?mode=ro"
+                if not self.path.exists():
+                    raise StoreError(f"{self.path}: no tournament store here")
+                uri = f"file:{self.path}?mode=ro"
                 self.db = sqlite3.connect(uri, uri=True, timeout=10)
+                self._check_version(writable=False)
             else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                self.db = sqlite3.connect(path, timeout=10)
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._take_lock()
+                self.db = sqlite3.connect(self.path, timeout=10)
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")
+                self._check_version(writable=True)
                 self.db.executescript(SCHEMA)
-                self._check_version()
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{path}: not a usable tournament store ({exc})") from None
+                if self.get_meta("schema_version") is None:
+                    with self.db:
+                        self.set_meta("schema_version", str(SCHEMA_VERSION))
+        except StoreError:
+            self._release_lock()
+            raise
+        except (sqlite3.Error, OSError) as exc:
+            self._release_lock()
+            message = _explain(exc, self.path, "not a usable tournament store")
+            raise StoreError(message, resumable=not message.endswith(".recover")) from None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _take_lock(self) -> None:
+        """One writer per store: an flock on ``tournament.lock`` holding the writer's pid
+        (released by the kernel when the process dies, kill -9 included)."""
+        lock_path = self.path.parent / LOCK_NAME
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            other = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise StoreLocked(
+                f"{self.path.parent}: another arena run (pid {other}) is writing this "
+                "tournament; wait for it to finish or stop it (Ctrl-C) first"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock = fd
+
+    def _release_lock(self) -> None:
+        if self._lock is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._lock, 0)
+            os.close(self._lock)
+            self._lock = None
 
     def close(self) -> None:
-        self.db.close()
+        with contextlib.suppress(sqlite3.Error, AttributeError):
+            self.db.close()
+        self._release_lock()
 
     def __enter__(self) -> Store:
         return self
@@ -166,15 +362,56 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _check_version(self) -> None:
-        found = self.get_meta("schema_version")
-        if found is None:
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One transaction; failures become a ``StoreError`` (the transaction is rolled
+        back, so the store stays consistent)."""
+        try:
             with self.db:
-                self.set_meta("schema_version", str(SCHEMA_VERSION))
-        elif found != str(SCHEMA_VERSION):
-            raise StoreError(
-                f"{self.path}: store schema version {found}, this arena writes {SCHEMA_VERSION}"
-            )
+                yield self.db
+        except sqlite3.IntegrityError:
+            raise
+        except (sqlite3.Error, OSError) as exc:
+            self._labels = None
+            message = _explain(exc, self.path)
+            raise StoreError(message, resumable="damaged" not in message) from None
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Store]:
+        """Every read inside sees one consistent state (one read transaction, WAL)."""
+        self.db.execute("BEGIN")
+        try:
+            yield self
+        finally:
+            self.db.rollback()
+
+    # ------------------------------------------------------------------ versions
+
+    def _check_version(self, writable: bool) -> None:
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
+        if "meta" not in tables:
+            if "schedule" in tables or not writable:
+                if not writable and not tables:
+                    raise StoreError(f"{self.path}: not a usable tournament store (empty)")
+                if tables:
+                    raise StoreError(f"{self.path}: not a usable tournament store (no meta table)")
+            return
+        found = self.get_meta("schema_version")
+        if found is None or found == str(SCHEMA_VERSION):
+            return
+        if found == "1":
+            if not writable:
+                raise StoreError(
+                    f"{self.path}: written by an older arena (store schema 1, this arena "
+                    f"reads {SCHEMA_VERSION}); upgrade it in place with: arena upgrade "
+                    f"{self.path.parent}"
+                )
+            migrate_v1(self.db)
+            return
+        raise StoreError(
+            f"{self.path}: store schema version {found}, this arena reads {SCHEMA_VERSION} "
+            "(written by a newer arena? use that version)"
+        )
 
     # ------------------------------------------------------------------ meta
 
@@ -183,16 +420,81 @@ class Store:
         return None if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str) -> None:
+        """Inside a caller's transaction (``with store.db:``) or auto-committed."""
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def put_meta(self, **values: str) -> None:
+        """Set several meta keys in one transaction."""
+        with self._write() as db:
+            for key, value in values.items():
+                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # ------------------------------------------------------------------ bots
+
+    def register_bot(self, name: str, version: str) -> int:
+        """The ``bot_id`` of ``(name, version)``, added if new."""
+        row = self.db.execute(
+            "SELECT bot_id FROM bots WHERE name = ? AND version = ?", (name, version)
+        ).fetchone()
+        if row is not None:
+            return int(row[0])
+        with self._write() as db:
+            cur = db.execute("INSERT INTO bots(name, version) VALUES (?, ?)", (name, version))
+        self._labels = None
+        return int(cur.lastrowid or 0)
+
+    def adopt_versions(self, versions: dict[str, str]) -> None:
+        """Give the bots of a migrated schema-1 store (versions not recorded) the
+        versions found now."""
+        with self._write() as db:
+            for name, version in versions.items():
+                db.execute(
+                    "UPDATE bots SET version = ? WHERE name = ? AND version = ?",
+                    (version, name, LEGACY_VERSION),
+                )
+        self._labels = None
+
+    def bots(self) -> list[BotEntry]:
+        rows = self.db.execute(
+            f"SELECT b.bot_id, b.name, b.version, {_LABEL} FROM bots b ORDER BY b.name, b.bot_id"
+        ).fetchall()
+        return [BotEntry(int(i), str(n), str(v), str(lbl)) for i, n, v, lbl in rows]
+
+    def versions(self, name: str) -> list[str]:
+        """Every stored version of a bot name, oldest first."""
+        rows = self.db.execute(
+            "SELECT version FROM bots WHERE name = ? ORDER BY bot_id", (name,)
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def _label_map(self) -> dict[int, str]:
+        if self._labels is None:
+            self._labels = {b.bot_id: b.label for b in self.bots()}
+        return self._labels
 
     # ------------------------------------------------------------------ schedule
 
-    def save_schedule(self, games: Sequence[ScheduledGame]) -> None:
-        """Store new scheduled games (existing indices must match exactly)."""
-        with self.db:
-            for g in games:
-                self.db.execute(
-                    "INSERT OR IGNORE INTO schedule VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    def schedule_games(
+        self, games: Iterable[ScheduledGame], state: dict[str, str] | None = None
+    ) -> int:
+        """Append scheduled games (game ids already scheduled are skipped) and the
+        scheduler's ``state`` (meta keys) in one transaction. Returns how many were new."""
+        ids: dict[tuple[str, str], int] = {}
+        rows = []
+        for g in games:
+            versions = g.versions or ("",) * len(g.bots)
+            lineup = []
+            for seat, (name, version) in enumerate(zip(g.bots, versions, strict=True)):
+                key = (name, version)
+                if key not in ids:
+                    ids[key] = self.register_bot(name, version)
+                lineup.append((g.game_index, seat, ids[key]))
+            rows.append((g, lineup))
+        new = 0
+        with self._write() as db:
+            for g, lineup in rows:
+                cur = db.execute(
+                    "INSERT OR IGNORE INTO schedule VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (
                         g.game_index,
                         g.game_id,
@@ -201,28 +503,113 @@ class Store:
                         g.seed_index,
                         g.deal_seed,
                         g.rotation,
-                        json.dumps(list(g.bots)),
                     ),
                 )
+                if cur.rowcount:
+                    new += 1
+                    db.executemany("INSERT INTO lineup VALUES (?, ?, ?)", lineup)
+            for name, value in (state or {}).items():
+                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (name, value))
+        return new
 
-    def schedule(self) -> list[ScheduledGame]:
-        rows = self.db.execute("SELECT * FROM schedule ORDER BY game_index").fetchall()
-        return [
-            ScheduledGame(r[0], r[1], r[2], r[3], r[4], r[5], r[6], tuple(json.loads(r[7])))
-            for r in rows
-        ]
+    save_schedule = schedule_games
+    """Older name of :meth:`schedule_games`."""
+
+    def has_game_id(self, game_id: str) -> bool:
+        row = self.db.execute("SELECT 1 FROM schedule WHERE game_id = ?", (game_id,)).fetchone()
+        return row is not None
+
+    def scheduled_count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM schedule").fetchone()[0])
+
+    def finished_count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+    def fingerprint(self) -> str:
+        """Changes whenever a game is scheduled or finished: whether a report is current."""
+        row = self.db.execute(
+            "SELECT (SELECT COUNT(*) FROM schedule), COUNT(*), MAX(finished_at) FROM games"
+        ).fetchone()
+        return f"{row[0]}:{row[1]}:{row[2]}"
+
+    def next_index(self) -> int:
+        row = self.db.execute("SELECT MAX(game_index) FROM schedule").fetchone()
+        return 0 if row[0] is None else int(row[0]) + 1
+
+    def _games_from(self, sql: str, params: Sequence[Any] = ()) -> Iterator[ScheduledGame]:
+        """Scheduled games (streamed) from a query selecting schedule rows ordered by index."""
+        cur = self.db.execute(
+            "SELECT s.game_index, s.game_id, s.n_players, s.variant, s.seed_index, "
+            "s.deal_seed, s.rotation, "
+            "(SELECT json_group_array(json_array(b.name, b.version)) FROM "
+            " (SELECT bot_id FROM lineup l WHERE l.game_index = s.game_index ORDER BY seat) x "
+            " JOIN bots b USING (bot_id)) "
+            f"FROM schedule s {sql} ORDER BY s.game_index",
+            params,
+        )
+        for row in cur:
+            lineup = json.loads(row[7])
+            yield ScheduledGame(
+                int(row[0]),
+                str(row[1]),
+                int(row[2]),
+                str(row[3]),
+                int(row[4]),
+                int(row[5]),
+                int(row[6]),
+                tuple(str(n) for n, _ in lineup),
+                tuple(str(v) for _, v in lineup),
+            )
+
+    def schedule(self) -> Iterator[ScheduledGame]:
+        """Every scheduled game in schedule order (streamed)."""
+        return self._games_from("")
+
+    def unfinished(self) -> Iterator[ScheduledGame]:
+        """Scheduled games without a result, in schedule order (streamed)."""
+        return self._games_from(
+            "WHERE NOT EXISTS (SELECT 1 FROM games g WHERE g.game_index = s.game_index)"
+        )
+
+    def scheduled_game(self, game_index: int) -> ScheduledGame | None:
+        return next(self._games_from("WHERE s.game_index = ?", (game_index,)), None)
 
     def finished_indices(self) -> set[int]:
-        return {r[0] for r in self.db.execute("SELECT game_index FROM games")}
+        """Indices of finished games (small stores and tests; large ones stream instead)."""
+        return {int(r[0]) for r in self.db.execute("SELECT game_index FROM games")}
+
+    def lineup_counts(self, n_players: int | None = None) -> dict[tuple[str, str], int]:
+        """Scheduled games per (name, version), optionally for one player count."""
+        sql = (
+            "SELECT b.name, b.version, COUNT(*) FROM lineup l JOIN bots b USING (bot_id) "
+            "JOIN schedule s USING (game_index) "
+        )
+        params: tuple[Any, ...] = ()
+        if n_players is not None:
+            sql += "WHERE s.n_players = ? "
+            params = (n_players,)
+        rows = self.db.execute(sql + "GROUP BY l.bot_id", params).fetchall()
+        return {(str(n), str(v)): int(c) for n, v, c in rows}
 
     # ------------------------------------------------------------------ results
 
-    def add_result(self, result: GameResult) -> None:
-        """Write one finished game atomically."""
-        record = gzip.compress(result.record_json, mtime=0)
-        with self.db:
+    def add_result(self, result: GameResult) -> bool:
+        """Write one finished game atomically; False if it was already stored (a result
+        delivered twice, e.g. by a retried distributed worker, is stored once)."""
+        lineup = dict(
             self.db.execute(
-                "INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "SELECT seat, bot_id FROM lineup WHERE game_index = ?", (result.game_index,)
+            ).fetchall()
+        )
+        if len(lineup) != len(result.seats):
+            raise StoreError(
+                f"{self.path}: result of game {result.game_index} does not match the schedule "
+                f"({len(result.seats)} seats, {len(lineup)} scheduled)"
+            )
+        record = gzip.compress(result.record_json, mtime=0)
+        with self._write() as db:
+            cur = db.execute(
+                "INSERT OR IGNORE INTO games VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     result.game_index,
                     time.time(),
@@ -233,13 +620,15 @@ class Store:
                     record,
                 ),
             )
-            self.db.executemany(
+            if not cur.rowcount:
+                return False
+            db.executemany(
                 "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         result.game_index,
                         s.seat,
-                        s.bot,
+                        lineup[s.seat],
                         s.score,
                         s.round_score,
                         s.bonus_rows,
@@ -257,19 +646,286 @@ class Store:
                     for s in result.seats
                 ],
             )
-            self.db.executemany(
+            db.executemany(
                 "INSERT INTO faults VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (result.game_index, f.seat, f.bot, f.kind, f.round, f.message, int(f.forfeit))
+                    (
+                        result.game_index,
+                        f.seat,
+                        lineup[f.seat],
+                        f.kind,
+                        f.round,
+                        f.message,
+                        int(f.forfeit),
+                    )
                     for f in result.faults
                 ],
             )
+        return True
 
     def record_json(self, game_index: int) -> bytes | None:
         row = self.db.execute(
             "SELECT record FROM games WHERE game_index = ?", (game_index,)
         ).fetchone()
         return None if row is None else gzip.decompress(row[0])
+
+    def records(self, game_ids: Iterable[str] = ()) -> Iterator[tuple[str, bytes]]:
+        """(game id, record JSON) of finished games in schedule order (streamed); only
+        ``game_ids`` if given."""
+        wanted = list(game_ids)
+        sql = "SELECT s.game_id, g.record FROM games g JOIN schedule s USING (game_index)"
+        if wanted:
+            sql += f" WHERE s.game_id IN ({','.join('?' * len(wanted))})"
+        for game_id, blob in self.db.execute(sql + " ORDER BY g.game_index", wanted):
+            yield str(game_id), gzip.decompress(blob)
+
+    def game_index_of(self, game_id: str) -> int | None:
+        row = self.db.execute(
+            "SELECT game_index FROM schedule WHERE game_id = ?", (game_id,)
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    # ------------------------------------------------------------------ reads for people
+
+    def totals(self) -> Totals:
+        """Counts and per-bot (games, wins) of finished games, aggregated in SQL."""
+        totals = Totals(scheduled=self.scheduled_count(), finished=self.finished_count())
+        labels = self._label_map()
+        for bot_id, games, wins in self.db.execute(
+            "SELECT bot_id, COUNT(*), SUM(rank = 1) FROM seats GROUP BY bot_id"
+        ):
+            totals.tallies[labels[int(bot_id)]] = Tally(int(games), int(wins))
+        return totals
+
+    def bot_stats(self) -> list[BotStats]:
+        """Per-bot totals over finished games (aggregated in SQL)."""
+        labels = self._label_map()
+        faults = dict(
+            self.db.execute("SELECT bot_id, COUNT(*) FROM faults GROUP BY bot_id").fetchall()
+        )
+        rows = self.db.execute(
+            "SELECT bot_id, COUNT(*), SUM(rank = 1), AVG(score), SUM(forfeit) FROM seats "
+            "GROUP BY bot_id"
+        ).fetchall()
+        return sorted(
+            (
+                BotStats(labels[int(b)], int(n), int(w), float(s), int(f), int(faults.get(b, 0)))
+                for b, n, w, s, f in rows
+            ),
+            key=lambda s: s.bot,
+        )
+
+    def games(
+        self,
+        *,
+        bot: str | None = None,
+        n_players: int | None = None,
+        variant: str | None = None,
+        finished: bool | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[GameSummary]:
+        """A page of games in schedule order, filtered by a bot's label, the player
+        count, the variant and whether the game is finished."""
+        where: list[str] = []
+        params: list[Any] = []
+        if bot is not None:
+            ids = [i for i, label in self._label_map().items() if label == bot]
+            if not ids:
+                return []
+            where.append(
+                "EXISTS (SELECT 1 FROM lineup l WHERE l.game_index = s.game_index AND "
+                f"l.bot_id IN ({','.join('?' * len(ids))}))"
+            )
+            params += ids
+        if n_players is not None:
+            where.append("s.n_players = ?")
+            params.append(n_players)
+        if variant is not None:
+            where.append("s.variant = ?")
+            params.append(variant)
+        if finished is not None:
+            where.append(
+                ("" if finished else "NOT ") + "EXISTS (SELECT 1 FROM games g WHERE "
+                "g.game_index = s.game_index)"
+            )
+        sql = (
+            "SELECT s.game_index, s.game_id, s.n_players, s.variant, g.end_reason "
+            "FROM schedule s LEFT JOIN games g USING (game_index)"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY s.game_index LIMIT ? OFFSET ?"
+        )
+        rows = self.db.execute(sql, [*params, limit, offset]).fetchall()
+        return [self._summary(*row) for row in rows]
+
+    def game(self, game_id: str) -> GameSummary | None:
+        row = self.db.execute(
+            "SELECT s.game_index, s.game_id, s.n_players, s.variant, g.end_reason "
+            "FROM schedule s LEFT JOIN games g USING (game_index) WHERE s.game_id = ?",
+            (game_id,),
+        ).fetchone()
+        return None if row is None else self._summary(*row)
+
+    def _summary(
+        self, index: int, game_id: str, n: int, variant: str, end: str | None
+    ) -> GameSummary:
+        labels = self._label_map()
+        lineup = [
+            labels[int(b)]
+            for (b,) in self.db.execute(
+                "SELECT bot_id FROM lineup WHERE game_index = ? ORDER BY seat", (index,)
+            )
+        ]
+        seats = self.db.execute(
+            "SELECT score, rank FROM seats WHERE game_index = ? ORDER BY seat", (index,)
+        ).fetchall()
+        return GameSummary(
+            int(index),
+            str(game_id),
+            int(n),
+            str(variant),
+            tuple(lineup),
+            end is not None,
+            None if end is None else str(end),
+            tuple(int(s) for s, _ in seats),
+            tuple(int(r) for _, r in seats),
+        )
+
+    # ------------------------------------------------------------------ reads for reports
+
+    def schedule_rows(self) -> Iterator[tuple[Any, ...]]:
+        """(game_index, game_id, n_players, variant, seed_index, deal_seed, rotation,
+        labels by seat) for every scheduled game, streamed."""
+        labels = self._label_map()
+        cur = self.db.execute(
+            "SELECT s.game_index, s.game_id, s.n_players, s.variant, s.seed_index, s.deal_seed,"
+            " s.rotation, (SELECT group_concat(bot_id) FROM (SELECT bot_id FROM lineup l "
+            " WHERE l.game_index = s.game_index ORDER BY seat)) FROM schedule s "
+            "ORDER BY s.game_index"
+        )
+        for *head, lineup in cur:
+            yield (*head, tuple(labels[int(b)] for b in str(lineup or "").split(",") if b))
+
+    def game_rows(self) -> Iterator[tuple[Any, ...]]:
+        """Finished games: the schedule row's fields then (finished_at, duration_s,
+        end_reason, rounds, worker), streamed in schedule order."""
+        labels = self._label_map()
+        cur = self.db.execute(
+            "SELECT s.game_index, s.game_id, s.n_players, s.variant, s.seed_index, s.deal_seed,"
+            " s.rotation, (SELECT group_concat(bot_id) FROM (SELECT bot_id FROM lineup l "
+            " WHERE l.game_index = s.game_index ORDER BY seat)), "
+            "g.finished_at, g.duration_s, g.end_reason, g.rounds, g.worker "
+            "FROM games g JOIN schedule s USING (game_index) ORDER BY g.game_index"
+        )
+        for row in cur:
+            bots = tuple(labels[int(b)] for b in str(row[7] or "").split(",") if b)
+            yield (*row[:7], bots, *row[8:])
+
+    def seat_rows(self) -> Iterator[tuple[Any, ...]]:
+        """Seats of finished games in schedule order, streamed: (game_index, seat, label,
+        score, round_score, bonus_rows, bonus_columns, bonus_colours, rank, full_rows,
+        forfeit, fault, decisions, think_mean_ms, think_p95_ms, think_max_ms, n_players,
+        variant, seed_index, rotation)."""
+        labels = self._label_map()
+        cur = self.db.execute(
+            "SELECT t.game_index, t.seat, t.bot_id, t.score, t.round_score, t.bonus_rows, "
+            "t.bonus_columns, t.bonus_colours, t.rank, t.full_rows, t.forfeit, t.fault, "
+            "t.decisions, t.think_mean_ms, t.think_p95_ms, t.think_max_ms, "
+            "s.n_players, s.variant, s.seed_index, s.rotation "
+            "FROM seats t JOIN schedule s USING (game_index) ORDER BY t.game_index, t.seat"
+        )
+        for row in cur:
+            yield (row[0], row[1], labels[int(row[2])], *row[3:])
+
+    def fault_rows(self) -> Iterator[tuple[Any, ...]]:
+        """Faults of finished games: (game_index, seat, label, kind, round, message,
+        forfeit, n_players, variant), streamed in schedule order."""
+        labels = self._label_map()
+        cur = self.db.execute(
+            "SELECT f.game_index, f.seat, f.bot_id, f.kind, f.round, f.message, f.forfeit, "
+            "s.n_players, s.variant FROM faults f JOIN schedule s USING (game_index) "
+            "ORDER BY f.game_index, f.rowid"
+        )
+        for row in cur:
+            yield (row[0], row[1], labels[int(row[2])], *row[3:])
+
+    def rated_games(
+        self, start: int = 0, stop: int | None = None, key: str = "label"
+    ) -> Iterator[tuple[int, tuple[str, ...], tuple[int, ...]]]:
+        """(game_index, labels by seat, ranks) of finished games with ``start <= index <
+        stop``, in schedule order, streamed: the input of the ratings. ``key="name"``
+        gives bot names instead of labels."""
+        labels = self._label_map()
+        if key == "name":
+            labels = {b.bot_id: b.name for b in self.bots()}
+        cur = self.db.execute(
+            "SELECT game_index, group_concat(bot_id), group_concat(rank) FROM "
+            "(SELECT game_index, bot_id, rank FROM seats WHERE game_index >= ? AND "
+            "game_index < ? ORDER BY game_index, seat) GROUP BY game_index ORDER BY game_index",
+            (start, stop if stop is not None else 2**62),
+        )
+        for index, bots, ranks in cur:
+            yield (
+                int(index),
+                tuple(labels[int(b)] for b in str(bots).split(",")),
+                tuple(int(r) for r in str(ranks).split(",")),
+            )
+
+    def first_unfinished(self, start: int = 0) -> int:
+        """The lowest scheduled index >= ``start`` without a result (or the next index)."""
+        row = self.db.execute(
+            "SELECT MIN(game_index) FROM schedule s WHERE game_index >= ? AND NOT EXISTS "
+            "(SELECT 1 FROM games g WHERE g.game_index = s.game_index)",
+            (start,),
+        ).fetchone()
+        return self.next_index() if row[0] is None else int(row[0])
+
+    # ------------------------------------------------------------------ ratings
+
+    def save_ratings(
+        self,
+        prefix: int,
+        ratings: dict[str, tuple[float, float, int]],
+        state: str | None = None,
+    ) -> None:
+        """Store ratings after every finished game with index < ``prefix``: ``ratings``
+        maps labels to (mu, sigma, games) of the bots that changed (others are kept);
+        ``state`` is the rating model's state to continue from (one transaction)."""
+        ids = {label: bot_id for bot_id, label in self._label_map().items()}
+        with self._write() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?)",
+                [(ids[b], mu, sigma, n) for b, (mu, sigma, n) in ratings.items()],
+            )
+            db.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('ratings_prefix', ?)",
+                (str(prefix),),
+            )
+            if state is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('ratings_state', ?)",
+                    (state,),
+                )
+
+    def ratings_state(self) -> str | None:
+        """The rating model's own saved state (``IncrementalRatings`` JSON), if any."""
+        return self.get_meta("ratings_state")
+
+    def ratings_prefix(self) -> int:
+        """The stored ratings cover every game with an index below this."""
+        return int(self.get_meta("ratings_prefix") or 0)
+
+    def ratings(self) -> tuple[int, list[StoredRating]]:
+        """(prefix, stored ratings): ratings after every game with index < prefix."""
+        labels = self._label_map()
+        prefix = int(self.get_meta("ratings_prefix") or 0)
+        rows = self.db.execute("SELECT bot_id, mu, sigma, games FROM ratings").fetchall()
+        return prefix, sorted(
+            (StoredRating(labels[int(b)], float(m), float(s), int(n)) for b, m, s, n in rows),
+            key=lambda r: r.bot,
+        )
+
+    # ------------------------------------------------------------------ checks
 
     def integrity_problems(self) -> list[str]:
         """``PRAGMA integrity_check`` plus: every stored game is scheduled, stored once,
@@ -290,6 +946,22 @@ class Store:
         ).fetchall()
         if bad_seats:
             problems.append(f"games with a wrong number of seat rows: {[r[0] for r in bad_seats]}")
+        bad_lineups = self.db.execute(
+            "SELECT s.game_index FROM schedule s LEFT JOIN lineup l USING (game_index) "
+            "GROUP BY s.game_index HAVING COUNT(l.seat) != MAX(s.n_players)"
+        ).fetchall()
+        if bad_lineups:
+            problems.append(f"games with a wrong line-up: {[r[0] for r in bad_lineups][:20]}")
+        orphan_faults = self.db.execute(
+            "SELECT COUNT(*) FROM faults WHERE game_index NOT IN (SELECT game_index FROM games)"
+        ).fetchone()[0]
+        if orphan_faults:
+            problems.append(f"{orphan_faults} fault rows of games that are not stored")
+        stray = self.db.execute(
+            "SELECT COUNT(*) FROM seats WHERE game_index NOT IN (SELECT game_index FROM games)"
+        ).fetchone()[0]
+        if stray:
+            problems.append(f"{stray} seat rows of games that are not stored")
         return problems
 
 
@@ -298,3 +970,101 @@ def iter_records(store: Store, indices: Iterable[int]) -> Iterable[tuple[int, by
         data = store.record_json(index)
         if data is not None:
             yield index, data
+
+
+# ---------------------------------------------------------------------- migration
+
+
+def migrate_v1(db: sqlite3.Connection) -> None:
+    """Schema 1 -> 2 in one transaction: bots get a ``bots`` table (version
+    ``LEGACY_VERSION``: schema 1 did not record versions), seatings move to ``lineup``,
+    seats and faults refer to bot ids. A failure leaves the schema-1 store untouched."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for table in ("schedule", "seats", "faults"):
+            db.execute(f"ALTER TABLE {table} RENAME TO {table}_v1")
+        db.execute("DROP INDEX IF EXISTS seats_bot")
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        names: set[str] = set()
+        for (bots,) in db.execute("SELECT bots FROM schedule_v1"):
+            names.update(json.loads(bots))
+        names.update(str(bot) for (bot,) in db.execute("SELECT DISTINCT bot FROM seats_v1"))
+        ids: dict[str, int] = {}
+        for name in sorted(names):
+            cur = db.execute(
+                "INSERT INTO bots(name, version) VALUES (?, ?)", (name, LEGACY_VERSION)
+            )
+            ids[name] = int(cur.lastrowid or 0)
+        db.execute(
+            "INSERT INTO schedule SELECT game_index, game_id, n_players, variant, seed_index, "
+            "deal_seed, rotation FROM schedule_v1"
+        )
+        rows = db.execute("SELECT game_index, bots FROM schedule_v1").fetchall()
+        db.executemany(
+            "INSERT INTO lineup VALUES (?, ?, ?)",
+            [
+                (index, seat, ids[name])
+                for index, bots in rows
+                for seat, name in enumerate(json.loads(bots))
+            ],
+        )
+        for table in ("seats", "faults"):
+            columns = [r[1] for r in db.execute(f"PRAGMA table_info({table}_v1)")]
+            select = ", ".join(
+                "(SELECT bot_id FROM bots WHERE name = bot)" if c == "bot" else c for c in columns
+            )
+            db.execute(f"INSERT INTO {table} SELECT {select} FROM {table}_v1 ORDER BY rowid")
+        for table in ("schedule_v1", "seats_v1", "faults_v1"):
+            db.execute(f"DROP TABLE {table}")
+        identity = db.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()
+        if identity is not None:
+            data = json.loads(identity[0])
+            data["bots"] = [[name, LEGACY_VERSION] for name in data.get("bots", [])]
+            # what schema-1 tournaments were: round-robins with rotated seats
+            data.setdefault("schedule", "round-robin")
+            data.setdefault("challengers", [])
+            data.setdefault("games", None)
+            data.setdefault("seating", "rotations")
+            db.execute(
+                "UPDATE meta SET value = ? WHERE key = 'identity'",
+                (json.dumps(data, sort_keys=True),),
+            )
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+
+
+def stored_schema_version(path: Path) -> str | None:
+    """The schema version written in a store file (None: not a tournament store)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.Error:
+        return None
+    return None if row is None else str(row[0])
+
+
+def upgrade_store(outdir: Path) -> bool:
+    """Upgrade a tournament folder's store in place, keeping a copy of the old file
+    (``tournament.sqlite.v1``). Returns False if it was already current."""
+    path = store_file(Path(outdir))
+    if not path.is_file():
+        raise StoreError(f"{outdir}: no tournament store here ({STORE_NAME} is missing)")
+    version = stored_schema_version(path)
+    if version == str(SCHEMA_VERSION):
+        return False
+    if version != "1":
+        raise StoreError(f"{path}: not a tournament store this arena can upgrade ({version})")
+    backup = path.with_name(path.name + ".v1")
+    try:
+        src = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        with contextlib.closing(src), contextlib.closing(sqlite3.connect(backup)) as dst:
+            src.backup(dst)
+    except (sqlite3.Error, OSError) as exc:
+        raise StoreError(_explain(exc, backup)) from None
+    Store(path).close()  # a writer's open migrates, under the lock
+    return True

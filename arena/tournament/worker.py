@@ -9,64 +9,77 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from arena.engine.tables import Variant
-from arena.referee import BotSeat, BotSpec, GameSettings, SandboxSettings, Seat, play_game
-from arena.referee.clock import TimeControl
-from arena.referee.faults import FaultPolicy
-from arena.sandbox import Level
+from arena.referee import BotSeat, BotSpec, SandboxSettings, Seat, play_game
+from arena.referee.settings import PlaySettings
 from arena.tournament.store import FaultRow, GameResult, ScheduledGame, SeatRow
 
-MAX_BOTS = 64
+MAX_LIVE_BOTS = 8
+"""Bot processes one worker keeps alive at most (least recently used ones are closed):
+with 100+ bots a worker's memory stays fixed. At least 4 (one 4-player game)."""
 MAX_SLOT = 1000
-"""Slots (per-bot uids) are worker * MAX_BOTS + bot index, modulo the sandbox's slot
-range; the sandbox itself gives a different uid when a slot's uid is still in use."""
+"""Slots (per-bot uids) are worker * max_live_bots + a free slot of the worker, modulo
+the sandbox's slot range; the sandbox itself gives a different uid when a slot's uid is
+still in use."""
 
 
 @dataclass(frozen=True)
 class GameJob:
+    """One game to play: plain picklable data (what any executor moves)."""
+
     game: ScheduledGame
     specs: tuple[BotSpec, ...]
-    """By seat."""
-    bot_index: tuple[int, ...]
-    """Each seat's bot's position in the tournament's bot list (for its sandbox slot)."""
-    round_limit: int
-    time_control: TimeControl
-    fault_policy: str
-    sandbox: str
+    """By seat: the built bots to launch."""
+    settings: PlaySettings
     persistent: bool
     log_dir: Path
 
 
 class WorkerState:
-    """The bot processes one worker keeps alive between games."""
+    """The bot processes one worker keeps alive between games (at most
+    ``max_live_bots``, least recently used closed first)."""
 
-    def __init__(self, worker_id: int) -> None:
+    def __init__(self, worker_id: int, max_live_bots: int | None = None) -> None:
         self.worker_id = worker_id
-        self.seats: dict[str, BotSeat] = {}
+        self.max_live = max(4, max_live_bots or MAX_LIVE_BOTS)
+        self.seats: OrderedDict[tuple[str, str], tuple[BotSeat, int]] = OrderedDict()
 
-    def seat_for(self, job: GameJob, seat: int) -> BotSeat:
+    def seat_for(self, job: GameJob, seat: int, keep: set[tuple[str, str]]) -> BotSeat:
         spec = job.specs[seat]
-        bot = self.seats.get(spec.name)
-        if bot is None or bot.persistent != job.persistent:
-            if bot is not None:
-                bot.close()
-            slot = (self.worker_id * MAX_BOTS + job.bot_index[seat]) % MAX_SLOT
-            bot = BotSeat(
-                spec,
-                time_control=job.time_control,
-                sandbox=SandboxSettings(level=Level(job.sandbox), slot=slot),
-                stderr_log=job.log_dir / f"{spec.name}.w{self.worker_id}.stderr.log",
-                persistent=job.persistent,
-            )
-            self.seats[spec.name] = bot
+        key = (spec.name, str(spec.folder))
+        entry = self.seats.get(key)
+        if entry is not None and entry[0].persistent == job.persistent:
+            self.seats.move_to_end(key)
+            return entry[0]
+        if entry is not None:
+            entry[0].close()
+            del self.seats[key]
+        while len(self.seats) >= self.max_live:
+            victim = next((k for k in self.seats if k not in keep), None)
+            if victim is None:
+                break
+            self.seats.pop(victim)[0].close()
+        used = {slot for _, slot in self.seats.values()}
+        slot = next(s for s in range(self.max_live + 4) if s not in used)
+        bot = BotSeat(
+            spec,
+            time_control=job.settings.time,
+            sandbox=SandboxSettings(
+                level=job.settings.sandbox,
+                slot=(self.worker_id * (self.max_live + 4) + slot) % MAX_SLOT,
+            ),
+            stderr_log=job.log_dir / f"{spec.name}.w{self.worker_id}.stderr.log",
+            persistent=job.persistent,
+        )
+        self.seats[key] = (bot, slot)
         return bot
 
     def close(self) -> None:
-        for bot in self.seats.values():
+        for bot, _ in self.seats.values():
             bot.close()
         self.seats.clear()
 
@@ -74,14 +87,9 @@ class WorkerState:
 def run_job(state: WorkerState, job: GameJob) -> GameResult:
     """Play one scheduled game and turn its outcome into store rows."""
     started = time.monotonic()
-    seats: list[Seat] = [state.seat_for(job, i) for i in range(len(job.specs))]
-    settings = GameSettings(
-        variant=Variant(job.game.variant),
-        seed=job.game.deal_seed,
-        round_limit=job.round_limit,
-        time_control=job.time_control,
-        fault_policy=FaultPolicy.parse(job.fault_policy),
-    )
+    keep = {(spec.name, str(spec.folder)) for spec in job.specs}
+    seats: list[Seat] = [state.seat_for(job, i, keep) for i in range(len(job.specs))]
+    settings = job.settings.game(job.game.variant, job.game.deal_seed)
     outcome = play_game(seats, settings, job.game.game_id)
     record = outcome.record
     first_fault: dict[int, str] = {}

@@ -420,65 +420,46 @@ def bot_owned(root: Path) -> list[str]:
 # ---------------------------------------------------------------- the store
 
 
-def connect_ro(out: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{out / 'tournament.sqlite'}?mode=ro", uri=True, timeout=10)
-
-
 def stored_games(out: Path) -> int:
     """Games stored so far (0 while the store does not exist or is being created)."""
+    from arena.tournament.store import Store, StoreError
+
     if not (out / "tournament.sqlite").exists():
         return 0
     try:
-        with contextlib.closing(connect_ro(out)) as con:
-            return int(con.execute("SELECT COUNT(*) FROM games").fetchone()[0])
-    except sqlite3.Error:
+        with Store(out / "tournament.sqlite", readonly=True) as store:
+            return store.finished_count()
+    except (StoreError, sqlite3.Error):
         return 0
 
 
 def store_problems(out: Path, expected_ids: Sequence[str]) -> list[str]:
-    """Integrity: the SQLite check, the arena's own check, and every scheduled game
+    """Integrity: the store's own check (SQLite's included), and every scheduled game
     stored exactly once with one seat row per player."""
     from arena.tournament.store import Store
 
     problems = []
-    with contextlib.closing(connect_ro(out)) as con:
-        check = con.execute("PRAGMA integrity_check").fetchall()
-        if check != [("ok",)]:
-            problems.append(f"integrity_check: {check}")
-        scheduled = [r[0] for r in con.execute("SELECT game_id FROM schedule ORDER BY game_index")]
-        if sorted(scheduled) != sorted(expected_ids):
-            problems.append(f"schedule {scheduled} != expected {sorted(expected_ids)}")
-        indices = [r[0] for r in con.execute("SELECT game_index FROM schedule ORDER BY game_index")]
-        if indices != list(range(len(indices))):
-            problems.append(f"schedule indices are not 0..n-1: {indices}")
-        games = [r[0] for r in con.execute("SELECT game_index FROM games ORDER BY game_index")]
-        if games != indices:
-            problems.append(f"stored games {games} != scheduled {indices}")
-        seats = con.execute(
-            "SELECT s.game_index, COUNT(t.seat), MAX(s.n_players) FROM schedule s "
-            "LEFT JOIN seats t USING (game_index) GROUP BY s.game_index"
-        ).fetchall()
-        problems += [f"game {g}: {n} seat rows for {k} players" for g, n, k in seats if n != k]
-        orphans = con.execute(
-            "SELECT COUNT(*) FROM faults WHERE game_index NOT IN (SELECT game_index FROM games)"
-        ).fetchone()[0]
-        if orphans:
-            problems.append(f"{orphans} fault rows of games that are not stored")
     with Store(out / "tournament.sqlite", readonly=True) as store:
         problems += [f"arena integrity check: {p}" for p in store.integrity_problems()]
+        schedule = list(store.schedule())
+        scheduled = [g.game_id for g in schedule]
+        if sorted(scheduled) != sorted(expected_ids):
+            problems.append(f"schedule {scheduled} != expected {sorted(expected_ids)}")
+        indices = [g.game_index for g in schedule]
+        if indices != list(range(len(indices))):
+            problems.append(f"schedule indices are not 0..n-1: {indices}")
+        games = sorted(store.finished_indices())
+        if games != indices:
+            problems.append(f"stored games {games} != scheduled {indices}")
     return problems
 
 
 def records_by_game_id(out: Path) -> dict[str, dict[str, Any]]:
     """Every stored game record (parsed JSON) by game id."""
-    from arena.tournament.store import Store, iter_records
+    from arena.tournament.store import Store
 
     with Store(out / "tournament.sqlite", readonly=True) as store:
-        ids = dict(store.db.execute("SELECT game_index, game_id FROM schedule").fetchall())
-        return {
-            ids[index]: json.loads(data)
-            for index, data in iter_records(store, sorted(store.finished_indices()))
-        }
+        return {game_id: json.loads(data) for game_id, data in store.records()}
 
 
 def without_timing(record: dict[str, Any]) -> dict[str, Any]:
@@ -505,17 +486,18 @@ def replay_problems(records: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def seat_rows(out: Path) -> list[tuple[Any, ...]]:
-    with contextlib.closing(connect_ro(out)) as con:
-        return con.execute(
-            "SELECT game_index, seat, bot, score, rank, fault FROM seats ORDER BY game_index, seat"
-        ).fetchall()
+    from arena.tournament.store import Store
+
+    with Store(out / "tournament.sqlite", readonly=True) as store:
+        return [(r[0], r[1], r[2], r[3], r[8], r[11]) for r in store.seat_rows()]
 
 
 def worker_pids(out: Path) -> set[int]:
-    """Pids of the worker processes that stored games (``games.worker`` is host:pid)."""
-    with contextlib.closing(connect_ro(out)) as con:
-        rows = con.execute("SELECT DISTINCT worker FROM games").fetchall()
-    return {int(str(w).rsplit(":", 1)[1]) for (w,) in rows}
+    """Pids of the worker processes that stored games (a game's worker is host:pid)."""
+    from arena.tournament.store import Store
+
+    with Store(out / "tournament.sqlite", readonly=True) as store:
+        return {int(str(row[12]).rsplit(":", 1)[1]) for row in store.game_rows()}
 
 
 # ---------------------------------------------------------------- network targets

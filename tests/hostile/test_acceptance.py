@@ -35,7 +35,6 @@ Two more tests check the end of a tournament: every bot process is told ``quit``
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import re
@@ -48,6 +47,7 @@ import pytest
 from arena.referee import load_bot
 from arena.referee.build import build_bot
 from arena.sandbox import Level
+from arena.tournament.store import Store
 
 from .hostile_support import (
     BUILD_OUTPUTS,
@@ -61,7 +61,6 @@ from .hostile_support import (
     bot_owned,
     bot_uid_keys,
     cgroups_of,
-    connect_ro,
     diff,
     foreign_files,
     good_bot,
@@ -285,18 +284,11 @@ def play(name: str, root: Path, expect: Expect) -> Played:
 def fault_problems(played: Played, expect: Expect) -> list[str]:
     """The hostile seat's fault (or none) in every game it played; none for the others."""
     problems = []
-    with contextlib.closing(connect_ro(played.out)) as con:
-        games = con.execute("SELECT game_index, game_id, bots FROM schedule").fetchall()
-        seats = {
-            (g, s): (bot, rank, forfeit, fault, decisions)
-            for g, s, bot, rank, forfeit, fault, decisions in con.execute(
-                "SELECT game_index, seat, bot, rank, forfeit, fault, decisions FROM seats"
-            )
-        }
+    with Store(played.out / "tournament.sqlite", readonly=True) as store:
+        games = [(g.game_index, g.game_id, g.bots) for g in store.schedule()]
+        seats = {(r[0], r[1]): (r[2], r[8], r[10], r[11], r[12]) for r in store.seat_rows()}
         faults: dict[int, list[tuple[Any, ...]]] = {}
-        for g, seat, bot, kind, forfeit, message in con.execute(
-            "SELECT game_index, seat, bot, kind, forfeit, message FROM faults"
-        ):
+        for g, seat, bot, kind, _round, message, forfeit, *_ in store.fault_rows():
             faults.setdefault(g, []).append((seat, bot, kind, forfeit, message))
     for game_index, game_id, _ in games:
         for seat in (0, 1):

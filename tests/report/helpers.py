@@ -112,8 +112,7 @@ def make_store(
     with Store(outdir / STORE_NAME) as store:
         store.save_schedule([scheduled(g) for g in sorted(games, key=lambda g: g.index)])
         if config is not None:
-            with store.db:
-                store.set_meta("config", json.dumps(config))
+            store.put_meta(config=json.dumps(config))
         order = list(finish_order) if finish_order is not None else sorted(by_index)
         for index in order:
             if by_index[index].finished:

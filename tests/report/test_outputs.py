@@ -84,7 +84,7 @@ def test_markdown_has_every_table(hand_outdir: Path) -> None:
     for title in (*titles, "Faults"):
         assert f"## {title}" in md
     assert "5/6 games finished" in md
-    assert re.search(r"^\| # \| Bot \| Rating \|", md, re.MULTILINE)
+    assert re.search(r"^\| # \| Bot \| Version \| Rating \|", md, re.MULTILINE)
     assert re.search(r"^\| \d \| alpha \|", md, re.MULTILINE)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -162,29 +161,6 @@ def test_parallel_bootstrap_equals_serial() -> None:
     np.testing.assert_array_equal(serial, parallel)
 
 
-@pytest.mark.parametrize("python", ["/nonexistent/python", "/bin/false"])
-def test_failed_worker_falls_back_to_in_process(
-    monkeypatch: pytest.MonkeyPatch, python: str
-) -> None:
-    games = rated(dominant_games(9))
-    serial = bootstrap_ranks(games, BOTS, resamples=4, seed=3, workers=1)
-    monkeypatch.setattr(sys, "executable", python)
-    parallel = bootstrap_ranks(games, BOTS, resamples=4, seed=3, workers=2)
-    np.testing.assert_array_equal(serial, parallel)
-
-
-def test_worker_killed_by_a_signal_stops_the_bootstrap(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """Ctrl-C kills the workers too: give up rather than redo their work in-process."""
-    python = tmp_path / "python"
-    python.write_text("#!/bin/sh\nkill -INT $$\nsleep 5\n")
-    python.chmod(0o755)
-    monkeypatch.setattr(sys, "executable", str(python))
-    with pytest.raises(RuntimeError, match="killed by signal"):
-        bootstrap_ranks(rated(dominant_games(9)), BOTS, resamples=4, seed=3, workers=2)
-
-
 def test_rank_intervals_and_separability() -> None:
     # 40 resamples; bot "a" always 1st; "b" and "c" swap 2nd/3rd half the time.
     samples = np.array([[1, 2, 3]] * 20 + [[1, 3, 2]] * 20, dtype=np.int64)
@@ -207,3 +183,39 @@ def test_rank_interval_uses_the_outer_percentiles() -> None:
 
 def test_prior_conservative_rating_is_zero() -> None:
     assert conservative(DEFAULT_PARAMS.env().create_rating()) == pytest.approx(0.0)
+
+
+def test_report_keeps_the_ratings_state_and_continues_it(tmp_path: Path) -> None:
+    """Stored, not recomputed: the report stores the state up to the first game still to
+    play, continues it next time, and always equals a from-scratch rating."""
+    from dataclasses import replace
+
+    from arena.ratings import IncrementalRatings
+    from arena.report.build import RATINGS_CACHE, RATINGS_STATE
+    from arena.tournament.store import STORE_NAME, Store
+
+    from .helpers import result
+
+    games = dominant_games(30)
+    pending = {12, 20}  # still running when the first report is taken
+    outdir = make_store(tmp_path, [replace(g, finished=g.index not in pending) for g in games])
+    first = build_report(load_results(outdir), bootstrap=5)
+    fresh = build_report(load_results(outdir), bootstrap=5, cache=False)
+    pd.testing.assert_frame_equal(first.leaderboard, fresh.leaderboard, check_exact=True)
+    state_file = outdir / RATINGS_CACHE / RATINGS_STATE
+    stored = IncrementalRatings.from_json(state_file.read_text())
+    assert (stored.applied, stored.last_index) == (12, 11)  # up to the first open game
+    with Store(outdir / STORE_NAME) as store:
+        for g in games:
+            if g.index in pending:
+                store.add_result(result(g))
+    second = build_report(load_results(outdir), bootstrap=5)
+    fresh = build_report(load_results(outdir), bootstrap=5, cache=False)
+    pd.testing.assert_frame_equal(second.leaderboard, fresh.leaderboard, check_exact=True)
+    pd.testing.assert_frame_equal(second.ratings.history, fresh.ratings.history, check_exact=True)
+    stored = IncrementalRatings.from_json(state_file.read_text())
+    assert stored.applied == 30
+    # A damaged state is only a lost cache.
+    state_file.write_text("{not json")
+    third = build_report(load_results(outdir), bootstrap=5)
+    pd.testing.assert_frame_equal(third.leaderboard, fresh.leaderboard, check_exact=True)

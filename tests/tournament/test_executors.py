@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
-from arena.tournament import TournamentConfig, run_tournament
+from arena.tournament import STORE_NAME, Store, TournamentConfig, run_tournament
 from arena.tournament.executors import InlineExecutor, LocalPoolExecutor
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def results(out: Path) -> list[tuple[object, ...]]:
-    with sqlite3.connect(out / "tournament.sqlite") as con:
-        return con.execute(
-            "SELECT game_index, seat, bot, score, rank, fault FROM seats ORDER BY 1, 2"
-        ).fetchall()
+    with Store(out / STORE_NAME, readonly=True) as store:
+        return [(r[0], r[1], r[2], r[3], r[8], r[11]) for r in store.seat_rows()]
 
 
 def test_inline_and_pool_executors_store_identical_results(tmp_path: Path) -> None:
@@ -26,7 +23,34 @@ def test_inline_and_pool_executors_store_identical_results(tmp_path: Path) -> No
             bots=bots, players=[2, 3], variants=["gray"], seeds=2, output=tmp_path / name
         )
         progress = run_tournament(config, executor=executor)
-        assert progress.done == progress.total == 3 * 2 * 2 + 3 * 2
+        assert progress.done == progress.total == 3 * 2 * 2 + 6 * 2  # 3p: 6 seatings
         outs.append(results(config.output))
     assert outs[0] == outs[1]
-    assert len({row[0] for row in outs[0]}) == 18
+    assert len({row[0] for row in outs[0]}) == 24
+
+
+def test_a_worker_keeps_few_bot_processes_least_recently_used_closed_first(
+    tmp_path: Path,
+) -> None:
+    """100 bots through one worker: never more than its limit alive, the current game's
+    bots always kept (seats are created lazily, so no process starts here)."""
+    from arena.referee import load_bot
+    from arena.referee.settings import PlaySettings
+    from arena.tournament.store import ScheduledGame
+    from arena.tournament.worker import GameJob, WorkerState
+
+    spec = load_bot(REPO / "bots" / "python-random")
+    specs = [spec.model_copy(update={"folder": tmp_path / f"b{i}"}) for i in range(100)]
+    state = WorkerState(worker_id=0, max_live_bots=6)
+    for start in range(0, 100, 3):
+        seated = specs[start : start + 4]
+        game = ScheduledGame(start, f"g{start}", len(seated), "coloured", 0, 1, 0, ("x",) * 4)
+        job = GameJob(game, tuple(seated), PlaySettings(), True, tmp_path)
+        keep = {(s.name, str(s.folder)) for s in seated}
+        seats = [state.seat_for(job, i, keep) for i in range(len(seated))]
+        assert len(state.seats) <= 6
+        assert all(key in state.seats for key in keep)
+        assert len({id(s) for s in seats}) == len(seated)
+        assert len({slot for _, slot in state.seats.values()}) == len(state.seats)
+    state.close()
+    assert state.seats == {}

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.tournament import STORE_NAME, Store, StoreError
+
 REPO = Path(__file__).resolve().parents[2]
 BOTS = ["python-greedy", "python-random", "c-greedy"]
 
@@ -66,22 +68,19 @@ def command(bot_dirs: list[Path], out: Path) -> list[str]:
 
 
 def stored(out: Path) -> int:
-    db = out / "tournament.sqlite"
-    if not db.exists():
+    if not (out / STORE_NAME).exists():
         return 0
     try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
-            return int(con.execute("SELECT COUNT(*) FROM games").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
+        with Store(out / STORE_NAME, readonly=True) as store:
+            return store.finished_count()
+    except (StoreError, sqlite3.Error):
+        return 0  # being created
 
 
 def results(out: Path) -> list[tuple[object, ...]]:
-    with sqlite3.connect(out / "tournament.sqlite") as con:
-        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        return con.execute(
-            "SELECT game_index, seat, bot, score, rank, fault FROM seats ORDER BY game_index, seat"
-        ).fetchall()
+    with Store(out / STORE_NAME, readonly=True) as store:
+        assert store.integrity_problems() == []
+        return [(r[0], r[1], r[2], r[3], r[8], r[11]) for r in store.seat_rows()]
 
 
 def interrupt_after(cmd: list[str], out: Path, games: int, sig: int) -> int:
@@ -135,7 +134,7 @@ def test_interrupt_kill_and_resume_equals_uninterrupted(
     once = subprocess.run(command(bot_dirs, clean), cwd=REPO, capture_output=True, timeout=300)
     assert once.returncode == 0, once.stderr.decode()
     resumed, uninterrupted = results(out), results(clean)
-    scheduled = 3 * 2 * 12 * 2 + 1 * 3 * 12 * 2
+    scheduled = 3 * 2 * 12 * 2 + 1 * 6 * 12 * 2  # 3p: 6 balanced seatings
     assert len({row[0] for row in resumed}) == scheduled
     assert resumed == uninterrupted
     assert ratings(out) == ratings(clean)
@@ -145,8 +144,8 @@ def ratings(out: Path) -> dict[str, tuple[float, float]]:
     """TrueSkill (mu, sigma) per bot from a store, as the report computes it."""
     from arena.ratings import rate_games, seatings_to_games
 
-    with sqlite3.connect(out / "tournament.sqlite") as con:
-        rows = con.execute("SELECT game_index, seat, bot, rank FROM seats").fetchall()
+    with Store(out / STORE_NAME, readonly=True) as store:
+        rows = [(r[0], r[1], r[2], r[8]) for r in store.seat_rows()]
     rated = rate_games(seatings_to_games(rows))
     assert len(rated) == len(BOTS)
     return {bot: (r.mu, r.sigma) for bot, r in rated.items()}
@@ -180,3 +179,32 @@ def test_changed_config_is_refused_with_an_explanation(
     )
     assert verified.returncode == 0, verified.stdout.decode()
     assert b"6/6 records verified" in verified.stdout
+
+
+def test_a_changed_bot_is_a_new_version_never_mixed(bot_dirs: list[Path], tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    cmd = [sys.executable, "-m", "arena.cli", "tournament", "--quiet", "--out", str(out)]
+    cmd += ["--bots", *map(str, bot_dirs[:2]), "--seeds", "1"]
+    assert subprocess.run(cmd, capture_output=True, cwd=REPO).returncode == 0
+    with Store(out / STORE_NAME, readonly=True) as store:
+        before = {b.name: b.version for b in store.bots()}
+    with (bot_dirs[0] / "bot.py").open("a") as handle:
+        handle.write("\n# a small change\n")
+    changed = subprocess.run(cmd, capture_output=True, cwd=REPO)
+    assert changed.returncode == 2
+    assert f"bot {BOTS[0]} changed".encode() in changed.stderr
+    assert before[BOTS[0]].encode() in changed.stderr  # the version it has there
+    with Store(out / STORE_NAME, readonly=True) as store:
+        assert {b.name: b.version for b in store.bots()} == before
+        assert store.finished_count() == 2
+
+
+def test_a_second_writer_is_refused_naming_the_first(bot_dirs: list[Path], tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    cmd = [sys.executable, "-m", "arena.cli", "tournament", "--quiet", "--out", str(out)]
+    cmd += ["--bots", *map(str, bot_dirs[:2]), "--seeds", "1"]
+    with Store(out / STORE_NAME):  # this process holds the writer's lock
+        second = subprocess.run(cmd, capture_output=True, cwd=REPO)
+    assert second.returncode == 2
+    assert f"another arena run (pid {os.getpid()})".encode() in second.stderr
+    assert b"Traceback" not in second.stderr

@@ -8,7 +8,7 @@ from itertools import combinations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.tournament.schedule import build_schedule, merge_schedule
+from arena.tournament.schedule import build_schedule
 
 bot_lists = st.integers(min_value=2, max_value=6).map(lambda n: [f"bot{i}" for i in range(n)])
 
@@ -25,8 +25,8 @@ def test_schedule_is_fair_and_deterministic(
     bots: list[str], players: set[int], variants: set[str], seeds: int, master: int
 ) -> None:
     ks = [k for k in players if k <= len(bots)]
-    games = build_schedule(bots, ks, sorted(variants), seeds, master)
-    assert games == build_schedule(bots, ks, sorted(variants), seeds, master)
+    games = build_schedule(bots, ks, sorted(variants), seeds, master, "rotations")
+    assert games == build_schedule(bots, ks, sorted(variants), seeds, master, "rotations")
     assert [g.game_index for g in games] == list(range(len(games)))
     assert len({g.game_id for g in games}) == len(games)
     for k in ks:
@@ -52,13 +52,3 @@ def test_master_seed_changes_every_deal() -> None:
     a = build_schedule(["a", "b"], [2], ["coloured"], 3, master_seed=1)
     b = build_schedule(["a", "b"], [2], ["coloured"], 3, master_seed=2)
     assert not {g.deal_seed for g in a} & {g.deal_seed for g in b}
-
-
-def test_merge_keeps_old_indices_and_appends_a_new_bot() -> None:
-    old = build_schedule(["a", "b"], [2], ["coloured"], 2, 1)
-    wanted = build_schedule(["a", "b", "c"], [2], ["coloured"], 2, 1)
-    full, new = merge_schedule(old, wanted)
-    assert full[: len(old)] == old
-    assert all("c" in g.bots for g in new)
-    assert [g.game_index for g in full] == list(range(len(full)))
-    assert {g.game_id for g in full} == {g.game_id for g in wanted}

@@ -1,6 +1,8 @@
-"""Bootstrap worker: ``python -m arena.ratings.worker`` < job JSON > ranks JSON.
+"""The old bootstrap's worker (the benchmark baseline).
 
-Started by ``arena.ratings.bootstrap`` to use more CPUs; not a user command.
+``python -m arena.ratings.reference_worker`` < job JSON > ranks JSON.
+
+Started by ``arena.ratings.reference`` to use more CPUs; not a user command.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from arena.ratings.bootstrap import decode_job, ranks_for
+from arena.ratings.reference import decode_job, ranks_for
 
 
 def main() -> int:

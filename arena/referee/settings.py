@@ -1,0 +1,43 @@
+"""Play settings: time control, fault policy, sandbox level and round limit, defined once.
+
+``PlaySettings`` is the single owner of these defaults. ``arena match``/``check-bot`` flags,
+the tournament file (``TournamentConfig`` extends it), the worker's jobs and the referee's
+``GameSettings`` all come from it; nothing re-parses a setting per game.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arena.engine.tables import DEFAULT_ROUND_LIMIT, Variant
+from arena.referee.clock import TimeControl
+from arena.referee.faults import FaultPolicy
+from arena.referee.referee import GameSettings
+from arena.sandbox import Level
+
+
+class PlaySettings(BaseModel):
+    """How games are played (not which games): shared by one match and a tournament."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    time: TimeControl = Field(default_factory=TimeControl)
+    fault_policy: FaultPolicy = Field(
+        default_factory=FaultPolicy, description="'forfeit' or 'strikes:N'."
+    )
+    sandbox: Level = Field(default=Level.AUTO, description="auto, strict or off.")
+    round_limit: int = Field(default=DEFAULT_ROUND_LIMIT, ge=1)
+
+    def game(self, variant: Variant | str, seed: int) -> GameSettings:
+        """The referee's settings for one game."""
+        return GameSettings(
+            variant=Variant(variant),
+            seed=seed,
+            round_limit=self.round_limit,
+            time_control=self.time,
+            fault_policy=self.fault_policy,
+        )
+
+
+DEFAULTS = PlaySettings()
+"""The defaults, for help texts."""

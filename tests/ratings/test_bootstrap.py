@@ -1,0 +1,106 @@
+"""The fast bootstrap equals the old one (the library per resample), is cached, and is
+the same for any thread count and on the numpy fallback."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arena.ratings import DEFAULT_PARAMS, GameTable, bootstrap_ranks, compiled, reference
+from arena.ratings import bootstrap as fast
+from arena.ratings.batch import rate_rows as numpy_rate_rows
+
+from .helpers import synthetic_games
+
+GAMES = synthetic_games(120, 7, seed=9)
+TABLE = GameTable.from_games(GAMES)
+BOTS = sorted(TABLE.names)
+
+
+def test_fast_bootstrap_equals_the_library_per_resample() -> None:
+    old = reference.bootstrap_ranks(GAMES, BOTS, resamples=12, seed=5, workers=1)
+    new = bootstrap_ranks(TABLE, BOTS, resamples=12, seed=5)
+    np.testing.assert_array_equal(old, new)
+
+
+def test_same_for_any_thread_count_and_seeded() -> None:
+    one = bootstrap_ranks(TABLE, BOTS, resamples=30, seed=1, workers=1)
+    two = bootstrap_ranks(GAMES, BOTS, resamples=30, seed=1, workers=2)
+    np.testing.assert_array_equal(one, two)
+    assert not np.array_equal(one, bootstrap_ranks(TABLE, BOTS, resamples=30, seed=2))
+
+
+def test_numpy_path_equals_the_compiled_path() -> None:
+    """The fallback without numba rates the same sequences to the same numbers."""
+    index_sets = fast.resample_indices(len(TABLE), 8, seed=3)
+    env = DEFAULT_PARAMS.kernel_env()
+    mu_np, sigma_np = numpy_rate_rows(TABLE, index_sets, env, 25.0, 25 / 3)
+    mu = np.full((8, len(TABLE.names)), 25.0)
+    sigma = np.full((8, len(TABLE.names)), 25 / 3)
+    cols = np.maximum(TABLE.bots, 0).astype(np.int64)
+    compiled.rate_rows(
+        cols, TABLE.ties, TABLE.sizes, index_sets, mu, sigma, env.tau, env.beta2, env.margin
+    )
+    np.testing.assert_allclose(mu_np, mu, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(sigma_np, sigma, rtol=0, atol=1e-9)
+
+
+def test_result_is_cached_by_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = bootstrap_ranks(TABLE, BOTS, resamples=10, seed=4, cache_dir=tmp_path)
+    assert len(list(tmp_path.glob("bootstrap-*.npy"))) == 1
+
+    def fail(*_: object, **__: object) -> None:
+        raise AssertionError("recomputed")
+
+    monkeypatch.setattr(fast, "ranks_of", fail)
+    again = bootstrap_ranks(GAMES, BOTS, resamples=10, seed=4, cache_dir=tmp_path)
+    np.testing.assert_array_equal(first, again)
+    with pytest.raises(AssertionError, match="recomputed"):  # other games: not cached
+        bootstrap_ranks(GAMES[:-1], BOTS, resamples=10, seed=4, cache_dir=tmp_path)
+
+
+def test_damaged_or_unwritable_cache_only_costs_time(tmp_path: Path) -> None:
+    want = bootstrap_ranks(TABLE, BOTS, resamples=6, seed=4)
+    bootstrap_ranks(TABLE, BOTS, resamples=6, seed=4, cache_dir=tmp_path)
+    (cached,) = tmp_path.glob("bootstrap-*.npy")
+    cached.write_bytes(b"\x93NUMPY garbage")
+    np.testing.assert_array_equal(
+        want, bootstrap_ranks(TABLE, BOTS, resamples=6, seed=4, cache_dir=tmp_path)
+    )
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    np.testing.assert_array_equal(
+        want, bootstrap_ranks(TABLE, BOTS, resamples=6, seed=4, cache_dir=blocked / "sub")
+    )
+    if os.geteuid() != 0:  # root writes anywhere
+        readonly = tmp_path / "ro"
+        readonly.mkdir(mode=0o500)
+        np.testing.assert_array_equal(
+            want, bootstrap_ranks(TABLE, BOTS, resamples=6, seed=4, cache_dir=readonly)
+        )
+
+
+def test_bots_missing_from_the_list_are_an_error() -> None:
+    with pytest.raises(ValueError, match="missing"):
+        bootstrap_ranks(TABLE, BOTS[1:], resamples=3, seed=1)
+
+
+def test_without_numba_the_same_ranks(monkeypatch: pytest.MonkeyPatch) -> None:
+    want = bootstrap_ranks(TABLE, BOTS, resamples=10, seed=8)
+    monkeypatch.setattr(compiled, "AVAILABLE", False)
+    np.testing.assert_array_equal(want, bootstrap_ranks(TABLE, BOTS, resamples=10, seed=8))
+
+
+def test_concurrent_callers_get_their_own_answers() -> None:
+    """Two threads (a server answering two reports) share the compiled thread pool."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    seeds = [1, 2, 3, 4]
+    want = [bootstrap_ranks(TABLE, BOTS, resamples=8, seed=s, workers=1) for s in seeds]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        got = list(pool.map(lambda s: bootstrap_ranks(TABLE, BOTS, resamples=8, seed=s), seeds))
+    for a, b in zip(want, got, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -1,0 +1,211 @@
+"""The store API: idempotent results, stored ratings, schema migration and refusal, the
+writer's lock, and clear errors (the store left consistent) when writing fails."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.ratings import rate_games, seatings_to_games
+from arena.report.data import load_results
+from arena.tournament.ledger import RatingLedger
+from arena.tournament.store import (
+    LEGACY_VERSION,
+    SCHEMA_VERSION,
+    STORE_NAME,
+    Store,
+    StoreError,
+    StoreLocked,
+    upgrade_store,
+)
+
+from .simulate import by_strength, config, result, simulate
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).resolve().parents[2]
+BOTS = [f"bot{i}" for i in range(6)]
+STRENGTH = {b: float(i) for i, b in enumerate(BOTS)}
+
+
+def schema1_store(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(folder / STORE_NAME)
+    db.executescript((FIXTURES / "schema1.sql").read_text())
+    db.close()
+    return folder
+
+
+def test_a_result_delivered_twice_is_stored_once(tmp_path: Path) -> None:
+    games = simulate(config(tmp_path, BOTS[:3]), by_strength(STRENGTH))
+    with Store(tmp_path / "out" / STORE_NAME) as store:
+        before = list(store.seat_rows())
+        assert not store.add_result(result(games[0], (2, 1)))
+        assert list(store.seat_rows()) == before
+
+
+def test_stored_ratings_equal_a_from_scratch_rating(tmp_path: Path) -> None:
+    """Ratings updated as games finish (out of order), then compared with rating every
+    finished game in schedule order from scratch."""
+    cfg = config(tmp_path, BOTS, players=[2, 3], seeds=2)
+    simulate(cfg, by_strength(STRENGTH), seed=3, stop_after=25)
+    with Store(cfg.output / STORE_NAME) as store:
+        RatingLedger(store).advance()
+    simulate(cfg, by_strength(STRENGTH), seed=4)  # resume: the ledger goes on from there
+    with Store(cfg.output / STORE_NAME) as store:
+        ledger = RatingLedger(store)
+        ledger.advance()
+        prefix, stored = store.ratings()
+        rows = [(r[0], r[1], r[2], r[8]) for r in store.seat_rows()]
+        assert prefix == store.scheduled_count() == store.finished_count()
+    scratch = rate_games(seatings_to_games(rows))
+    assert {r.bot for r in stored} == set(scratch)
+    for r in stored:
+        assert r.mu == pytest.approx(float(scratch[r.bot].mu), abs=1e-9)
+        assert r.sigma == pytest.approx(float(scratch[r.bot].sigma), abs=1e-9)
+
+
+def test_ledger_rates_only_the_finished_prefix(tmp_path: Path) -> None:
+    cfg = config(tmp_path, BOTS[:3])
+    games = simulate(cfg, by_strength(STRENGTH), stop_after=0)
+    with Store(cfg.output / STORE_NAME) as store:
+        ledger = RatingLedger(store)
+        store.add_result(result(games[1], (1, 2)))  # game 0 still running
+        assert ledger.advance() == 0
+        assert store.ratings() == (0, [])
+        store.add_result(result(games[0], (1, 2)))
+        assert ledger.advance() == 2
+        assert store.ratings()[0] == 2
+
+
+def test_schema1_store_is_refused_read_only_with_the_upgrade_command(tmp_path: Path) -> None:
+    folder = schema1_store(tmp_path / "old")
+    with pytest.raises(StoreError, match=f"arena upgrade {folder}"):
+        load_results(folder)
+
+
+def test_schema1_store_upgrades_and_keeps_every_result(tmp_path: Path) -> None:
+    folder = schema1_store(tmp_path / "old")
+    assert upgrade_store(folder)
+    assert (folder / (STORE_NAME + ".v1")).is_file()
+    assert not upgrade_store(folder)  # already current
+    results = load_results(folder)
+    assert results.finished == 4 and results.scheduled == 6
+    assert sorted(results.bots) == ["a", "b", "c"]
+    assert list(results.faults["bot"]) == ["c", "c"]
+    wins = results.seats[results.seats["rank"] == 1]["bot"]
+    assert set(wins) == {"a"}
+    with Store(folder / STORE_NAME, readonly=True) as store:
+        assert store.integrity_problems() == []
+        assert {b.version for b in store.bots()} == {LEGACY_VERSION}
+        assert [g.bots for g in store.unfinished()] == [("b", "c"), ("c", "b")]
+        identity = json.loads(store.get_meta("identity") or "{}")
+        assert identity["bots"][0] == ["a", LEGACY_VERSION]
+        assert identity["seating"] == "rotations"  # how schema-1 stores seated bots
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    with Store(tmp_path / STORE_NAME) as store:
+        store.put_meta(schema_version=str(SCHEMA_VERSION + 1))
+    for readonly in (True, False):
+        with pytest.raises(StoreError, match="newer arena"):
+            Store(tmp_path / STORE_NAME, readonly=readonly)
+
+
+def test_one_writer_per_store_and_the_lock_names_it(tmp_path: Path) -> None:
+    with Store(tmp_path / STORE_NAME):
+        code = (
+            "import sys; from pathlib import Path; from arena.tournament.store import Store, "
+            "StoreLocked\ntry:\n    Store(Path(sys.argv[1]))\nexcept StoreLocked as e:\n"
+            "    print(e)"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path / STORE_NAME)],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+        )
+        assert f"another arena run (pid {os.getpid()})" in out.stdout, out.stderr
+        Store(tmp_path / STORE_NAME, readonly=True).close()  # readers are welcome
+    Store(tmp_path / STORE_NAME).close()  # released on close
+    with pytest.raises(StoreLocked), Store(tmp_path / STORE_NAME), Store(tmp_path / STORE_NAME):
+        pass
+
+
+class FailingDB:
+    """A connection that fails the n-th write like a full disk or a read-only folder."""
+
+    def __init__(self, db: sqlite3.Connection, error: str, after: int) -> None:
+        self._db, self._error, self._left = db, error, after
+
+    def _check(self, sql: str) -> None:
+        if sql.lstrip().upper().startswith("INSERT"):
+            if self._left == 0:
+                raise sqlite3.OperationalError(self._error)
+            self._left -= 1
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self._check(sql)
+        return self._db.execute(sql, *args)
+
+    def executemany(self, sql: str, *args: Any) -> Any:
+        self._check(sql)
+        return self._db.executemany(sql, *args)
+
+    def __enter__(self) -> Any:
+        return self._db.__enter__()
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._db.__exit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+
+@pytest.mark.parametrize(
+    ("error", "says"),
+    [
+        ("database or disk is full", "the disk is full"),
+        ("attempt to write a readonly database", "cannot write here"),
+    ],
+)
+def test_a_failed_write_is_a_clear_resumable_error_and_leaves_the_store_consistent(
+    tmp_path: Path, error: str, says: str
+) -> None:
+    cfg = config(tmp_path, BOTS[:3])
+    games = simulate(cfg, by_strength(STRENGTH), stop_after=2)
+    with Store(cfg.output / STORE_NAME) as store:
+        unfinished = list(store.unfinished())
+        real = store.db
+        store.db = FailingDB(real, error, after=2)  # type: ignore[assignment]
+        with pytest.raises(StoreError, match=says) as caught:
+            store.add_result(result(unfinished[0], (1, 2)))  # fails on its seat rows
+        assert caught.value.resumable
+        store.db = real
+        assert store.integrity_problems() == []
+        assert store.finished_count() == 2  # the half-written game is not there
+    assert len(games) > 2
+
+
+def test_a_damaged_store_is_a_clear_error(tmp_path: Path) -> None:
+    cfg = config(tmp_path, BOTS[:3])
+    simulate(cfg, by_strength(STRENGTH))
+    path = cfg.output / STORE_NAME
+    data = bytearray(path.read_bytes())
+    data[100:4096] = os.urandom(3996)  # the header page's schema area
+    path.write_bytes(bytes(data))
+    replay = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "replay", str(cfg.output)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert replay.returncode == 2
+    assert "not a usable tournament store" in replay.stderr
+    assert "Traceback" not in replay.stderr
