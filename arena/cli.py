@@ -313,6 +313,8 @@ def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
         "sandbox": args.sandbox,
         "round_limit": args.round_limit,
         "persistent": False if args.per_game_processes else None,
+        "executor": getattr(args, "executor", None),
+        "ray_address": getattr(args, "ray_address", None),
         "time": {
             "move_ms": args.time_per_move,
             "init_ms": args.init_time,
@@ -715,6 +717,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, help="deals per pairing (default 4)")
     p.add_argument("--master-seed", type=int, help="derives every game's deal (default 1)")
     p.add_argument("--workers", type=int, help="parallel games (default: one per core)")
+    p.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        help="local: a process pool here (default); ray: a Ray cluster (pip install "
+        "'azul-arena[ray]'), games sent in batches, bots as bundles built on each node",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="with --executor ray: 'auto' joins the running cluster (ray start), "
+        "ray://HOST:10001 a remote one; unset starts a local one",
+    )
     p.add_argument("--out", help="output folder (default results/tournament)")
     p.add_argument(
         "--per-game-processes", action="store_true", help="start bots afresh for every game"

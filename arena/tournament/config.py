@@ -47,6 +47,16 @@ class TournamentConfig(PlaySettings):
     master_seed: int = Field(default=1, ge=0)
     workers: int = Field(default=0, ge=0, le=60, description="0 = one per core.")
     persistent: bool = Field(default=True, description="Reuse bot processes across games.")
+    executor: Literal["local", "ray"] = Field(
+        default="local",
+        description="local: a process pool on this machine; ray: a Ray cluster "
+        "(pip install 'azul-arena[ray]').",
+    )
+    ray_address: str | None = Field(
+        default=None,
+        description="ray: 'auto' joins the running cluster, 'ray://host:10001' a remote one; "
+        "unset starts a local one.",
+    )
     output: Path = Path("results/tournament")
 
     @field_validator("players", "variants")
@@ -97,7 +107,7 @@ class TournamentConfig(PlaySettings):
         Workers, sandbox level, process mode and the output folder may change on resume.
         """
         data = self.model_dump(mode="json")
-        for key in ("workers", "sandbox", "persistent", "output"):
+        for key in ("workers", "sandbox", "persistent", "output", "executor", "ray_address"):
             data.pop(key)
         return data
 

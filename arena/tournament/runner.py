@@ -103,7 +103,7 @@ def open_tournament(config: TournamentConfig, built: list[Built], extend: bool) 
 
 def _identity(config: TournamentConfig, built: list[Built]) -> dict[str, object]:
     mine = config.identity()
-    versions = {b.spec.folder: (b.spec.name, b.version) for b in built}
+    versions = {b.source: (b.spec.name, b.version) for b in built}
     mine["bots"] = [list(versions[f]) for f in config.bots]  # folders may move
     mine["challengers"] = [versions[f][0] for f in config.challengers]
     return mine
@@ -250,7 +250,15 @@ class _Ledger:
             self._ledger.advance()
 
 
-def make_executor(config: TournamentConfig, workers: int | None = None) -> Executor:
+def make_executor(
+    config: TournamentConfig, workers: int | None = None, built: list[Built] | None = None
+) -> Executor:
+    if config.executor == "ray":
+        from arena.tournament.ray_executor import make_ray_executor
+
+        return make_ray_executor(
+            built or [], config.sandbox, config.ray_address, workers or config.workers or None
+        )
     return LocalPoolExecutor(workers or config.worker_count)
 
 
@@ -340,14 +348,13 @@ def run_tournament(
         if first is None:
             progress.total = max(progress.done, store.scheduled_count())
             return progress  # nothing to play: no pool started
-        executor = executor or make_executor(config)
-        window = max(2, 2 * executor.workers)
+        executor = executor or make_executor(config, built=built)
         aborted = True
         try:
             executor.submit(first)
             in_flight = 1
             while True:
-                while in_flight < window:
+                while in_flight < max(2, 2 * executor.workers):  # may grow (ray batches)
                     item = pull()
                     if item is None:
                         break  # all handed out, or the scheduler waits for results
