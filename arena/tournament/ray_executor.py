@@ -193,12 +193,10 @@ class RayExecutor:
         from ray import exceptions as rx
 
         try:
-            ref = next(batch.gen)
+            result: GameResult = ray.get(next(batch.gen))
         except StopIteration:
             self._batches.remove(batch)
             return
-        try:
-            result: GameResult = ray.get(ref)
         except rx.RayTaskError as exc:
             self._batches.remove(batch)
             cause = getattr(exc, "cause", None)
