@@ -40,7 +40,7 @@ from .hostile_support import (
 )
 
 BOTS = ("python-greedy", "c-greedy", "python-random")
-SEEDS = 30
+SEEDS = 22
 PLAYERS = (2, 3)
 VARIANTS = ("coloured", "gray")
 KILLS = 5
