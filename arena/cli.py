@@ -517,6 +517,10 @@ def cmd_bench_tournament(args: argparse.Namespace) -> int:
     from arena.bench.tournament import bench_tournament
 
     folders = [Path(b) for b in args.bots] if args.bots else _bundled_bots()
+    if args.executor == "ray":
+        from arena.bench.ray import print_ray_bench
+
+        return print_ray_bench(folders, args.seeds or 30, args.ray_address, console, args.json)
     if args.end_to_end:
         from arena.bench.endtoend import print_end_to_end
 
@@ -874,6 +878,14 @@ def build_parser() -> argparse.ArgumentParser:
         "in the same run, for before/after ratios",
     )
     b.add_argument("--json", action="store_true", help="with --end-to-end: JSON output")
+    b.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="ray: instead, the same tournament on the local pool and on Ray (games/s, "
+        "per-game overhead of Ray)",
+    )
+    b.add_argument("--ray-address", metavar="ADDR", help="with --executor ray (default: local)")
     b.set_defaults(func=cmd_bench_tournament)
     b = bench.add_parser(
         "report",
