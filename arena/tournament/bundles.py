@@ -44,7 +44,7 @@ def pack(name: str, folder: Path) -> Bundle:
         for path in sorted(folder.rglob("*")):
             rel = path.relative_to(folder).as_posix()
             if path.is_symlink() or not (path.is_file() or path.is_dir()):
-                raise BundleError(f"{folder}: {rel} is not a regular file or folder")
+                raise BundleError(f"{folder}: {rel} is a symbolic link or special file")
             info = tar.gettarinfo(str(path), arcname=rel)
             info.mtime = 0
             info.uid = info.gid = 0
