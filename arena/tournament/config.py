@@ -91,6 +91,8 @@ class TournamentConfig(PlaySettings):
                 )
         elif self.challengers:
             raise ValueError("challengers: only for schedule = 'gauntlet'")
+        if self.ray_address is not None and self.executor != "ray":
+            raise ValueError("ray_address: only with executor = 'ray' (--executor ray)")
         if self.schedule == "sampled" and self.games is None:
             raise ValueError("games: a sampled schedule needs the number of games (--games N)")
         if self.schedule != "sampled" and self.games is not None:

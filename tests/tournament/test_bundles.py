@@ -51,3 +51,20 @@ def test_a_node_weaker_than_strict_refuses_work(monkeypatch: pytest.MonkeyPatch)
     ray_executor.node_check(Level.AUTO)  # auto runs with what the node has
     with pytest.raises(ray_executor.NodeRefused, match="namespaces: bwrap is not installed"):
         ray_executor.node_check(Level.STRICT)
+
+
+def test_ray_missing_or_misconfigured_is_one_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from arena.errors import ArenaError
+    from arena.tournament import ConfigError, load_config
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    with pytest.raises(ray_executor.RayUnavailable, match=r"pip install 'azul-arena\[ray\]'"):
+        ray_executor.make_ray_executor([], Level.AUTO, None, None)
+    assert issubclass(ray_executor.RayUnavailable, ArenaError)
+    bots = [str(REPO / "bots" / "python-greedy"), str(REPO / "bots" / "python-random")]
+    with pytest.raises(ConfigError, match="ray_address: only with executor = 'ray'"):
+        load_config(None, {"bots": bots, "ray_address": "auto"})
