@@ -518,7 +518,7 @@ def cmd_bench_tournament(args: argparse.Namespace) -> int:
 
     folders = [Path(b) for b in args.bots] if args.bots else _bundled_bots()
     if args.executor == "ray":
-        from arena.bench.ray import print_ray_bench
+        from arena.bench.distributed import print_ray_bench
 
         return print_ray_bench(folders, args.seeds or 30, args.ray_address, console, args.json)
     if args.end_to_end:
