@@ -71,6 +71,13 @@ def node_check(level: Level) -> None:
     _NODE["checked"] = True
 
 
+def node_doctor() -> tuple[str, list[tuple[str, bool, str]]]:
+    """``arena doctor``'s layer detection on this node: (node name, [(layer, on, why)])."""
+    from arena.sandbox import detect_layers
+
+    return os.uname().nodename, [(x.name, x.on, x.reason) for x in detect_layers()]
+
+
 def play_batch(items: list[NodeJob], bundles: dict[str, Bundle]) -> Any:
     """Play a batch on this node, yielding each game's result as soon as it is done."""
     first = items[0].job
@@ -122,6 +129,7 @@ class RayExecutor:
         digest_of: dict[str, str],
         *,
         address: str | None = None,
+        level: Level = Level.AUTO,
         batch_seconds: float = 3.0,
         num_cpus: int | None = None,
     ) -> None:
@@ -138,8 +146,9 @@ class RayExecutor:
                     configure_logging=False,
                 )
             except (ConnectionError, RuntimeError, ValueError) as exc:
+                where = address or "(a new local instance)"
                 raise RayUnavailable(
-                    f"cannot connect to the Ray cluster {address}: {exc}"
+                    f"cannot start or join the Ray cluster {where}: {exc}"
                 ) from None
         self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._bundles_ref = ray.put(bundles)
@@ -153,6 +162,40 @@ class RayExecutor:
         self._ready: deque[GameResult] = deque()
         self._attempts: dict[int, int] = {}
         self.lost_batches = 0
+        self.doctor = self._doctor_every_node(level)
+
+    def _doctor_every_node(self, level: Level) -> dict[str, list[tuple[str, bool, str]]]:
+        """Run the sandbox check on every node with CPUs now (nodes that join later check
+        before their first game); with ``strict``, refuse the run if one falls short."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        ray = self._ray
+        nodes = [n for n in ray.nodes() if n.get("Alive") and n["Resources"].get("CPU", 0) > 0]
+        task = ray.remote(num_cpus=0, max_retries=0)(node_doctor)
+        refs = [
+            task.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+            ).remote()
+            for n in nodes
+        ]
+        found = {
+            f"{name} ({n['NodeManagerAddress']}, node {n['NodeID'][:8]})": layers
+            for n, (name, layers) in zip(nodes, ray.get(refs), strict=True)
+        }
+        weak = {node: [x for x in layers if not x[1]] for node, layers in found.items()}
+        weak = {node: off for node, off in weak.items() if off}
+        if level is Level.STRICT and weak:
+            lines = [
+                f"node {node}: sandbox layers off: "
+                + "; ".join(f"{name} ({why})" for name, _, why in off)
+                for node, off in weak.items()
+            ]
+            self.close()
+            raise NodeRefused(
+                "sandbox = 'strict' but these Ray nodes cannot give every layer "
+                "(run `arena doctor` on them):\n" + "\n".join(lines)
+            )
+        return found
 
     @property
     def workers(self) -> int:
@@ -246,5 +289,4 @@ def make_ray_executor(
         bundle = pack(b.spec.name, b.source)
         bundles[bundle.digest] = bundle
         digest_of[b.spec.name] = bundle.digest
-    del level  # each node checks the level carried by its jobs
-    return RayExecutor(bundles, digest_of, address=address, num_cpus=workers)
+    return RayExecutor(bundles, digest_of, address=address, level=level, num_cpus=workers)

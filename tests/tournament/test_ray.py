@@ -141,6 +141,8 @@ def test_same_results_as_local_pool_and_a_killed_node_loses_nothing(
     out = root / "ray"
     config = _config(root, out, executor="ray")
     executor = make_ray_executor(build_bots(config), config.sandbox, None, None)
+    assert len(executor.doctor) == 2  # every worker node ran the sandbox check
+    assert all(layers for layers in executor.doctor.values())
     killed: list[bool] = []
 
     def on_progress(p: Progress) -> None:
