@@ -169,11 +169,11 @@ def _play_settings(args: argparse.Namespace) -> PlaySettings:
 
 
 def _print_evidence(fault: Any, indent: str) -> None:
-    """A fault's last line and stderr tail (bot-controlled text: escaped)."""
-    from arena.referee.faults import evidence_lines
-
-    for line in evidence_lines(fault.last_message, fault.stderr_tail):
-        console.print(indent + shown(line))
+    """A fault's last line and stderr tail (bot-controlled text: made visible and safe)."""
+    if fault.last_message:
+        console.print(f"{indent}last line: {shown(fault.last_message)}")
+    if fault.stderr_tail:
+        console.print(f"{indent}stderr tail:\n" + shown_lines(fault.stderr_tail, indent + "  "))
 
 
 def cmd_match(args: argparse.Namespace) -> int:

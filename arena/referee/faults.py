@@ -72,16 +72,3 @@ class FaultPolicy(BaseModel):
         A crash or a failed handshake always does: there is no process left to play.
         """
         return kind in ("crash", "init") or count > self.strikes
-
-
-def evidence_lines(last_message: str | None, stderr_tail: str | None) -> list[str]:
-    """A fault's evidence as plain lines (bot-controlled: escape before showing it as
-    markup): the bot's last line and the end of its stderr."""
-    lines = []
-    if last_message:
-        lines.append(f"last line: {last_message}")
-    if stderr_tail:
-        tail = stderr_tail.strip().splitlines()[-5:]
-        lines.append("stderr tail:")
-        lines += [f"  {line}" for line in tail]
-    return lines

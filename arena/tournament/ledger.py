@@ -10,6 +10,7 @@ finished the stored ratings equal a from-scratch rating of all games.
 
 from __future__ import annotations
 
+import importlib
 import time
 
 from arena.ratings import RatedGame
@@ -25,6 +26,7 @@ class RatingLedger:
         self.prefix, stored = store.ratings()
         self.games = {r.bot: r.games for r in stored}
         self._pending, self._last = 0, time.monotonic()
+        importlib.import_module("arena.ratings.compiled")  # the model's kernel, now
         text = store.ratings_state()
         try:
             self.state = IncrementalRatings.from_json(text) if text else IncrementalRatings()

@@ -9,7 +9,6 @@ lives in the store and is streamed, tallies are aggregated in SQL.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections import deque
 from collections.abc import Callable
@@ -103,7 +102,9 @@ def open_tournament(config: TournamentConfig, built: list[Built], extend: bool) 
 
 def _identity(config: TournamentConfig, built: list[Built]) -> dict[str, object]:
     mine = config.identity()
-    versions = {b.source: (b.spec.name, b.version) for b in built}
+    versions = {
+        folder: (b.spec.name, b.version) for folder, b in zip(config.bots, built, strict=True)
+    }
     mine["bots"] = [list(versions[f]) for f in config.bots]  # folders may move
     mine["challengers"] = [versions[f][0] for f in config.challengers]
     return mine
@@ -237,6 +238,9 @@ class _Ledger:
             self._ledger = RatingLedger(self.store)
         return self._ledger
 
+    def prepare(self) -> None:
+        self._get()
+
     def catch_up(self) -> None:
         prefix = self.store.ratings_prefix()
         if self.store.first_unfinished(prefix) > prefix:
@@ -309,7 +313,7 @@ def run_tournament(
         ledger.catch_up()
         if on_progress:
             on_progress(progress)
-        launch = {(b.spec.name, b.version): b.spec for b in built}
+        launch = {(b.spec.name, b.version): b.spec for b in built}  # the built copies
         log_dir = config.output / "logs"
         try:
             log_dir.mkdir(parents=True, exist_ok=True)
@@ -348,6 +352,7 @@ def run_tournament(
         if first is None:
             progress.total = max(progress.done, store.scheduled_count())
             return progress  # nothing to play: no pool started
+        ledger.prepare()  # load the rating libraries before play, not between results
         executor = executor or make_executor(config, built=built)
         aborted = True
         try:
@@ -380,8 +385,7 @@ def run_tournament(
             aborted = False
         finally:
             executor.close(abort=aborted)
-            with contextlib.suppress(StoreError):
-                ledger.advance()  # the ratings of every game stored so far
+        ledger.advance()  # the ratings of every game stored (after a stop: on resume)
         progress.total = max(progress.done, store.scheduled_count())
         return progress
     finally:
