@@ -1,4 +1,4 @@
-"""Rate many game sequences at once (the bootstrap's resamples), exactly in their order.
+"""Rate many game sequences at once with numpy (the bootstrap without numba).
 
 Each row of ``positions`` is one sequence of games (positions into a ``GameTable``, in
 the order to rate them; duplicates allowed). A game only reads and writes its own bots'

@@ -7,10 +7,13 @@ team-difference sums, truncation with the library's own ``erfc`` approximation, 
 forward/backward passes over the difference chain repeated until the largest change is at
 most ``MIN_DELTA``, at most ``MAX_ITERATIONS`` times), in two forms:
 
-* ``update_batch``: many games of the same size at once, as ``numpy`` columns (the
-  bootstrap rates every resample together); each game stops iterating exactly when the
+* ``update_batch``: many games at once, as ``numpy`` columns (the bootstrap's fallback
+  without numba, ``arena.ratings.batch``); each game stops iterating exactly when the
   library would;
-* ``update_one``: one game with plain floats (the point ratings, rated game by game).
+* ``update_one``: one game with plain floats (incremental ratings without numba).
+
+``arena.ratings.compiled`` is the third form, the one normally used: the same scalar
+steps compiled by numba.
 
 Both agree with ``trueskill`` to ~1e-12 (tests compare them on random 2/3/4-player games
 with ties). Inputs are in *rank order* (the library's stable sort of seats by rank);
