@@ -306,6 +306,24 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
     return 1
 
 
+# ---------------------------------------------------------------- new-bot
+
+
+def cmd_new_bot(args: argparse.Namespace) -> int:
+    from arena.kits import KitError, kit_for, new_bot
+
+    try:
+        folder = new_bot(args.name, args.language, Path(args.dir))
+    except KitError as exc:
+        raise UserError(str(exc)) from None
+    kit = kit_for(args.language)
+    assert kit is not None
+    console.print(f"created {esc(str(folder))} from the {kit.language} kit (bots/{kit.folder})")
+    console.print(f"  JSON: {kit.json}; flush: {kit.flush}")
+    console.print(f"Next: edit choose() in it, then: arena check-bot {esc(str(folder))}")
+    return 0
+
+
 # ---------------------------------------------------------------- tournament
 
 
@@ -767,6 +785,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=2, help="games per wall variant (default 2)")
     _add_game_options(p)
     p.set_defaults(func=cmd_check_bot)
+
+    p = sub.add_parser(
+        "new-bot",
+        help="start a bot from a language's starter kit",
+        description=(
+            "Copy the starter kit of a language (a small commented greedy bot that passes "
+            "check-bot) into a new folder, renamed. Languages: python, javascript, typescript, "
+            "c, cpp, java, go, rust."
+        ),
+    )
+    p.add_argument("name", help="the new bot's name (a-z, 0-9, '.', '_', '-'); also its folder")
+    p.add_argument("--language", "-l", required=True, help="python, javascript, typescript, ...")
+    p.add_argument("--dir", default="bots", help="parent folder (default bots)")
+    p.set_defaults(func=cmd_new_bot)
 
     p = sub.add_parser(
         "tournament",

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from arena.sandbox import rlimits
 from arena.sandbox.layers import Plan
+from arena.sandbox.runtime_env import runtime_env
 from arena.sandbox.spec import Limits, SandboxError
 
 BOT_MOUNT = "/bot"
@@ -241,7 +242,7 @@ def launch_spec(
     cgroup.procs files to join first; ``writable`` binds the folder read-write (builds).
     """
     argv_cmd = parse_command(command)
-    env = bot_env(extra_env)
+    env = bot_env({**runtime_env(limits), **(extra_env or {})})
     argv: list[str] = []
     if procs_files:
         argv += ["/bin/sh", "-c", JOIN_SCRIPT, "arena-join", *map(str, procs_files), "--"]
