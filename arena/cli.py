@@ -140,11 +140,16 @@ def _load_bots(folders: Sequence[str]) -> list[BotSpec]:
         raise UserError(str(exc)) from None
 
 
-def _sandbox_settings(level: str) -> SandboxSettings:
+def _sandbox_settings(level: str, toolchains: list[str] | None = None) -> SandboxSettings:
     from arena.referee import SandboxSettings
+    from arena.referee.toolchains import ToolchainError, validate_toolchains
     from arena.sandbox import Level, SandboxUnavailable, detect_layers, sandbox_warning
 
-    settings = SandboxSettings(level=Level(level))
+    try:
+        declared = validate_toolchains(toolchains or [])
+    except ToolchainError as exc:
+        raise UserError(str(exc)) from None
+    settings = SandboxSettings(level=Level(level), toolchains=declared)
     if settings.level is Level.STRICT:
         missing = [layer for layer in detect_layers() if not layer.on]
         if missing:
@@ -201,7 +206,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         time_control=_time_control(args),
         fault_policy=_fault_policy(args.fault_policy),
     )
-    sandbox = _sandbox_settings(args.sandbox)
+    sandbox = _sandbox_settings(args.sandbox, args.toolchain)
     out = (
         Path(args.out) if args.out else Path("results") / "matches" / time.strftime("%Y%m%d-%H%M%S")
     )
@@ -249,18 +254,15 @@ def cmd_match(args: argparse.Namespace) -> int:
 
 
 def cmd_check_bot(args: argparse.Namespace) -> int:
-    from arena.referee.build import BuildError
-    from arena.referee.checkbot import ADVICE, check_bot
+    from arena.referee.checkbot import advice, check_bot
 
     (spec,) = _load_bots([args.bot])
-    sandbox = _sandbox_settings(args.sandbox)
+    sandbox = _sandbox_settings(args.sandbox, args.toolchain)
     tc = _time_control(args)
+    if args.games < 1:
+        raise UserError("--games must be 1 or more")
     with console.status(f"checking {spec.name}…"):
-        try:
-            report = check_bot(spec, sandbox, tc, games_per_variant=args.games)
-        except BuildError as exc:
-            console.print(f"[red]FAIL[/red] {esc(str(exc))}")
-            return 1
+        report = check_bot(spec, sandbox, tc, games_per_setting=args.games)
     console.print(f"bot {spec.name} ({esc(str(spec.folder))})")
     if report.build_s is not None:
         console.print(f"  build          ok in {report.build_s:.1f} s")
@@ -268,11 +270,15 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         console.print(f"  start          {report.spawn_ms:.0f} ms (sandboxed spawn)")
     if report.handshake_ms is not None:
         who = ", ".join(f"{k} {v}" for k, v in report.reported.items() if v)
-        console.print(f"  handshake      {report.handshake_ms:.0f} ms; says: {esc(who)}")
+        console.print(
+            f"  handshake      {report.handshake_ms:.0f} ms (limit {tc.init_ms} ms); "
+            f"says: {esc(who)}"
+        )
     if report.games:
         mean = sum(report.scores) / len(report.scores)
+        settings = ", ".join(f"{n}p {wall}" for n, wall in report.played)
         console.print(
-            f"  games          {report.games} vs random (both walls, both seats): "
+            f"  games          {report.games} vs random ({settings}): "
             f"{report.wins} won, mean score {mean:.1f}"
         )
     latency = report.latency()
@@ -282,6 +288,8 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
             f"  think time     median {med:.2f} ms, p95 {p95:.2f} ms, max {worst:.2f} ms "
             f"(limit {tc.move_ms} ms)"
         )
+    for problem in report.problems:
+        console.print(f"  [red]problem[/red] {esc(problem)}")
     for where, fault in report.faults:
         console.print(
             f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {esc(fault.message)}"
@@ -292,7 +300,11 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
             tail = fault.stderr_tail.strip().splitlines()[-5:]
             console.print("      stderr tail:\n        " + esc("\n        ".join(tail)))
     for kind in dict.fromkeys(fault.kind for _, fault in report.faults):
-        console.print(f"  how to fix {kind}: {ADVICE[kind]}")
+        console.print(f"  how to fix {kind}: {esc(advice(kind, report.language))}")
+    for note in report.explanations():
+        console.print(f"  why: {esc(note)}")
+    for warning in report.warnings():
+        console.print(f"  [yellow]warning[/yellow] {esc(warning)}")
     if report.ok:
         opponent = "bots/python-random" if spec.name == "python-greedy" else "bots/python-greedy"
         console.print(
@@ -340,6 +352,7 @@ def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
         "output": args.out,
         "fault_policy": args.fault_policy,
         "sandbox": args.sandbox,
+        "toolchains": args.toolchain,
         "round_limit": args.round_limit,
         "persistent": False if args.per_game_processes else None,
         "time": {
@@ -714,6 +727,13 @@ def _add_game_options(p: argparse.ArgumentParser, defaults: bool = True) -> None
         help="auto: every layer available (default); strict: refuse unless all are "
         "on; off: process group and rlimits only (for debugging your own bot)",
     )
+    p.add_argument(
+        "--toolchain",
+        action="append",
+        metavar="PATH",
+        help="a toolchain folder outside /usr (e.g. /opt/rust) to show read-only inside the "
+        "sandbox, its bin/ added to PATH; repeatable",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -776,13 +796,19 @@ def build_parser() -> argparse.ArgumentParser:
         "check-bot",
         help="check a bot before a tournament: build, handshake, quick games, verdict",
         description=(
-            "Build the bot, run the handshake, play quick games in both walls against the "
-            "built-in random policy, and print a verdict with latency figures and any protocol "
-            "mistake explained in plain words. Exit status 0 on PASS, 1 on FAIL."
+            "Build the bot, run the handshake, play quick 2-, 3- and 4-player games on both "
+            "walls against the built-in random policy, and print a verdict with latency "
+            "figures, warnings for slow answers and any protocol mistake explained in plain "
+            "words. Exit status 0 on PASS, 1 on FAIL."
         ),
     )
     p.add_argument("bot", metavar="BOT_DIR", help="bot folder (with bot.toml)")
-    p.add_argument("--games", type=int, default=2, help="games per wall variant (default 2)")
+    p.add_argument(
+        "--games",
+        type=int,
+        default=1,
+        help="games per player count (2, 3, 4) and wall (default 1, so 6 games)",
+    )
     _add_game_options(p)
     p.set_defaults(func=cmd_check_bot)
 

@@ -76,14 +76,19 @@ def _snapshot(folder: Path) -> frozenset[tuple[str, int, int]]:
     return frozenset(files)
 
 
-def build_bot(spec: BotSpec, level: Level = Level.AUTO, timeout_s: float = 300.0) -> Built:
+def build_bot(
+    spec: BotSpec,
+    level: Level = Level.AUTO,
+    timeout_s: float = 300.0,
+    toolchains: tuple[str, ...] = (),
+) -> Built:
     command = spec.manifest.build
     if not command:
         return Built(spec, 0.0, ran=False, version=content_hash(spec.folder))
     key = (spec.folder, command)
     if _built.get(key) == _snapshot(spec.folder):
         return Built(spec, 0.0, ran=False, version=content_hash(spec.folder))
-    result = build(command, spec.folder, timeout_s=timeout_s, level=level)
+    result = build(command, spec.folder, timeout_s=timeout_s, level=level, ro_paths=toolchains)
     if not result.ok:
         tail = result.output.strip()[-2000:]
         raise BuildError(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from arena.engine import Game, replay
@@ -34,7 +34,7 @@ def run_match(
     """Build the bots, play one game, save the record and the bots' stderr logs."""
     sandbox = sandbox or SandboxSettings()
     for spec in {s.folder: s for s in specs}.values():
-        build_bot(spec, sandbox.level)
+        build_bot(spec, sandbox.level, toolchains=sandbox.toolchains)
     out_dir.mkdir(parents=True, exist_ok=True)
     logs = [out_dir / f"seat{i}-{spec.name}.stderr.log" for i, spec in enumerate(specs)]
     game_id = f"match-{int(time.time())}-{settings.seed}"
@@ -44,7 +44,7 @@ def run_match(
             seat = BotSeat(
                 spec,
                 time_control=settings.time_control,
-                sandbox=SandboxSettings(sandbox.level, sandbox.limits, sandbox.slot + i),
+                sandbox=replace(sandbox, slot=sandbox.slot + i),
                 stderr_log=logs[i],
                 persistent=False,
                 transcript=out_dir / f"seat{i}-{spec.name}.transcript" if transcripts else None,

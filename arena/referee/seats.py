@@ -87,6 +87,8 @@ class SandboxSettings:
     limits: Limits = field(default_factory=Limits)
     slot: int = 0
     """Distinguishes concurrently running bots (each gets its own uid)."""
+    toolchains: tuple[str, ...] = ()
+    """Organiser-declared toolchain folders, shown read-only inside the sandbox."""
 
 
 def _text(raw: bytes | None, limit: int = 300) -> str | None:
@@ -153,6 +155,7 @@ class BotSeat:
                 limits=self.sandbox.limits,
                 slot=self.sandbox.slot,
                 stderr_log=self.stderr_log,
+                ro_paths=self.sandbox.toolchains,
             )
         except SandboxUnavailable:
             raise

@@ -14,7 +14,7 @@ import math
 import os
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +58,7 @@ def build(
     level: Level = Level.AUTO,
     limits: Limits | None = None,
     env: Mapping[str, str] | None = None,
+    ro_paths: Sequence[str] = (),
 ) -> BuildResult:
     """Run ``command`` in ``bot_dir`` (read-write) and capture its merged output."""
     plan = layers.plan(level)
@@ -86,6 +87,7 @@ def build(
         extra_env=env,
         writable=True,
         drop_caps=drop_caps,
+        ro_paths=ro_paths,
         merge_output=True,
         head_bytes=OUTPUT_HEAD,
         tail_bytes=OUTPUT_TAIL,

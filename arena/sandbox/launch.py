@@ -15,13 +15,13 @@ import glob
 import os
 import shlex
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from arena.sandbox import rlimits
 from arena.sandbox.layers import Plan
-from arena.sandbox.runtime_env import runtime_env
+from arena.sandbox.runtime_env import runtime_env, toolchain_path
 from arena.sandbox.spec import Limits, SandboxError
 
 BOT_MOUNT = "/bot"
@@ -97,8 +97,12 @@ def bwrap_argv(
     *,
     writable: bool = False,
     drop_caps: bool = False,
+    ro_paths: Sequence[str] = (),
 ) -> list[str]:
-    """bubblewrap flags: empty root, /usr read-only, the bot folder at /bot, no network."""
+    """bubblewrap flags: empty root, /usr read-only, the bot folder at /bot, no network.
+
+    ``ro_paths`` are toolchain folders an organiser declared (e.g. a Rust toolchain
+    outside /usr): bound read-only at the same path."""
     argv = [
         bwrap,
         "--unshare-net",
@@ -137,6 +141,8 @@ def bwrap_argv(
     ]
     for entry in _etc_entries():
         argv += ["--ro-bind-try", entry, entry]
+    for path in ro_paths:
+        argv += ["--ro-bind", path, path]
     argv += [
         "--bind" if writable else "--ro-bind",
         str(bot_dir),
@@ -235,6 +241,7 @@ def launch_spec(
     writable: bool = False,
     drop_caps: bool = False,
     nproc: bool | None = None,
+    ro_paths: Sequence[str] = (),
 ) -> LaunchSpec:
     """The full exec chain for ``command`` run in ``bot_dir`` under ``plan``.
 
@@ -242,7 +249,8 @@ def launch_spec(
     cgroup.procs files to join first; ``writable`` binds the folder read-write (builds).
     """
     argv_cmd = parse_command(command)
-    env = bot_env({**runtime_env(limits), **(extra_env or {})})
+    told = {**runtime_env(limits), **toolchain_path(ro_paths, BOT_PATH)}
+    env = bot_env({**told, **(extra_env or {})})
     argv: list[str] = []
     if procs_files:
         argv += ["/bin/sh", "-c", JOIN_SCRIPT, "arena-join", *map(str, procs_files), "--"]
@@ -253,7 +261,15 @@ def launch_spec(
     else:
         preexec = rlimits.preexec(limits, nproc=use_nproc)
     if plan.bwrap:
-        argv += bwrap_argv(plan.bwrap, bot_dir, limits, env, writable=writable, drop_caps=drop_caps)
+        argv += bwrap_argv(
+            plan.bwrap,
+            bot_dir,
+            limits,
+            env,
+            writable=writable,
+            drop_caps=drop_caps,
+            ro_paths=ro_paths,
+        )
         outer_env = {"PATH": BOT_PATH}
     else:
         outer_env = env

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -239,6 +239,7 @@ def spawn(
     stderr_log: Path | None = None,
     env: Mapping[str, str] | None = None,
     stderr_cap: int = DEFAULT_CAP,
+    ro_paths: Sequence[str] = (),
 ) -> BotProcess:
     """Start ``command`` (a manifest string or an argv) in ``bot_dir``, sandboxed.
 
@@ -269,6 +270,7 @@ def spawn(
             extra_env=env,
             stderr_log=stderr_log,
             stderr_cap=stderr_cap,
+            ro_paths=ro_paths,
         )
     except BaseException:
         if lease is not None:
@@ -298,6 +300,7 @@ def start(
     stderr_cap: int = DEFAULT_CAP,
     writable: bool = False,
     drop_caps: bool = False,
+    ro_paths: Sequence[str] = (),
     merge_output: bool = False,
     head_bytes: int = 0,
     tail_bytes: int = TAIL_BYTES,
@@ -327,6 +330,7 @@ def start(
             gid=gid,
             procs_files=cgroup.procs_files if cgroup else None,
             extra_env=extra_env,
+            ro_paths=ro_paths,
             writable=writable,
             drop_caps=drop_caps,
             nproc=nproc,

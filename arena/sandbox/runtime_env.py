@@ -10,6 +10,8 @@ protocol/SPEC.md documents them.
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Sequence
 
 from arena.sandbox.spec import MIB, Limits
 
@@ -32,3 +34,9 @@ def runtime_env(limits: Limits) -> dict[str, str]:
         "NODE_OPTIONS": f"--max-old-space-size={max(16, memory_mb // 2)}",
         "OMP_NUM_THREADS": str(cpus),
     }
+
+
+def toolchain_path(ro_paths: Sequence[str], base: str) -> dict[str, str]:
+    """PATH ``base`` followed by the ``bin`` folder of every declared toolchain."""
+    bins = [os.path.join(p, "bin") for p in ro_paths if os.path.isdir(os.path.join(p, "bin"))]
+    return {"PATH": ":".join([base, *bins])} if bins else {}

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from arena.referee.clock import TimeControl
 from arena.referee.faults import FaultPolicy
+from arena.referee.toolchains import validate_toolchains
 
 
 class ConfigError(Exception):
@@ -48,9 +49,21 @@ class TournamentConfig(BaseModel):
     time: TimeConfig = Field(default_factory=TimeConfig)
     fault_policy: str = "forfeit"
     sandbox: Literal["auto", "strict", "off"] = "auto"
+    toolchains: list[Path] = Field(
+        default=[], description="Read-only toolchain folders shown inside the sandbox."
+    )
     workers: int = Field(default=0, ge=0, le=60, description="0 = one per core.")
     persistent: bool = Field(default=True, description="Reuse bot processes across games.")
     output: Path = Path("results/tournament")
+
+    @field_validator("toolchains")
+    @classmethod
+    def _toolchains(cls, value: list[Path]) -> list[Path]:
+        return [Path(p) for p in validate_toolchains(value)]
+
+    @property
+    def toolchain_paths(self) -> tuple[str, ...]:
+        return tuple(str(p) for p in self.toolchains)
 
     @field_validator("fault_policy")
     @classmethod
@@ -87,7 +100,7 @@ class TournamentConfig(BaseModel):
         Workers, sandbox level, process mode and the output folder may change on resume.
         """
         data = self.model_dump(mode="json")
-        for key in ("workers", "sandbox", "persistent", "output"):
+        for key in ("workers", "sandbox", "toolchains", "persistent", "output"):
             data.pop(key)
         return data
 

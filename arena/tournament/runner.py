@@ -157,7 +157,7 @@ def run_tournament(
             return progress
         level = Level(config.sandbox)
         for spec in specs:
-            built = build_bot(spec, level)
+            built = build_bot(spec, level, toolchains=config.toolchain_paths)
             if on_built and built.ran:
                 on_built(spec, built.seconds)
         by_name = {s.name: (i, s) for i, s in enumerate(specs)}
@@ -172,6 +172,7 @@ def run_tournament(
                 time_control=config.time.control(),
                 fault_policy=config.fault_policy,
                 sandbox=config.sandbox,
+                toolchains=config.toolchain_paths,
                 persistent=config.persistent,
                 log_dir=log_dir,
             )

@@ -37,6 +37,7 @@ class GameJob:
     time_control: TimeControl
     fault_policy: str
     sandbox: str
+    toolchains: tuple[str, ...]
     persistent: bool
     log_dir: Path
 
@@ -58,7 +59,9 @@ class WorkerState:
             bot = BotSeat(
                 spec,
                 time_control=job.time_control,
-                sandbox=SandboxSettings(level=Level(job.sandbox), slot=slot),
+                sandbox=SandboxSettings(
+                    level=Level(job.sandbox), slot=slot, toolchains=job.toolchains
+                ),
                 stderr_log=job.log_dir / f"{spec.name}.w{self.worker_id}.stderr.log",
                 persistent=job.persistent,
             )
