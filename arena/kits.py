@@ -33,6 +33,8 @@ class Kit:
     aliases: tuple[str, ...]
     flush: str
     """How to get each line to the referee at once."""
+    flush_code: str
+    """The kit's own code for it (the tests check the kit really does it)."""
     json: str
     """The JSON library the kit uses."""
     toolchain: str
@@ -47,6 +49,7 @@ KITS: tuple[Kit, ...] = (
         "python-greedy",
         ("py", "python3"),
         "print(..., flush=True) or sys.stdout.flush()",
+        "sys.stdout.flush()",
         "json (standard library)",
         "Debian python3",
         ("python3",),
@@ -56,6 +59,7 @@ KITS: tuple[Kit, ...] = (
         "js-random",
         ("js", "node", "nodejs"),
         "process.stdout.write(...) (synchronous on pipes on Linux: nothing to flush)",
+        "process.stdout.write(",
         "JSON.parse (built in)",
         "Node.js (nodejs)",
         ("node",),
@@ -65,6 +69,7 @@ KITS: tuple[Kit, ...] = (
         "ts-greedy",
         ("ts",),
         "process.stdout.write(...) (synchronous on pipes on Linux: nothing to flush)",
+        "process.stdout.write(",
         "JSON.parse (built in), typed with interfaces",
         "npm install -g typescript @types/node; runs on node",
         ("node", "tsc"),
@@ -74,6 +79,7 @@ KITS: tuple[Kit, ...] = (
         "c-greedy",
         (),
         "fflush(stdout) after each line, or setvbuf(stdout, NULL, _IOLBF, 0) once",
+        "fflush(stdout)",
         "a small parser in bot.c (C has no usual JSON library in Debian's base)",
         "Debian gcc",
         ("gcc",),
@@ -83,6 +89,7 @@ KITS: tuple[Kit, ...] = (
         "cpp-greedy",
         ("c++", "cxx"),
         "std::cout << line << std::endl (std::endl flushes) or std::flush",
+        "std::endl",
         "nlohmann/json (Debian nlohmann-json3-dev, header in /usr/include)",
         "Debian g++ nlohmann-json3-dev",
         ("g++",),
@@ -91,7 +98,9 @@ KITS: tuple[Kit, ...] = (
         "java",
         "java-greedy",
         ("jvm",),
-        "System.out.flush() after each line (System.out is block-buffered on a pipe)",
+        "flush() after each line (System.out.println flushes; print(), PrintWriter, "
+        "BufferedWriter do not)",
+        "OUT.flush()",
         "Gson (Debian libgoogle-gson-java, /usr/share/java/gson.jar)",
         "Debian default-jdk-headless libgoogle-gson-java",
         ("javac", "java", "/usr/share/java/gson.jar"),
@@ -101,6 +110,7 @@ KITS: tuple[Kit, ...] = (
         "go-greedy",
         ("golang",),
         "os.Stdout.Write(...) (unbuffered); a bufio.Writer needs Flush() after each line",
+        "os.Stdout.Write(",
         "encoding/json (standard library)",
         "Debian golang-go",
         ("go",),
@@ -109,7 +119,8 @@ KITS: tuple[Kit, ...] = (
         "rust",
         "rust-greedy",
         ("rs",),
-        "stdout().flush() after each line (stdout is buffered; a BufWriter more so)",
+        "stdout().flush() after each line (stdout is line-buffered, a BufWriter around it is not)",
+        "out.flush()",
         "serde_json (Debian librust-serde-json-dev, used offline via .cargo/config.toml)",
         "Debian rustc cargo librust-serde-json-dev",
         ("cargo", "rustc", "/usr/share/cargo/registry"),

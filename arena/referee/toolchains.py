@@ -19,7 +19,10 @@ from pathlib import Path
 SYSTEM_PATH = ("/usr/bin", "/bin")
 VISIBLE_ROOTS = ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc", "/proc", "/dev")
 """Host paths that exist inside the sandbox too (the bot folder and /tmp aside)."""
-_FORBIDDEN = ("/", "/proc", "/dev", "/sys", "/tmp", "/etc", "/bot", "/run", "/var/run")
+_SANDBOX_OWN = ("/", "/tmp", "/etc", "/run", "/var")
+"""Folders the sandbox builds itself: a toolchain may sit below them, never be them."""
+_SANDBOX_TREES = ("/proc", "/dev", "/sys", "/bot")
+"""Trees a toolchain may not be in at all."""
 RUNTIMES = ("python3", "node", "java", "javac", "go", "cargo", "rustc", "gcc", "g++", "tsc")
 """Programs worth naming when telling an author what the sandbox offers."""
 
@@ -40,9 +43,11 @@ def validate_toolchains(paths: Iterable[str | Path]) -> tuple[str, ...]:
         path = os.path.normpath(text)
         if not os.path.isdir(path):
             raise ToolchainError(f"toolchain path {path} is not an existing folder")
-        if path in _FORBIDDEN or any(path.startswith(f"{f}/") for f in _FORBIDDEN if f != "/"):
+        if path in _SANDBOX_OWN or any(
+            path == t or path.startswith(f"{t}/") for t in _SANDBOX_TREES
+        ):
             raise ToolchainError(
-                f"toolchain path {path} would shadow the sandbox's own {path.split('/')[1]}; "
+                f"toolchain path {path} would shadow the sandbox's own {path}; "
                 "declare the toolchain's own folder (e.g. /opt/rust or /root/.cargo)"
             )
         if path == "/usr" or path.startswith("/usr/"):
