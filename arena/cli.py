@@ -652,8 +652,14 @@ def cmd_bench_tournament(args: argparse.Namespace) -> int:
 
 
 def _bundled_bots() -> list[Path]:
+    from arena.kits import NOT_IN_DEMO
+
     root = Path(__file__).resolve().parents[1] / "bots"
-    found = sorted(p for p in root.iterdir() if (p / "bot.toml").is_file()) if root.is_dir() else []
+    found = sorted(
+        p
+        for p in (root.iterdir() if root.is_dir() else [])
+        if (p / "bot.toml").is_file() and p.name not in NOT_IN_DEMO
+    )
     if len(found) < 2:
         raise UserError(f"no bundled bots found in {root}")
     return found

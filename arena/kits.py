@@ -41,6 +41,9 @@ class Kit:
     """Where the build and run programs come from."""
     programs: tuple[str, ...]
     """Programs the kit needs on the host (absolute, or looked up in /usr/bin:/bin)."""
+    in_demo: bool = False
+    """Plays in `arena demo`: only kits whose toolchain the quickstart machine has
+    (Python, gcc, node), so the demo works, and stays the same tournament, anywhere."""
 
 
 KITS: tuple[Kit, ...] = (
@@ -53,6 +56,7 @@ KITS: tuple[Kit, ...] = (
         "json (standard library)",
         "Debian python3",
         ("python3",),
+        in_demo=True,
     ),
     Kit(
         "javascript",
@@ -63,6 +67,7 @@ KITS: tuple[Kit, ...] = (
         "JSON.parse (built in)",
         "Node.js (nodejs)",
         ("node",),
+        in_demo=True,
     ),
     Kit(
         "typescript",
@@ -83,6 +88,7 @@ KITS: tuple[Kit, ...] = (
         "a small parser in bot.c (C has no usual JSON library in Debian's base)",
         "Debian gcc",
         ("gcc",),
+        in_demo=True,
     ),
     Kit(
         "cpp",
@@ -126,6 +132,10 @@ KITS: tuple[Kit, ...] = (
         ("cargo", "rustc", "/usr/share/cargo/registry"),
     ),
 )
+
+
+NOT_IN_DEMO = frozenset(k.folder for k in KITS if not k.in_demo)
+"""Bundled bot folders that `arena demo` leaves out."""
 
 
 def kit_for(language: str | None) -> Kit | None:

@@ -118,3 +118,13 @@ def test_cli_new_bot(tmp_path: Path) -> None:
     assert main(["new-bot", "cli-bot", "--language", "c", "--dir", str(tmp_path)]) == 0
     assert load_bot(tmp_path / "cli-bot").name == "cli-bot"
     assert main(["new-bot", "cli-bot", "--language", "c", "--dir", str(tmp_path)]) == 2
+
+
+def test_demo_plays_only_kits_a_fresh_machine_can_build() -> None:
+    from arena.cli import _bundled_bots
+
+    demo = {p.name for p in _bundled_bots()}
+    for kit in KITS:
+        quickstart = set(kit.programs) <= {"python3", "node", "gcc"}
+        assert kit.in_demo == quickstart, kit.language
+        assert (kit.folder in demo) == kit.in_demo
