@@ -289,7 +289,7 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
             f"(limit {tc.move_ms} ms)"
         )
     for problem in report.problems:
-        console.print(f"  [red]problem[/red] {esc(problem)}")
+        console.print(f"  [red]problem[/red] {esc(problem)}".replace("\n", "\n      "))
     for where, fault in report.faults:
         console.print(
             f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {esc(fault.message)}"

@@ -117,10 +117,10 @@ def sandbox_view(toolchains: Iterable[str] = ()) -> str:
 def explain_not_found(program: str, what: str, toolchains: Iterable[str] = ()) -> str:
     """Why ``program`` (the build or run command's) is missing inside, and what to do."""
     toolchains = list(toolchains)
-    host = shutil.which(program) if "/" not in program else None
+    host = shutil.which(program) if "/" not in program else program
     where = (
         f"; on this host it is {host}, outside what the sandbox shows"
-        if host and not _visible(host, toolchains)
+        if host and os.path.isabs(host) and os.path.exists(host) and not _visible(host, toolchains)
         else ""
     )
     advice = (
