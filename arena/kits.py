@@ -37,6 +37,8 @@ class Kit:
     """The kit's own code for it (the tests check the kit really does it)."""
     json: str
     """The JSON library the kit uses."""
+    json_code: str
+    """Where the kit's source uses it (checked by the tests)."""
     toolchain: str
     """Where the build and run programs come from."""
     programs: tuple[str, ...]
@@ -54,6 +56,7 @@ KITS: tuple[Kit, ...] = (
         "print(..., flush=True) or sys.stdout.flush()",
         "sys.stdout.flush()",
         "json (standard library)",
+        "import json",
         "Debian python3",
         ("python3",),
         in_demo=True,
@@ -65,6 +68,7 @@ KITS: tuple[Kit, ...] = (
         "process.stdout.write(...) (synchronous on pipes on Linux: nothing to flush)",
         "process.stdout.write(",
         "JSON.parse (built in)",
+        "JSON.parse(",
         "Node.js (nodejs)",
         ("node",),
         in_demo=True,
@@ -76,6 +80,7 @@ KITS: tuple[Kit, ...] = (
         "process.stdout.write(...) (synchronous on pipes on Linux: nothing to flush)",
         "process.stdout.write(",
         "JSON.parse (built in), typed with interfaces",
+        "JSON.parse(",
         "npm install -g typescript @types/node; runs on node",
         ("node", "tsc"),
     ),
@@ -86,6 +91,7 @@ KITS: tuple[Kit, ...] = (
         "fflush(stdout) after each line, or setvbuf(stdout, NULL, _IOLBF, 0) once",
         "fflush(stdout)",
         "a small parser in bot.c (C has no usual JSON library in Debian's base)",
+        "json_parse(",
         "Debian gcc",
         ("gcc",),
         in_demo=True,
@@ -97,6 +103,7 @@ KITS: tuple[Kit, ...] = (
         "std::cout << line << std::endl (std::endl flushes) or std::flush",
         "std::endl",
         "nlohmann/json (Debian nlohmann-json3-dev, header in /usr/include)",
+        "#include <nlohmann/json.hpp>",
         "Debian g++ nlohmann-json3-dev",
         ("g++",),
     ),
@@ -108,6 +115,7 @@ KITS: tuple[Kit, ...] = (
         "BufferedWriter do not)",
         "OUT.flush()",
         "Gson (Debian libgoogle-gson-java, /usr/share/java/gson.jar)",
+        "import com.google.gson.JsonParser;",
         "Debian default-jdk-headless libgoogle-gson-java",
         ("javac", "java", "/usr/share/java/gson.jar"),
     ),
@@ -118,6 +126,7 @@ KITS: tuple[Kit, ...] = (
         "os.Stdout.Write(...) (unbuffered); a bufio.Writer needs Flush() after each line",
         "os.Stdout.Write(",
         "encoding/json (standard library)",
+        '"encoding/json"',
         "Debian golang-go",
         ("go",),
     ),
@@ -128,6 +137,7 @@ KITS: tuple[Kit, ...] = (
         "stdout().flush() after each line (stdout is line-buffered, a BufWriter around it is not)",
         "out.flush()",
         "serde_json (Debian librust-serde-json-dev, used offline via .cargo/config.toml)",
+        "serde_json::from_str(",
         "Debian rustc cargo librust-serde-json-dev",
         ("cargo", "rustc", "/usr/share/cargo/registry"),
     ),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import orjson
 
@@ -110,6 +111,8 @@ class CheckReport:
     """(game description, fault)"""
     problems: list[str] = field(default_factory=list)
     """Failures found before any game (build, missing program), in plain words."""
+    folder: Path | None = None
+    """The built bot folder that played."""
 
     @property
     def ok(self) -> bool:
@@ -200,6 +203,8 @@ def check_bot(
             report.problems.append(explain_not_found(missing, "build", sandbox.toolchains))
         return report
     report.build_s = built.seconds if built.ran else None
+    spec = built.spec
+    report.folder = spec.folder
     program = command_program(spec.manifest.command)
     if program and not find_in_sandbox(program, spec.folder, sandbox.toolchains):
         report.problems.append(explain_not_found(program, "run", sandbox.toolchains))

@@ -44,8 +44,10 @@ def test_kit_is_what_the_table_says(kit: Kit) -> None:
     assert spec.manifest.language == kit.language
     assert kit_for(kit.language) is kit
     assert all(kit_for(alias) is kit for alias in kit.aliases)
-    # The kit really flushes the way the SPEC and check-bot tell authors to.
-    assert kit.flush_code in kit_source(kit)
+    # The kit really flushes and parses the way the SPEC and check-bot tell authors to.
+    source = kit_source(kit)
+    assert kit.flush_code in source
+    assert kit.json_code in source
 
 
 @pytest.mark.parametrize("kit", KITS, ids=lambda k: k.language)

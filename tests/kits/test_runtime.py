@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -162,7 +163,8 @@ def test_a_declared_toolchain_is_visible_and_on_path(tmp_path: Path) -> None:
     sandbox = SandboxSettings(toolchains=declared)
     report = check_bot(spec, sandbox, QUICK, player_counts=(2,))
     assert report.ok, (report.problems, report.faults)
-    assert (spec.folder / "built").exists()  # the build ran the toolchain's program
+    assert report.folder is not None
+    assert (report.folder / "built").exists()  # the build ran the toolchain's program
 
 
 def test_check_bot_explains_a_missing_run_program(tmp_path: Path) -> None:
@@ -228,3 +230,43 @@ def test_flush_advice_names_the_language_idiom() -> None:
     unknown = advice("timeout", "cobol")
     assert "fflush(stdout)" in unknown and "sys.stdout.flush()" in unknown
     assert "flush" not in advice("illegal", "java").lower()
+
+
+def test_a_prebuilt_binary_without_build_passes(tmp_path: Path) -> None:
+    """SPEC §15: prebuilt binaries are allowed (built here outside the sandbox)."""
+    require_strict_sandbox()
+    tmp_path.chmod(0o755)
+    folder = tmp_path / "prebuilt"
+    folder.mkdir()
+    source = REPO / "bots" / "c-greedy" / "bot.c"
+    subprocess.run(
+        ["gcc", "-O1", "-std=c11", "-o", str(folder / "bot"), str(source), "-lm"], check=True
+    )
+    (folder / "bot.toml").write_text('name = "prebuilt"\nlanguage = "c"\ncommand = "./bot"\n')
+    folder.chmod(0o755)
+    report = check_bot(load_bot(folder), SandboxSettings(), QUICK, player_counts=(2,))
+    assert report.ok and report.build_s is None
+
+
+def test_command_is_split_and_execd_not_run_by_a_shell(tmp_path: Path) -> None:
+    """SPEC §15: `command` is split like a shell and exec'd: nothing is expanded."""
+    require_strict_sandbox()
+    tmp_path.chmod(0o755)
+    folder = tmp_path / "echo"
+    folder.mkdir()
+    (folder / "bot.toml").write_text('name = "echo"\ncommand = "/bin/echo \'$HOME\' $HOME && ;"\n')
+    folder.chmod(0o755)
+    spec = load_bot(folder)
+    out = run_in_sandbox(spec.manifest.argv, folder, Limits())
+    assert out == "$HOME $HOME && ;\n"
+
+
+def test_build_runs_through_bin_sh(tmp_path: Path) -> None:
+    """SPEC §15: `build` is a /bin/sh -c string (variables, &&, redirections work)."""
+    require_strict_sandbox()
+    tmp_path.chmod(0o755)
+    folder = _tool_bot(
+        tmp_path, "X=shell; echo $X > made && test -s made", "/usr/bin/python3 bot.py"
+    )
+    built = build_bot(load_bot(folder))
+    assert built.ran and (built.spec.folder / "made").read_text() == "shell\n"
