@@ -40,18 +40,20 @@ def mentions_memory(*texts: str | bytes | None) -> bool:
 
 
 def oom_killed(proc: BotProcess | None) -> bool:
-    """The kernel OOM-killed a task in the bot's memory cgroup (cgroup v2 memory.events)."""
+    """The kernel OOM-killed a task in the bot's memory cgroup (``oom_kill`` in cgroup
+    v2's memory.events, or v1's memory.oom_control)."""
     if proc is None:
         return False
     for directory in proc.cgroup_dirs:
-        try:
-            events = (Path(directory) / "memory.events").read_text()
-        except OSError:
-            continue
-        for line in events.splitlines():
-            key, _, value = line.partition(" ")
-            if key == "oom_kill" and value.strip().isdigit() and int(value) > 0:
-                return True
+        for name in ("memory.events", "memory.oom_control"):
+            try:
+                events = (Path(directory) / name).read_text()
+            except OSError:
+                continue
+            for line in events.splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and value.strip().isdigit() and int(value) > 0:
+                    return True
     return False
 
 
