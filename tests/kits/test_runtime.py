@@ -270,3 +270,22 @@ def test_build_runs_through_bin_sh(tmp_path: Path) -> None:
     )
     built = build_bot(load_bot(folder))
     assert built.ran and (built.spec.folder / "made").read_text() == "shell\n"
+
+
+def test_a_cgroup_oom_kill_is_a_crash_that_says_memory(
+    quirky_bot: Callable[[str, int], object],
+) -> None:
+    """Shared memory escapes RLIMIT_DATA; the memory cgroup's OOM killer stops the bot
+    with SIGKILL and nothing on stderr: the cgroup's oom_kill counter tells why."""
+    require_strict_sandbox()
+    spec = quirky_bot("shared-memory", 0)
+    slow = TimeControl(move_ms=60_000)
+    sandbox = SandboxSettings(limits=Limits(memory_bytes=256 * MIB))
+    bot = BotSeat(spec, time_control=slow, sandbox=sandbox)  # type: ignore[arg-type]
+    try:
+        record = play_game([bot, RandomSeat()], GameSettings(time_control=slow), "oom").record
+    finally:
+        bot.close()
+    (fault,) = record.faults
+    assert fault.kind == "crash"
+    assert "ran out of memory" in fault.message and "signal 9" in fault.message
