@@ -195,6 +195,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     from arena.referee import GameSettings
     from arena.referee.build import BuildError
     from arena.referee.match import run_match
+    from arena.referee.toolchains import explain_build_failure
 
     if not 2 <= len(args.bots) <= 4:
         raise UserError(f"a game needs 2, 3 or 4 bots, not {len(args.bots)}")
@@ -213,7 +214,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     try:
         result = run_match(specs, settings, out, sandbox, transcripts=args.transcript)
     except BuildError as exc:
-        raise UserError(str(exc)) from None
+        raise UserError(explain_build_failure(str(exc), sandbox.toolchains)) from None
     record = result.outcome.record
     names = [f"{name} (seat {i})" for i, name in enumerate(record.players)]
     console.print(result.final_position.render(names))
@@ -384,6 +385,7 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
     )
 
     from arena.referee.build import BuildError
+    from arena.referee.toolchains import explain_build_failure
     from arena.tournament import ConfigError, StoreError, run_tournament
     from arena.tournament.runner import Progress as RunProgress
 
@@ -452,8 +454,10 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
             f"Resume with: {resume}"
         )
         return 130
-    except (ConfigError, StoreError, BuildError) as exc:
+    except (ConfigError, StoreError) as exc:
         raise UserError(str(exc)) from None
+    except BuildError as exc:
+        raise UserError(explain_build_failure(str(exc), config.toolchain_paths)) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)

@@ -22,9 +22,9 @@ from arena.referee.referee import GameSettings, play_game
 from arena.referee.seats import BotSeat, Choice, RandomSeat, SandboxSettings, Seat
 from arena.referee.toolchains import (
     command_program,
+    explain_build_failure,
     explain_not_found,
     find_in_sandbox,
-    missing_from_build_output,
 )
 
 ADVICE: dict[str, str] = {
@@ -196,11 +196,7 @@ def check_bot(
     try:
         built = build_bot(spec, sandbox.level, toolchains=sandbox.toolchains)
     except BuildError as exc:
-        report.problems.append(str(exc))
-        output = str(exc)
-        missing = missing_from_build_output(output)
-        if missing:
-            report.problems.append(explain_not_found(missing, "build", sandbox.toolchains))
+        report.problems.append(explain_build_failure(str(exc), sandbox.toolchains))
         return report
     report.build_s = built.seconds if built.ran else None
     spec = built.spec

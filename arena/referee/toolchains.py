@@ -134,3 +134,11 @@ def explain_not_found(program: str, what: str, toolchains: Iterable[str] = ()) -
         f"the {what} command's program {program!r} is not found inside the sandbox{where}.\n"
         f"{sandbox_view(toolchains)}\n{advice}"
     )
+
+
+def explain_build_failure(message: str, toolchains: Iterable[str] = ()) -> str:
+    """A failed build's message, plus the plain-words diagnosis when its program is missing."""
+    missing = missing_from_build_output(message)
+    if missing is None:
+        return message
+    return f"{message}\n{explain_not_found(missing, 'build', toolchains)}"

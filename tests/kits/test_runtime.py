@@ -27,6 +27,7 @@ from arena.referee.checkbot import advice, check_bot
 from arena.referee.memory import mentions_memory
 from arena.referee.toolchains import (
     ToolchainError,
+    explain_build_failure,
     missing_from_build_output,
     validate_toolchains,
 )
@@ -183,6 +184,11 @@ def test_build_output_not_found_is_recognised() -> None:
     assert missing_from_build_output("/bin/sh: 1: cargo: not found\n") == "cargo"
     assert missing_from_build_output("sh: 1: go: not found") == "go"
     assert missing_from_build_output("error: linking failed") is None
+    failed = "building x failed ('rustup-cargo build', exit status 127):\n"
+    text = explain_build_failure(failed + "/bin/sh: 1: rustup-cargo: not found")
+    assert text.startswith(failed)
+    assert "'rustup-cargo' is not found inside the sandbox" in text and "--toolchain" in text
+    assert explain_build_failure("error: linking failed") == "error: linking failed"
 
 
 def test_check_bot_plays_every_player_count_on_both_walls() -> None:
