@@ -15,6 +15,7 @@ from arena.engine import Variant
 from arena.kits import kit_for
 from arena.referee import (
     BotSeat,
+    BotSpec,
     GameSettings,
     RandomSeat,
     SandboxSettings,
@@ -39,8 +40,8 @@ from .conftest import FIXTURES, REPO, require_strict_sandbox, require_toolchain
 QUICK = TimeControl(move_ms=2000, init_ms=5000)
 
 
-def run_in_sandbox(command: list[str], folder: Path, limits: Limits, **kw: object) -> str:
-    proc = spawn(command, folder, limits=limits, **kw)  # type: ignore[arg-type]
+def run_in_sandbox(command: list[str], folder: Path, limits: Limits) -> str:
+    proc = spawn(command, folder, limits=limits)
     try:
         assert proc.stdout is not None
         out = proc.stdout.read().decode()
@@ -75,10 +76,10 @@ def test_the_jvm_sizes_its_heap_and_cpus_to_the_sandbox() -> None:
 
 
 def test_out_of_memory_in_python_is_a_crash_that_says_memory(
-    quirky_bot: Callable[[str, int], object],
+    quirky_bot: Callable[[str, int], BotSpec],
 ) -> None:
     spec = quirky_bot("memory", 0)
-    bot = BotSeat(spec, time_control=QUICK)  # type: ignore[arg-type]
+    bot = BotSeat(spec, time_control=QUICK)
     try:
         record = play_game([bot, RandomSeat()], GameSettings(time_control=QUICK), "oom").record
     finally:
@@ -201,9 +202,9 @@ def test_check_bot_plays_every_player_count_on_both_walls() -> None:
 
 
 def test_check_bot_explains_a_line_that_answers_no_request(
-    quirky_bot: Callable[[str, int], object],
+    quirky_bot: Callable[[str, int], BotSpec],
 ) -> None:
-    report = check_bot(quirky_bot("chatty", 0), SandboxSettings(), QUICK, player_counts=(2,))  # type: ignore[arg-type]
+    report = check_bot(quirky_bot("chatty", 0), SandboxSettings(), QUICK, player_counts=(2,))
     assert not report.ok
     assert {f.kind for _, f in report.faults} == {"malformed"}
     (why,) = report.explanations()
@@ -211,22 +212,23 @@ def test_check_bot_explains_a_line_that_answers_no_request(
 
 
 def test_check_bot_warns_about_a_slow_handshake(
-    quirky_bot: Callable[[str, int], object],
+    quirky_bot: Callable[[str, int], BotSpec],
 ) -> None:
-    tc = TimeControl(init_ms=1000, move_ms=2000)
-    report = check_bot(quirky_bot("slow-start", 600), SandboxSettings(), tc, player_counts=(2,))  # type: ignore[arg-type]
+    # Sleeps 1.1 s of a 2 s init time: past half, with 0.9 s to spare under load.
+    tc = TimeControl(init_ms=2000, move_ms=2000)
+    report = check_bot(quirky_bot("slow-start", 1100), SandboxSettings(), tc, player_counts=(2,))
     assert report.ok
-    assert any("handshake took" in w and "1000 ms" in w for w in report.warnings())
+    assert any("handshake took" in w and "2000 ms" in w for w in report.warnings())
 
 
 def test_check_bot_warns_about_a_slow_decision(
-    quirky_bot: Callable[[str, int], object],
+    quirky_bot: Callable[[str, int], BotSpec],
 ) -> None:
-    tc = TimeControl(move_ms=1000)
-    report = check_bot(quirky_bot("slow-first", 600), SandboxSettings(), tc, player_counts=(2,))  # type: ignore[arg-type]
+    tc = TimeControl(move_ms=2000)  # sleeps 1.1 s once: past half, 0.9 s to spare
+    report = check_bot(quirky_bot("slow-first", 1100), SandboxSettings(), tc, player_counts=(2,))
     assert report.ok
     (warning,) = report.warnings()
-    assert "1 decision(s) used more than half" in warning and "of 1000 ms" in warning
+    assert "1 decision(s) used more than half" in warning and "of 2000 ms" in warning
 
 
 def test_flush_advice_names_the_language_idiom() -> None:
@@ -279,7 +281,7 @@ def test_build_runs_through_bin_sh(tmp_path: Path) -> None:
 
 
 def test_a_cgroup_oom_kill_is_a_crash_that_says_memory(
-    quirky_bot: Callable[[str, int], object],
+    quirky_bot: Callable[[str, int], BotSpec],
 ) -> None:
     """Shared memory escapes RLIMIT_DATA; the memory cgroup's OOM killer stops the bot
     with SIGKILL and nothing on stderr: the cgroup's oom_kill counter tells why."""
@@ -287,7 +289,7 @@ def test_a_cgroup_oom_kill_is_a_crash_that_says_memory(
     spec = quirky_bot("shared-memory", 0)
     slow = TimeControl(move_ms=60_000)
     sandbox = SandboxSettings(limits=Limits(memory_bytes=256 * MIB))
-    bot = BotSeat(spec, time_control=slow, sandbox=sandbox)  # type: ignore[arg-type]
+    bot = BotSeat(spec, time_control=slow, sandbox=sandbox)
     try:
         record = play_game([bot, RandomSeat()], GameSettings(time_control=slow), "oom").record
     finally:
