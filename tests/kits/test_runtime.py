@@ -90,9 +90,21 @@ def test_out_of_memory_in_python_is_a_crash_that_says_memory(
 
 
 @pytest.mark.slow
-def test_jvm_out_of_memory_report_on_stdout_is_a_crash_not_malformed(tmp_path: Path) -> None:
-    """The issue's case: a JVM told -Xmx3g in a smaller sandbox writes its native
-    out-of-memory report ('#', 'There is insufficient memory ...') on stdout and dies."""
+@pytest.mark.parametrize(
+    ("flags", "last_words"),
+    [
+        # The issue's case: told -Xmx3g in a smaller sandbox, the JVM fails to commit
+        # memory and writes its native report ('#', 'There is insufficient memory ...').
+        ("-Xmx3g -XX:-ExitOnOutOfMemoryError", "#"),
+        # The arena's defaults: the heap fits the sandbox, and the JVM exits on
+        # OutOfMemoryError, saying so on stdout.
+        ("", "Terminating due to java.lang.OutOfMemoryError"),
+    ],
+    ids=["native", "heap"],
+)
+def test_jvm_out_of_memory_on_stdout_is_a_crash_not_malformed(
+    tmp_path: Path, flags: str, last_words: str
+) -> None:
     kit = kit_for("java")
     assert kit is not None
     require_toolchain(kit)
@@ -100,11 +112,15 @@ def test_jvm_out_of_memory_report_on_stdout_is_a_crash_not_malformed(tmp_path: P
     tmp_path.chmod(0o755)
     folder = tmp_path / "hog"
     shutil.copytree(FIXTURES / "java-memory-hog", folder, ignore=shutil.ignore_patterns("classes"))
-    spec = load_bot(folder)
-    build_bot(spec)
+    manifest = (folder / "bot.toml").read_text()
+    manifest = re.sub(
+        r"(?m)^command = .*$", f'command = "/usr/bin/java {flags} -cp classes Hog"', manifest
+    )
+    (folder / "bot.toml").write_text(manifest)
+    built = build_bot(load_bot(folder))
     slow = TimeControl(move_ms=60_000, init_ms=20_000)
     sandbox = SandboxSettings(limits=Limits(memory_bytes=512 * MIB))
-    bot = BotSeat(spec, time_control=slow, sandbox=sandbox)
+    bot = BotSeat(built.spec, time_control=slow, sandbox=sandbox)
     try:
         record = play_game([bot, RandomSeat()], GameSettings(time_control=slow), "hog").record
     finally:
@@ -112,6 +128,7 @@ def test_jvm_out_of_memory_report_on_stdout_is_a_crash_not_malformed(tmp_path: P
     (fault,) = record.faults
     assert fault.kind == "crash", fault
     assert "ran out of memory" in fault.message and "512 MiB" in fault.message
+    assert fault.last_message is not None and fault.last_message.startswith(last_words)
 
 
 def test_memory_signs_ignore_the_echoed_java_options() -> None:
