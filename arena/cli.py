@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape as esc
 
 from arena import __version__
+from arena.textsafe import visible
 
 if TYPE_CHECKING:
     from arena.referee import BotSpec, FaultPolicy, SandboxSettings, TimeControl
@@ -27,6 +28,17 @@ def _console(stderr: bool = False) -> Console:
 
 console = _console()
 err_console = _console(stderr=True)
+
+
+def shown(text: str) -> str:
+    """Bot-controlled text for the terminal: control characters visible, no rich markup."""
+    return esc(visible(text))
+
+
+def shown_lines(text: str, indent: str, last: int = 5) -> str:
+    """The last lines of bot-controlled text (a stderr tail, build output), made safe."""
+    lines = visible(text.strip(), multiline=True).split("\n")[-last:]
+    return esc(indent + ("\n" + indent).join(lines))
 
 
 class UserError(Exception):
@@ -113,14 +125,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
             for fault in record.faults:
                 console.print(
                     f"  fault: seat {fault.seat} ({names[fault.seat]}) {fault.kind} in round "
-                    f"{fault.round}: {esc(fault.message)}"
+                    f"{fault.round}: {shown(fault.message)}"
                     + (" (forfeit)" if fault.forfeit else " (strike, forgiven)")
                 )
                 if fault.last_message:
-                    console.print(f"    last line: {esc(fault.last_message)}")
+                    console.print(f"    last line: {shown(fault.last_message)}")
                 if fault.stderr_tail:
-                    tail = fault.stderr_tail.strip().splitlines()[-5:]
-                    console.print("    stderr tail:\n      " + esc("\n      ".join(tail)))
+                    console.print("    stderr tail:\n" + shown_lines(fault.stderr_tail, "      "))
     if not sources:
         raise UserError("no finished game to replay there")
     summary = f"{checked}/{len(sources)} records verified"
@@ -196,6 +207,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     from arena.referee.build import BuildError
     from arena.referee.match import run_match
     from arena.referee.toolchains import explain_build_failure
+    from arena.sandbox import SandboxBusy
 
     if not 2 <= len(args.bots) <= 4:
         raise UserError(f"a game needs 2, 3 or 4 bots, not {len(args.bots)}")
@@ -213,6 +225,8 @@ def cmd_match(args: argparse.Namespace) -> int:
     )
     try:
         result = run_match(specs, settings, out, sandbox, transcripts=args.transcript)
+    except SandboxBusy as exc:
+        raise UserError(str(exc)) from None
     except BuildError as exc:
         raise UserError(explain_build_failure(str(exc), sandbox.toolchains)) from None
     record = result.outcome.record
@@ -239,13 +253,12 @@ def cmd_match(args: argparse.Namespace) -> int:
         verdict = "forfeit" if fault.forfeit else "strike"
         console.print(
             f"[red]fault[/red] seat {fault.seat} ({record.players[fault.seat]}): "
-            f"{fault.kind} in round {fault.round}: {esc(fault.message)} ({verdict})"
+            f"{fault.kind} in round {fault.round}: {shown(fault.message)} ({verdict})"
         )
         if fault.last_message:
-            console.print(f"  last output: {esc(fault.last_message)}")
+            console.print(f"  last output: {shown(fault.last_message)}")
         if fault.stderr_tail:
-            tail = fault.stderr_tail.strip().splitlines()[-5:]
-            console.print("  stderr tail:\n    " + esc("\n    ".join(tail)))
+            console.print("  stderr tail:\n" + shown_lines(fault.stderr_tail, "    "))
     console.print(f"record: {result.record_path}   (verify: arena replay {result.record_path})")
     console.print(f"bot logs: {out}/")
     return 0
@@ -256,6 +269,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 
 def cmd_check_bot(args: argparse.Namespace) -> int:
     from arena.referee.checkbot import advice, check_bot
+    from arena.sandbox import SandboxBusy
 
     (spec,) = _load_bots([args.bot])
     sandbox = _sandbox_settings(args.sandbox, args.toolchain)
@@ -263,7 +277,10 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
     if args.games < 1:
         raise UserError("--games must be 1 or more")
     with console.status(f"checking {spec.name}…"):
-        report = check_bot(spec, sandbox, tc, games_per_setting=args.games)
+        try:
+            report = check_bot(spec, sandbox, tc, games_per_setting=args.games)
+        except SandboxBusy as exc:
+            raise UserError(str(exc)) from None
     console.print(f"bot {spec.name} ({esc(str(spec.folder))})")
     if report.build_s is not None:
         console.print(f"  build          ok in {report.build_s:.1f} s")
@@ -273,7 +290,7 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         who = ", ".join(f"{k} {v}" for k, v in report.reported.items() if v)
         console.print(
             f"  handshake      {report.handshake_ms:.0f} ms (limit {tc.init_ms} ms); "
-            f"says: {esc(who)}"
+            f"says: {shown(who)}"
         )
     if report.games:
         mean = sum(report.scores) / len(report.scores)
@@ -289,21 +306,21 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
             f"  think time     median {med:.2f} ms, p95 {p95:.2f} ms, max {worst:.2f} ms "
             f"(limit {tc.move_ms} ms)"
         )
-    for problem in report.problems:
-        console.print(f"  [red]problem[/red] {esc(problem)}".replace("\n", "\n      "))
+    for problem in report.problems:  # may quote the build's output: bot-controlled
+        text = esc(visible(problem, multiline=True)).replace("\n", "\n      ")
+        console.print(f"  [red]problem[/red] {text}")
     for where, fault in report.faults:
         console.print(
-            f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {esc(fault.message)}"
+            f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {shown(fault.message)}"
         )
         if fault.last_message:
-            console.print(f"      last line written: {esc(fault.last_message)}")
+            console.print(f"      last line written: {shown(fault.last_message)}")
         if fault.stderr_tail:
-            tail = fault.stderr_tail.strip().splitlines()[-5:]
-            console.print("      stderr tail:\n        " + esc("\n        ".join(tail)))
+            console.print("      stderr tail:\n" + shown_lines(fault.stderr_tail, "        "))
     for kind in dict.fromkeys(fault.kind for _, fault in report.faults):
         console.print(f"  how to fix {kind}: {esc(advice(kind, report.language))}")
-    for note in report.explanations():
-        console.print(f"  why: {esc(note)}")
+    for note in report.explanations():  # quotes the bot's line
+        console.print(f"  why: {shown(note)}")
     for warning in report.warnings():
         console.print(f"  [yellow]warning[/yellow] {esc(warning)}")
     if report.ok:
@@ -386,6 +403,7 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
 
     from arena.referee.build import BuildError
     from arena.referee.toolchains import explain_build_failure
+    from arena.sandbox import SandboxBusy
     from arena.tournament import ConfigError, StoreError, run_tournament
     from arena.tournament.runner import Progress as RunProgress
 
@@ -454,7 +472,7 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
             f"Resume with: {resume}"
         )
         return 130
-    except (ConfigError, StoreError) as exc:
+    except (ConfigError, StoreError, SandboxBusy) as exc:
         raise UserError(str(exc)) from None
     except BuildError as exc:
         raise UserError(explain_build_failure(str(exc), config.toolchain_paths)) from None
@@ -553,6 +571,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for layer in layers:
         mark = "[green]on [/green]" if layer.on else "[red]off[/red]"
         console.print(f"{mark} {layer.name:<14} {layer.reason}")
+    from arena.referee.build import describe_cache
+
+    console.print(f"\n{esc(describe_cache())}")
     missing = [layer.name for layer in layers if not layer.on]
     if missing:
         console.print(
@@ -927,7 +948,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "doctor",
         help="show which sandbox layers are available",
-        description="Detect each sandbox layer and print it as on/off with the reason.",
+        description=(
+            "Detect each sandbox layer (bubblewrap, seccomp, separate uid, rlimits, cgroups, "
+            "process group) and print it as on/off with the reason; also where built bots "
+            "are cached. Exit status 1 if `--sandbox strict` would refuse to run."
+        ),
     )
     p.set_defaults(func=cmd_doctor)
 
@@ -982,7 +1007,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.func(args)
     except UserError as exc:
-        err_console.print(f"[red]error:[/red] {esc(str(exc))}")
+        err_console.print(f"[red]error:[/red] {esc(visible(str(exc), multiline=True))}")
         return 2
     except KeyboardInterrupt:
         err_console.print("interrupted")

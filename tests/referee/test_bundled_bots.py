@@ -31,8 +31,7 @@ def test_bundled_bot_plays_clean_games(name: str) -> None:
         if os.environ.get("ARENA_REQUIRE_TOOLCHAINS") == "1":
             pytest.fail(message + " (ARENA_REQUIRE_TOOLCHAINS=1)")
         pytest.skip(message)
-    build_bot(spec)
-    bot = BotSeat(spec)
+    bot = BotSeat(build_bot(spec).spec)  # bots run from their built copy
     try:
         for variant in Variant:
             for seat in (0, 1):
@@ -49,8 +48,7 @@ def test_bundled_bot_plays_clean_games(name: str) -> None:
 @pytest.mark.parametrize("name", ["python-greedy", "c-greedy"])
 def test_greedy_bots_beat_random(name: str) -> None:
     spec = load_bot(REPO / "bots" / name)
-    build_bot(spec)
-    bot = BotSeat(spec)
+    bot = BotSeat(build_bot(spec).spec)  # bots run from their built copy
     wins = 0
     try:
         for g in range(10):
