@@ -131,6 +131,24 @@ def _etc_entries() -> list[str]:
     return names
 
 
+_OWN_MOUNTS = frozenset({"/", "/tmp", "/usr", "/etc", "/proc", "/dev", BOT_MOUNT})
+
+
+def _searchable_parents(inside: str) -> list[str]:
+    """Create the folders above an extra mount point world-searchable: left to bubblewrap
+    they copy the host's modes (``/root`` is 0700), and the bot's uid could not reach
+    the mount."""
+    argv: list[str] = []
+    parent = os.path.dirname(os.path.normpath(inside))
+    parents: list[str] = []
+    while parent not in _OWN_MOUNTS and parent != os.path.dirname(parent):
+        parents.append(parent)
+        parent = os.path.dirname(parent)
+    for folder in reversed(parents):
+        argv += ["--perms", "0755", "--dir", folder]
+    return argv
+
+
 def bwrap_argv(
     bwrap: str,
     bot_dir: Path,
@@ -189,7 +207,7 @@ def bwrap_argv(
     for entry in _etc_entries():
         argv += ["--ro-bind-try", entry, entry]
     for host, inside in ro_binds:
-        argv += ["--ro-bind", str(host), inside]
+        argv += [*_searchable_parents(inside), "--ro-bind", str(host), inside]
     if build_area is None:
         argv += ["--ro-bind", str(bot_dir), BOT_MOUNT]
     else:
