@@ -294,7 +294,7 @@ def test_build_runs_through_bin_sh(tmp_path: Path) -> None:
         tmp_path, "X=shell; echo $X > made && test -s made", "/usr/bin/python3 bot.py"
     )
     built = build_bot(load_bot(folder))
-    assert built.ran and (built.spec.folder / "made").read_text() == "shell\n"
+    assert (built.spec.folder / "made").read_text() == "shell\n"  # built now or cached
 
 
 def test_a_cgroup_oom_kill_is_a_crash_that_says_memory(
