@@ -483,6 +483,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_tournament_command(config, args)
 
 
+def cmd_sprt(args: argparse.Namespace) -> int:
+    from arena.sprt.command import sprt_command
+
+    return sprt_command(args, console, err_console, UserError)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     return _print_report(Path(args.outdir), bootstrap=args.bootstrap, quiet=True)
 
@@ -826,6 +832,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--jsonl", action="store_true", help="one JSON line per finished game")
     p.set_defaults(func=cmd_demo)
+
+    from arena.sprt.command import DESCRIPTION as SPRT_DESCRIPTION
+    from arena.sprt.command import add_arguments as add_sprt_arguments
+
+    p = sub.add_parser(
+        "sprt",
+        help="is NEW stronger than OLD? a sequential test on 2-player game pairs",
+        description=SPRT_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_sprt_arguments(p)
+    _add_game_options(p)
+    p.set_defaults(func=cmd_sprt)
 
     p = sub.add_parser(
         "report",
