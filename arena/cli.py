@@ -454,7 +454,10 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return run_tournament_command(config, args)
 
 
-DEMO_SEEDS = 50
+DEMO_SEEDS = 20
+DEMO_BANK_MS = 1000
+"""Per-game time bank in the demo: ample for the greedy and random bots, and it keeps
+the search bot (bots/c-mcts, which spends half a fair share of its bank per move) quick."""
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -470,7 +473,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         variants=["coloured", "gray"],
         seeds=args.seeds,
         master_seed=1,
-        time=TimeConfig(move_ms=1000),
+        time=TimeConfig(move_ms=1000, bank_ms=DEMO_BANK_MS),
         workers=args.workers or 0,
         output=out,
     )

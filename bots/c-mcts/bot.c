@@ -594,6 +594,17 @@ static int select_child(int node) {
     return best;
 }
 
+/* Share of the CPU this process got while searching (an average over recent
+ * decisions): on a loaded machine the bot gets less, and answers wait longer
+ * to be scheduled, so it thinks proportionally less. */
+static double cpu_share = 1.0;
+
+static double cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -640,6 +651,7 @@ static int search(const State *root, const Move *options, int n_options, double 
     pool[0] = (Node){-1, 0, {0, 0, 0}, -1, 0, 0};
     expand(0, root, options, n_options, option_of);
     int it = 0;
+    double wall0 = now_ms(), cpu0 = cpu_ms();
     if (n_options > 1 && budget_ms > 0) {
         for (;;) {
             iterate(root);
@@ -647,6 +659,11 @@ static int search(const State *root, const Move *options, int n_options, double 
             if (max_iterations > 0 && it >= max_iterations) break;
             if ((it & 15) == 0 && now_ms() - t0 >= budget_ms) break;
         }
+    }
+    double wall = now_ms() - wall0, cpu = cpu_ms() - cpu0;
+    if (wall >= 5.0) { /* enough to measure: update the average CPU share */
+        double share = cpu / wall > 1.0 ? 1.0 : cpu / wall;
+        cpu_share = 0.7 * cpu_share + 0.3 * share;
     }
     const Node *r = &pool[0];
     int best = 0;
@@ -789,12 +806,17 @@ typedef struct {
     long long increment_ms;
     double bank_left_ms;  /* our own estimate of this game's bank */
     uint64_t game_hash;
+    double last_exact_bank; /* the previous decision's time_left_ms when it was the bank, or -1 */
+    double last_elapsed;    /* our own measure of the previous decision */
+    double overhead_ms;     /* referee-measured minus our own time per decision (average) */
 } Config;
 
-static Config cfg = {1000.0, 0, 1, 1000, -1, 0, 0, 0};
+static Config cfg = {1000.0, 0, 1, 1000, -1, 0, 0, 0, -1, 0, 5.0};
 
-#define THINK_SHARE 0.35  /* of time_left_ms: the rest is the safety margin */
-#define MIN_SEARCH_MS 15.0
+#define THINK_SHARE 0.30  /* of time_left_ms */
+#define MARGIN_MS 150.0   /* never think closer than this to time_left_ms */
+#define BANK_SHARE 0.5    /* with a bank: half of a fair share, the rest is reserve */
+#define MIN_SEARCH_MS 5.0
 
 /* Decisions still to come for us this game: about five per round. */
 static double decisions_left(const State *s) {
@@ -813,13 +835,18 @@ static double decisions_left(const State *s) {
 }
 
 static double think_budget(const State *s, long long time_left_ms) {
-    double budget = THINK_SHARE * (double)time_left_ms;
+    double t = (double)time_left_ms, load = cpu_share < 0.25 ? 0.25 : cpu_share;
+    double budget = THINK_SHARE * t * load;
+    if (budget > t - MARGIN_MS) budget = t - MARGIN_MS;
     if (budget > cfg.think_cap_ms) budget = cfg.think_cap_ms;
     if (cfg.bank_ms >= 0) {
-        double share = cfg.bank_left_ms / decisions_left(s);
+        /* keep what the remaining decisions will lose to pipes and scheduling, plus 50 ms */
+        double left = decisions_left(s);
+        double usable = cfg.bank_left_ms - left * cfg.overhead_ms - 50.0;
+        double share = BANK_SHARE * usable / left;
         if (budget > share) budget = share;
     }
-    return budget;
+    return budget < 0 ? 0 : budget;
 }
 
 /* =================================================================== decide */
@@ -858,8 +885,10 @@ static int choose(int msg, double t0) {
     SearchStats stats = {0, 0};
     int index = search(&state, options, n, t0, budget >= MIN_SEARCH_MS ? budget : 0,
                        cfg.iterations, &stats);
-    fprintf(stderr, NAME ": request %lld: %d options, %d iterations in %.1f ms (budget %.0f)\n", id,
-            n, stats.iterations, stats.elapsed_ms, budget);
+    fprintf(stderr,
+            NAME ": request %lld: %d options, %d iterations in %.1f ms (budget %.0f, cpu %.2f, "
+                 "overhead %.0f)\n",
+            id, n, stats.iterations, stats.elapsed_ms, budget, cpu_share, cfg.overhead_ms);
     return index;
 }
 
@@ -937,6 +966,7 @@ int main(int argc, char **argv) {
                                 ? hash_bytes(0xCBF29CE484222325ull, nodes[g].str, nodes[g].slen)
                                 : 0;
             cfg.bank_left_ms = (double)cfg.bank_ms;
+            cfg.last_exact_bank = -1;
         } else if (jstr_eq(type, "decide")) {
             int id = jget(msg, "id");
             if (!jis_int(id)) {
@@ -944,13 +974,23 @@ int main(int argc, char **argv) {
                 continue;
             }
             long long time_left = jint(jget(msg, "time_left_ms"), 1000);
-            if (cfg.bank_ms >= 0 && time_left < cfg.move_ms) /* below the cap it is the bank */
+            if (cfg.bank_ms >= 0 && time_left < cfg.move_ms) { /* below the cap it is the bank */
                 cfg.bank_left_ms = (double)time_left;
+                if (cfg.last_exact_bank >= 0) { /* what the referee charged for the last one */
+                    double charged = cfg.last_exact_bank - (double)time_left + (double)cfg.increment_ms;
+                    double over = charged - cfg.last_elapsed;
+                    cfg.overhead_ms = 0.7 * cfg.overhead_ms + 0.3 * (over < 0 ? 0 : over);
+                }
+                cfg.last_exact_bank = (double)time_left;
+            } else {
+                cfg.last_exact_bank = -1;
+            }
             int index = choose(msg, t0);
             printf("{\"type\":\"move\",\"id\":%lld,\"index\":%d}\n", nodes[id].inum, index);
             fflush(stdout);
+            cfg.last_elapsed = now_ms() - t0;
             if (cfg.bank_ms >= 0)
-                cfg.bank_left_ms += cfg.increment_ms - (now_ms() - t0) - 2.0; /* 2 ms: pipes */
+                cfg.bank_left_ms += cfg.increment_ms - cfg.last_elapsed - cfg.overhead_ms;
         } else if (jstr_eq(type, "quit")) {
             break;
         }
