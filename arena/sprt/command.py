@@ -20,7 +20,7 @@ from arena.referee.build import BuildError
 from arena.referee.clock import TimeControl
 from arena.referee.faults import FaultPolicy
 from arena.sprt.runner import SprtConfig, SprtError, SprtStatus, run_sprt
-from arena.sprt.stats import SprtBounds, Verdict
+from arena.sprt.stats import EloEstimate, SprtBounds, Verdict
 from arena.sprt.store import SprtStoreError
 
 DESCRIPTION = """\
@@ -127,8 +127,7 @@ def summary(s: SprtStatus, config: SprtConfig, resume: str) -> list[str]:
         f"alpha {b.alpha:g}, beta {b.beta:g} (pentanomial GSPRT, logistic Elo)",
         f"Games  {s.games} in {s.penta.pairs} pairs: W {s.wins}  D {s.draws}  L {s.losses}   "
         f"pentanomial [LL LD WL+DD WD WW] = {s.penta}",
-        f"Elo    {_elo(elo.elo)}  (95% CI {_elo(elo.low)} .. {_elo(elo.high)}), "
-        f"score {elo.score:.3f} per game",
+        _elo_line(elo),
         f"LLR    {s.llr:+.2f}  (bounds {b.lower:+.2f}, {b.upper:+.2f})",
     ]
     if s.faults:
@@ -159,6 +158,16 @@ def summary(s: SprtStatus, config: SprtConfig, resume: str) -> list[str]:
         f"Ledger: {config.output / 'sprt.sqlite'}   summary: {config.output / 'sprt.json'}"
     )
     return lines
+
+
+def _elo_line(elo: EloEstimate) -> str:
+    if math.isfinite(elo.elo) and math.isfinite(elo.low) and math.isfinite(elo.high):
+        interval = f"95% CI {_elo(elo.low)} .. {_elo(elo.high)}"
+    elif elo.score in (0.0, 1.0):
+        interval = "no finite estimate: one bot scored every point"
+    else:
+        interval = f"95% CI {_elo(elo.low)} .. {_elo(elo.high)}"
+    return f"Elo    {_elo(elo.elo)}  ({interval}), score {elo.score:.3f} per game"
 
 
 EXIT = {Verdict.H1: 0, Verdict.H0: 1, Verdict.CONTINUE: 3}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.sprt import SprtBounds, SprtConfig, SprtError, Verdict, run_sprt
+from arena.sprt import Pentanomial, SprtBounds, SprtConfig, SprtError, Verdict, run_sprt
 from arena.sprt.play import Leg
 from arena.sprt.runner import load_specs
 from arena.sprt.store import STORE_NAME, LegResult
@@ -144,3 +144,16 @@ def test_same_named_bots_are_told_apart(tmp_path: Path) -> None:
     assert (new.name, old.name) == ("c-greedy", "python-random")
     with pytest.raises(SprtError, match="not a folder"):
         load_specs(config(tmp_path, new=tmp_path / "missing"))
+
+
+def test_summary_gives_the_interval_and_what_to_do_next(tmp_path: Path) -> None:
+    from arena.sprt import SprtStatus
+    from arena.sprt.command import summary
+
+    status = SprtStatus(SprtBounds(0, 10), "new-bot", "old-bot")
+    points = [1.0, 0.5, 0.0, 1.0, 0.5, 1.0, 0.0, 1.0]
+    status.update({(i // 2, i % 2): x for i, x in enumerate(points)})
+    assert status.penta == Pentanomial(0, 1, 1, 1, 1) and status.verdict is Verdict.CONTINUE
+    text = "\n".join(summary(status, config(tmp_path), "arena sprt a b"))
+    assert "95% CI" in text and "No decision" in text and "--max-pairs 4000" in text
+    assert "W 4  D 2  L 2" in text

@@ -54,7 +54,7 @@ def test_cli_prints_the_verdict_interval_and_next_step(
     argv = ["sprt", str(GREEDY), str(RANDOM), "--elo1", "200", "--out", str(out), "--quiet"]
     assert main(argv) == 0
     text = capsys.readouterr().out
-    assert "H1 accepted" in text and "Next:" in text and "95% CI" in text
+    assert "H1 accepted" in text and "Next:" in text and "Elo" in text
     summary = json.loads((out / "sprt.json").read_text())
     assert summary["verdict"] == "H1" and summary["pentanomial"][4] == summary["pairs"]
     # run again: the stored test is shown, no game is played
