@@ -153,7 +153,7 @@ def test_summary_gives_the_interval_and_what_to_do_next(tmp_path: Path) -> None:
     status = SprtStatus(SprtBounds(0, 10), "new-bot", "old-bot")
     points = [1.0, 0.5, 0.0, 1.0, 0.5, 1.0, 0.0, 1.0]
     status.update({(i // 2, i % 2): x for i, x in enumerate(points)})
-    assert status.penta == Pentanomial(0, 1, 1, 1, 1) and status.verdict is Verdict.CONTINUE
+    assert status.penta == Pentanomial(0, 0, 2, 2, 0) and status.verdict is Verdict.CONTINUE
     text = "\n".join(summary(status, config(tmp_path), "arena sprt a b"))
     assert "95% CI" in text and "No decision" in text and "--max-pairs 4000" in text
     assert "W 4  D 2  L 2" in text
