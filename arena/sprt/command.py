@@ -106,7 +106,9 @@ def config_from_args(args: argparse.Namespace) -> SprtConfig:
 
 
 def _elo(x: float) -> str:
-    return f"{x:+.1f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+    if not math.isfinite(x):
+        return "+inf" if x > 0 else "-inf"
+    return f"{x:+.1f}" if round(x, 1) != 0 else "0.0"
 
 
 def status_line(s: SprtStatus) -> str:
@@ -148,11 +150,13 @@ def summary(s: SprtStatus, config: SprtConfig, resume: str) -> list[str]:
             f"no regression with --elo0 {-b.elo1:g} --elo1 {b.elo0:g}.",
         ]
     else:
+        lean = "H1 (NEW better)" if s.llr > 0 else "H0 (NEW not better)"
         lines += [
             f"[yellow]No decision[/yellow] after {s.penta.pairs} pairs (--max-pairs "
-            f"{config.max_pairs}): the difference is probably between elo0 and elo1.",
-            f"Next: continue with a larger --max-pairs ({escape(resume)} --max-pairs "
-            f"{config.max_pairs * 2}), or accept that the change makes little difference.",
+            f"{config.max_pairs}); the LLR leans towards {lean}.",
+            f"Next: continue the same test with more pairs ({escape(resume)} --max-pairs "
+            f"{config.max_pairs * 2}); a test that never decides means a difference between "
+            "elo0 and elo1, too small to matter at these bounds.",
         ]
     lines.append(
         f"Ledger: {config.output / 'sprt.sqlite'}   summary: {config.output / 'sprt.json'}"
@@ -173,6 +177,20 @@ def _elo_line(elo: EloEstimate) -> str:
 EXIT = {Verdict.H1: 0, Verdict.H0: 1, Verdict.CONTINUE: 3}
 
 
+def _without_max_pairs(argv: list[str]) -> list[str]:
+    """The command line minus --max-pairs (the resume hint adds a larger one)."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--max-pairs":
+            skip = True
+        elif not arg.startswith("--max-pairs="):
+            out.append(arg)
+    return out
+
+
 def sprt_command(
     args: argparse.Namespace,
     console: Console,
@@ -185,7 +203,9 @@ def sprt_command(
     except SprtError as exc:
         raise user_error(str(exc)) from None
     quiet = bool(args.quiet)
-    resume = "arena " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "the same command"
+    resume = (
+        "arena " + shlex.join(_without_max_pairs(sys.argv[1:])) if sys.argv[1:] else "arena sprt"
+    )
 
     def on_start(new: BotSpec, old: BotSpec) -> None:
         if not quiet:

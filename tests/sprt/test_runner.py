@@ -156,4 +156,5 @@ def test_summary_gives_the_interval_and_what_to_do_next(tmp_path: Path) -> None:
     assert status.penta == Pentanomial(0, 0, 2, 2, 0) and status.verdict is Verdict.CONTINUE
     text = "\n".join(summary(status, config(tmp_path), "arena sprt a b"))
     assert "95% CI" in text and "No decision" in text and "--max-pairs 4000" in text
+    assert "leans towards H1" in text
     assert "W 4  D 2  L 2" in text
