@@ -222,6 +222,8 @@ def sprt_command(
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, on_term)
+    # Ctrl-C even when started in the background by a shell that ignores SIGINT there
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         status = run_sprt(config, on_progress=on_progress, on_start=on_start)
     except KeyboardInterrupt:
@@ -234,6 +236,7 @@ def sprt_command(
         raise user_error(str(exc)) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
     try:
         _write_summary(config.output / "sprt.json", status.to_json())
     except SprtError as exc:
