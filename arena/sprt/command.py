@@ -215,7 +215,7 @@ def sprt_command(
             )
 
     def on_progress(s: SprtStatus) -> None:
-        if not quiet and s.games % 2 == 0:
+        if not quiet and s.games > s.games_before and s.games % 2 == 0:
             err_console.print(status_line(s), markup=False, highlight=False)
 
     def on_term(signum: int, frame: object) -> None:
