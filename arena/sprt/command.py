@@ -132,6 +132,7 @@ def summary(s: SprtStatus, config: SprtConfig, resume: str) -> list[str]:
         _elo_line(elo),
         f"LLR    {s.llr:+.2f}  (bounds {b.lower:+.2f}, {b.upper:+.2f})",
     ]
+    lines += [f"[yellow]Warning[/yellow]: {escape(w)}" for w in s.warnings]
     if s.faults:
         faults = ", ".join(f"{escape(k)} ×{v}" for k, v in sorted(s.faults.items()))
         lines.append(f"Faults {faults}  (logs: {config.output / 'logs'})")

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.referee import BotSpec, ManifestError, load_bot
+from arena.referee.build import build_bot
 from arena.referee.clock import TimeControl
+from arena.sandbox import Level
 from arena.sprt.play import GamePlayer, Leg, TournamentPlayer
 from arena.sprt.stats import (
     EloEstimate,
@@ -92,6 +94,7 @@ class SprtStatus:
     faults: dict[str, int] = field(default_factory=dict)
     stopped: str = ""
     """Why the run stopped without a verdict ("max_pairs"), or "" ."""
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> Verdict:
@@ -176,6 +179,32 @@ def open_store(config: SprtConfig, new: str, old: str) -> SprtStore:
     return store
 
 
+def build_both(new: BotSpec, old: BotSpec, config: SprtConfig) -> dict[str, str]:
+    """Build NEW and OLD (once if they share a folder); their versions (content hashes)."""
+    level = Level(config.sandbox)
+    built_new = build_bot(new, level)
+    built_old = built_new if old.folder == new.folder else build_bot(old, level)
+    return {"new": built_new.version, "old": built_old.version}
+
+
+def check_versions(store: SprtStore, versions: dict[str, str]) -> list[str]:
+    """Warn (not refuse: a rebuild may change a binary) when a bot's files changed since
+    the stored games were played; remember the versions now playing."""
+    stored = store.get_meta("versions")
+    warnings = []
+    if stored is not None:
+        before = json.loads(stored)
+        for role in ("new", "old"):
+            if before.get(role) != versions[role]:
+                warnings.append(
+                    f"{role.upper()}'s files changed since the stored games were played "
+                    f"(version {before.get(role)} -> {versions[role]}): this test now mixes "
+                    "two versions; to test the changed bot on its own, use a new --out."
+                )
+    store.set_meta("versions", json.dumps(versions, sort_keys=True))
+    return warnings
+
+
 def next_legs(
     legs: dict[tuple[int, int], float], max_pairs: int, batch_pairs: int
 ) -> list[tuple[int, int]]:
@@ -217,15 +246,22 @@ def run_sprt(
         if on_progress:
             on_progress(status)
         batch = max(1, config.workers)
+        prepared = False
         while status.verdict is Verdict.CONTINUE:
             todo = next_legs(legs, config.max_pairs, batch)
             if not todo:
                 status.stopped = "max_pairs"
                 break
-            if player is None:
+            if not prepared:
                 if on_start:
                     on_start(new, old)
-                config.output.joinpath("logs").mkdir(parents=True, exist_ok=True)
+                status.warnings += check_versions(store, build_both(new, old, config))
+                prepared = True
+            if player is None:
+                try:
+                    config.output.joinpath("logs").mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise SprtError(f"{config.output}: cannot write the logs ({exc})") from None
                 player = TournamentPlayer(
                     new,
                     old,

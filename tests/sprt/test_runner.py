@@ -158,3 +158,22 @@ def test_summary_gives_the_interval_and_what_to_do_next(tmp_path: Path) -> None:
     assert "95% CI" in text and "No decision" in text and "--max-pairs 4000" in text
     assert "leans towards H1" in text
     assert "W 4  D 2  L 2" in text
+
+
+def test_a_changed_bot_is_flagged_on_resume(tmp_path: Path) -> None:
+    import shutil
+
+    bot = tmp_path / "mybot"
+    shutil.copytree(RANDOM, bot, ignore=shutil.ignore_patterns("__pycache__"))
+    cfg = config(tmp_path, new=bot, max_pairs=2)
+    first = run_sprt(cfg, player=ScriptedPlayer(lambda p, g: 0.5))
+    assert first.warnings == []
+    (bot / "bot.py").write_text((bot / "bot.py").read_text() + "\n# tweak\n")
+    resumed = run_sprt(
+        config(tmp_path, new=bot, max_pairs=3), player=ScriptedPlayer(lambda p, g: 0.5)
+    )
+    assert len(resumed.warnings) == 1 and resumed.warnings[0].startswith("NEW's files changed")
+    again = run_sprt(
+        config(tmp_path, new=bot, max_pairs=4), player=ScriptedPlayer(lambda p, g: 0.5)
+    )
+    assert again.warnings == []  # the new version is the one on record now
