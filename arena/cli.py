@@ -454,7 +454,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return run_tournament_command(config, args)
 
 
-DEMO_SEEDS = 20
+DEMO_SEEDS = 12
 DEMO_BANK_MS = 1000
 """Per-game time bank in the demo: ample for the greedy and random bots, and it keeps
 the search bot (bots/c-mcts, which spends half a fair share of its bank per move) quick."""
