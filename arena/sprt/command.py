@@ -136,6 +136,12 @@ def summary(s: SprtStatus, config: SprtConfig, resume: str) -> list[str]:
     if s.faults:
         faults = ", ".join(f"{escape(k)} ×{v}" for k, v in sorted(s.faults.items()))
         lines.append(f"Faults {faults}  (logs: {config.output / 'logs'})")
+        for role, folder in (("new", config.new), ("old", config.old)):
+            if any(k.startswith(f"{role}:") for k in s.faults):
+                lines.append(
+                    f"       {role.upper()} faulted (a fault loses the game): "
+                    f"arena check-bot {escape(str(folder))}"
+                )
     if s.verdict is Verdict.H1:
         lines += [
             f"[green]H1 accepted[/green]: {new} is stronger than {old} by at least about "

@@ -177,3 +177,15 @@ def test_a_changed_bot_is_flagged_on_resume(tmp_path: Path) -> None:
         config(tmp_path, new=bot, max_pairs=4), player=ScriptedPlayer(lambda p, g: 0.5)
     )
     assert again.warnings == []  # the new version is the one on record now
+
+
+def test_summary_points_a_faulting_bot_to_check_bot(tmp_path: Path) -> None:
+    from arena.sprt import SprtStatus
+    from arena.sprt.command import summary
+
+    status = SprtStatus(SprtBounds(0, 10), "new-bot", "old-bot")
+    status.update({(0, 0): 0.0, (0, 1): 0.0})
+    status.faults = {"new:timeout": 2}
+    text = "\n".join(summary(status, config(tmp_path), "arena sprt a b"))
+    assert "new:timeout ×2" in text and f"arena check-bot {GREEDY}" in text
+    assert "OLD faulted" not in text
