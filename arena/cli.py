@@ -489,6 +489,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_sprt(args: argparse.Namespace) -> int:
     from arena.sprt.command import sprt_command
 
+    if args.sandbox != "off":
+        _sandbox_settings(args.sandbox)  # strict: refuse early; auto: say what is missing
     return sprt_command(args, console, err_console, UserError)
 
 
