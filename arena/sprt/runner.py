@@ -3,7 +3,7 @@
 Pairs are played in order (pair ``i`` uses deal ``i`` of the master seed, on the
 variants in turn), in batches of one pair per worker; the test is checked after
 every batch (with one worker: after every pair), so a decided test overshoots by
-at most ``workers - 1`` pairs, as in fastchess. Finished games are stored at once;
+at most ``workers - 1`` pairs (they are stored and counted). Finished games are stored at once;
 an interrupted test resumes where it stopped.
 """
 
