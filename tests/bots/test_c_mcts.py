@@ -73,3 +73,46 @@ def test_a_short_clock_gets_the_heuristic_move_at_once(binary: Path) -> None:
     assert len(replies) == 1 + sum('"decide"' in line for line in lines)
     searched = re.findall(r"request \d+: \d+ options, (\d+) iterations", log)
     assert searched and all(n == "0" for n in searched)
+
+
+@pytest.mark.slow
+def test_beats_the_greedy_bot_with_a_fixed_search(tmp_path: Path) -> None:
+    """Deterministic: a fixed number of iterations (the clock is far away), fixed deals,
+    and c-greedy is deterministic. The tournament figure in the README is the real measure."""
+    import shutil
+
+    from arena.engine import Variant
+    from arena.referee import BotSeat, GameSettings, Seat, play_game
+    from arena.referee.clock import TimeControl
+
+    folder = tmp_path / "c-mcts"
+    shutil.copytree(FOLDER, folder, ignore=shutil.ignore_patterns("bot"))
+    manifest = (folder / "bot.toml").read_text()
+    (folder / "bot.toml").write_text(
+        manifest.replace('command = "./bot"', 'command = "./bot --iterations 1000 --seed 1"')
+    )
+    mcts, greedy = load_bot(folder), load_bot(REPO / "bots" / "c-greedy")
+    build_bot(mcts)
+    build_bot(greedy)
+    clock = TimeControl(move_ms=20_000)
+    seats = {
+        "mcts": BotSeat(mcts, time_control=clock),
+        "greedy": BotSeat(greedy, time_control=clock),
+    }
+    wins = games = 0
+    try:
+        for deal in range(3):
+            for variant in Variant:
+                for mcts_seat in (0, 1):
+                    order: list[Seat] = [seats["mcts"], seats["greedy"]]
+                    if mcts_seat:
+                        order.reverse()
+                    settings = GameSettings(variant=variant, seed=deal, time_control=clock)
+                    record = play_game(order, settings, f"d{deal}-{variant}-{mcts_seat}").record
+                    assert record.faults == []
+                    games += 1
+                    wins += record.final[mcts_seat].rank == 1
+    finally:
+        for seat in seats.values():
+            seat.close()
+    assert games == 12 and wins >= 10
