@@ -18,10 +18,12 @@
  *   - Gray wall `place` decisions: an exhaustive search over this round's
  *     remaining column choices (as in c-greedy), scored with adjacency,
  *     openness and blocked pattern lines.
- *   - Time: a decision thinks for at most 35% of `time_left_ms` (the referee's
- *     number for this request), capped by --think-ms (default 1000), and with a
- *     time bank a fair share of the estimated bank; below 15 ms it answers the
- *     heuristic move at once. The clock is checked every 16 iterations.
+ *   - Time (see think_budget): at most 30% of `time_left_ms` (the referee's number
+ *     for this request) and never closer than 150 ms to it, scaled down by the CPU
+ *     share the bot got recently (a loaded machine also delays answers), capped by
+ *     --think-ms (default 1000); with a time bank at most half a fair share of it.
+ *     Below 5 ms of budget it answers the heuristic move at once. The clock is
+ *     checked every 16 iterations.
  *   - Deterministic given a seed: the random generator is seeded from --seed,
  *     the game id and the request id. With --iterations N the search stops
  *     after N iterations (if the clock allows), so a decision is then a pure
