@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape as esc
 
 from arena import __version__
+from arena.textsafe import visible
 
 if TYPE_CHECKING:
     from arena.referee import BotSpec, FaultPolicy, SandboxSettings, TimeControl
@@ -27,6 +28,17 @@ def _console(stderr: bool = False) -> Console:
 
 console = _console()
 err_console = _console(stderr=True)
+
+
+def shown(text: str) -> str:
+    """Bot-controlled text for the terminal: control characters visible, no rich markup."""
+    return esc(visible(text))
+
+
+def shown_lines(text: str, indent: str, last: int = 5) -> str:
+    """The last lines of bot-controlled text (a stderr tail, build output), made safe."""
+    lines = visible(text.strip(), multiline=True).split("\n")[-last:]
+    return esc(indent + ("\n" + indent).join(lines))
 
 
 class UserError(Exception):
@@ -113,14 +125,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
             for fault in record.faults:
                 console.print(
                     f"  fault: seat {fault.seat} ({names[fault.seat]}) {fault.kind} in round "
-                    f"{fault.round}: {esc(fault.message)}"
+                    f"{fault.round}: {shown(fault.message)}"
                     + (" (forfeit)" if fault.forfeit else " (strike, forgiven)")
                 )
                 if fault.last_message:
-                    console.print(f"    last line: {esc(fault.last_message)}")
+                    console.print(f"    last line: {shown(fault.last_message)}")
                 if fault.stderr_tail:
-                    tail = fault.stderr_tail.strip().splitlines()[-5:]
-                    console.print("    stderr tail:\n      " + esc("\n      ".join(tail)))
+                    console.print("    stderr tail:\n" + shown_lines(fault.stderr_tail, "      "))
     if not sources:
         raise UserError("no finished game to replay there")
     summary = f"{checked}/{len(sources)} records verified"
@@ -190,6 +201,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     from arena.referee import GameSettings
     from arena.referee.build import BuildError
     from arena.referee.match import run_match
+    from arena.sandbox import SandboxBusy
 
     if not 2 <= len(args.bots) <= 4:
         raise UserError(f"a game needs 2, 3 or 4 bots, not {len(args.bots)}")
@@ -207,7 +219,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     )
     try:
         result = run_match(specs, settings, out, sandbox, transcripts=args.transcript)
-    except BuildError as exc:
+    except (BuildError, SandboxBusy) as exc:
         raise UserError(str(exc)) from None
     record = result.outcome.record
     names = [f"{name} (seat {i})" for i, name in enumerate(record.players)]
@@ -233,13 +245,12 @@ def cmd_match(args: argparse.Namespace) -> int:
         verdict = "forfeit" if fault.forfeit else "strike"
         console.print(
             f"[red]fault[/red] seat {fault.seat} ({record.players[fault.seat]}): "
-            f"{fault.kind} in round {fault.round}: {esc(fault.message)} ({verdict})"
+            f"{fault.kind} in round {fault.round}: {shown(fault.message)} ({verdict})"
         )
         if fault.last_message:
-            console.print(f"  last output: {esc(fault.last_message)}")
+            console.print(f"  last output: {shown(fault.last_message)}")
         if fault.stderr_tail:
-            tail = fault.stderr_tail.strip().splitlines()[-5:]
-            console.print("  stderr tail:\n    " + esc("\n    ".join(tail)))
+            console.print("  stderr tail:\n" + shown_lines(fault.stderr_tail, "    "))
     console.print(f"record: {result.record_path}   (verify: arena replay {result.record_path})")
     console.print(f"bot logs: {out}/")
     return 0
@@ -251,6 +262,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 def cmd_check_bot(args: argparse.Namespace) -> int:
     from arena.referee.build import BuildError
     from arena.referee.checkbot import ADVICE, check_bot
+    from arena.sandbox import SandboxBusy
 
     (spec,) = _load_bots([args.bot])
     sandbox = _sandbox_settings(args.sandbox)
@@ -258,8 +270,10 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
     with console.status(f"checking {spec.name}…"):
         try:
             report = check_bot(spec, sandbox, tc, games_per_variant=args.games)
+        except SandboxBusy as exc:
+            raise UserError(str(exc)) from None
         except BuildError as exc:
-            console.print(f"[red]FAIL[/red] {esc(str(exc))}")
+            console.print(f"[red]FAIL[/red] {esc(visible(str(exc), multiline=True))}")
             return 1
     console.print(f"bot {spec.name} ({esc(str(spec.folder))})")
     if report.build_s is not None:
@@ -268,7 +282,7 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         console.print(f"  start          {report.spawn_ms:.0f} ms (sandboxed spawn)")
     if report.handshake_ms is not None:
         who = ", ".join(f"{k} {v}" for k, v in report.reported.items() if v)
-        console.print(f"  handshake      {report.handshake_ms:.0f} ms; says: {esc(who)}")
+        console.print(f"  handshake      {report.handshake_ms:.0f} ms; says: {shown(who)}")
     if report.games:
         mean = sum(report.scores) / len(report.scores)
         console.print(
@@ -284,13 +298,12 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         )
     for where, fault in report.faults:
         console.print(
-            f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {esc(fault.message)}"
+            f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {shown(fault.message)}"
         )
         if fault.last_message:
-            console.print(f"      last line written: {esc(fault.last_message)}")
+            console.print(f"      last line written: {shown(fault.last_message)}")
         if fault.stderr_tail:
-            tail = fault.stderr_tail.strip().splitlines()[-5:]
-            console.print("      stderr tail:\n        " + esc("\n        ".join(tail)))
+            console.print("      stderr tail:\n" + shown_lines(fault.stderr_tail, "        "))
     for kind in dict.fromkeys(fault.kind for _, fault in report.faults):
         console.print(f"  how to fix {kind}: {ADVICE[kind]}")
     if report.ok:
@@ -353,6 +366,7 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
     )
 
     from arena.referee.build import BuildError
+    from arena.sandbox import SandboxBusy
     from arena.tournament import ConfigError, StoreError, run_tournament
     from arena.tournament.runner import Progress as RunProgress
 
@@ -421,7 +435,7 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
             f"Resume with: {resume}"
         )
         return 130
-    except (ConfigError, StoreError, BuildError) as exc:
+    except (ConfigError, StoreError, BuildError, SandboxBusy) as exc:
         raise UserError(str(exc)) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -529,6 +543,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for layer in layers:
         mark = "[green]on [/green]" if layer.on else "[red]off[/red]"
         console.print(f"{mark} {layer.name:<14} {layer.reason}")
+    from arena.referee.build import describe_cache
+
+    console.print(f"\n{esc(describe_cache())}")
     missing = [layer.name for layer in layers if not layer.on]
     if missing:
         console.print(
@@ -544,54 +561,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_engine(args: argparse.Namespace) -> int:
-    from rich.table import Table
+    from arena.bench.engine import run
 
-    from arena.bench.engine import bench_engine
-
-    with console.status("random playouts…"):
-        results = bench_engine(games=args.games, repeats=args.repeats, seed=args.seed)
-    table = Table(title=f"Random playouts, median of {args.repeats} x {args.games} games")
-    for col in ("variant", "players", "games/s", "moves/s", "moves/game"):
-        table.add_column(col, justify="right")
-    for r in results:
-        table.add_row(
-            r.variant.value,
-            str(r.players),
-            f"{r.games_per_s:,.0f}",
-            f"{r.moves_per_s:,.0f}",
-            f"{r.moves_per_game:.1f}",
-        )
-    console.print(table)
-    two = next(r for r in results if r.players == 2 and r.variant.value == "coloured")
-    verdict = "meets" if two.games_per_s >= 2000 else "MISSES"
-    console.print(
-        f"2-player coloured: {two.games_per_s:,.0f} games/s ({verdict} the 2,000/s target)"
-    )
-    return 0
+    return run(args.games, args.repeats, args.seed, args.json)
 
 
 def cmd_bench_protocol(args: argparse.Namespace) -> int:
-    from arena.bench.protocol import bench_protocol
+    from arena.bench.protocol import run
     from arena.sandbox import Level
 
-    with console.status("two persistent C bots playing…"):
-        r = bench_protocol(Path(args.bot), games=args.games, level=Level(args.sandbox))
-    console.print(f"games {r.games}, decisions {r.decisions}")
-    console.print(
-        f"referee overhead per decision (median of games): {r.overhead_us:.0f} µs "
-        f"(target ≤ 100 µs) — {'meets' if r.overhead_us <= 100 else 'MISSES'}"
-    )
-    console.print(
-        f"bot think time as measured (request written -> reply read), median: "
-        f"{r.think_us:.0f} µs; raw pipe round trip through cat: {r.pipe_roundtrip_us:.0f} µs "
-        f"(ratio {r.think_us / r.pipe_roundtrip_us:.1f}x)"
-    )
-    console.print(f"decisions/s: {r.decisions_per_s:,.0f}")
-    console.print(
-        f"sandboxed spawn (median of 20, layers: {', '.join(r.spawn_layers)}): "
-        f"{r.spawn_ms:.1f} ms (target ≤ 50 ms) — {'meets' if r.spawn_ms <= 50 else 'MISSES'}"
-    )
-    return 0
+    return run(Path(args.bot), args.games, Level(args.sandbox), args.json)
 
 
 def cmd_bench_tournament(args: argparse.Namespace) -> int:
@@ -883,7 +862,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "doctor",
         help="show which sandbox layers are available",
-        description="Detect each sandbox layer and print it as on/off with the reason.",
+        description=(
+            "Detect each sandbox layer (bubblewrap, seccomp, separate uid, rlimits, cgroups, "
+            "process group) and print it as on/off with the reason; also where built bots "
+            "are cached. Exit status 1 if `--sandbox strict` would refuse to run."
+        ),
     )
     p.set_defaults(func=cmd_doctor)
 
@@ -894,25 +877,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="random playouts through the Game API",
         description=(
             "Random playouts (list all legal moves, pick one uniformly, apply) for 2-4 players "
-            "and both walls; prints games/s, moves/s and moves per game (median of repeats)."
+            "and both walls; prints games/s, moves/s and moves per game (CPU time, median of "
+            "repeats), the speed ratio to the tests' plain reference model of the rules "
+            "measured in the same run, and the cost of Game.copy() and of a search node."
         ),
     )
     b.add_argument("--games", type=int, default=1000, help="games per repeat (default 1000)")
     b.add_argument("--repeats", type=int, default=5, help="repeats; the median is shown")
     b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--json", action="store_true", help="print one JSON document instead")
     b.set_defaults(func=cmd_bench_engine)
     b = bench.add_parser(
         "protocol",
         help="referee overhead per decision and sandboxed spawn time",
         description=(
             "Two persistent C bots play whole games; prints the referee's overhead per "
-            "decision (wall time minus bot think time), decisions/s, a raw pipe round trip "
-            "for comparison, and the sandboxed spawn time."
+            "decision (its CPU time outside the bots' think windows, and wall time minus bot "
+            "think time), decisions/s, a raw pipe round trip for comparison, and the "
+            "sandboxed spawn time."
         ),
     )
     b.add_argument("--bot", default="bots/c-greedy", help="bot folder (default bots/c-greedy)")
     b.add_argument("--games", type=int, default=20)
     b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
+    b.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document (overhead_us, spawn_ms, ...) instead",
+    )
     b.set_defaults(func=cmd_bench_protocol)
     b = bench.add_parser(
         "tournament",
@@ -938,7 +930,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.func(args)
     except UserError as exc:
-        err_console.print(f"[red]error:[/red] {esc(str(exc))}")
+        err_console.print(f"[red]error:[/red] {esc(visible(str(exc), multiline=True))}")
         return 2
     except KeyboardInterrupt:
         err_console.print("interrupted")
