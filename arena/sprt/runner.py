@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.referee import BotSpec, ManifestError, load_bot
-from arena.referee.build import build_bot
+from arena.referee.build import Built, build_bot
 from arena.referee.clock import TimeControl
 from arena.sandbox import Level
 from arena.sprt.play import GamePlayer, Leg, TournamentPlayer
@@ -179,12 +179,11 @@ def open_store(config: SprtConfig, new: str, old: str) -> SprtStore:
     return store
 
 
-def build_both(new: BotSpec, old: BotSpec, config: SprtConfig) -> dict[str, str]:
-    """Build NEW and OLD (once if they share a folder); their versions (content hashes)."""
+def build_both(new: BotSpec, old: BotSpec, config: SprtConfig) -> tuple[Built, Built]:
+    """Build NEW and OLD (the referee's build: a read-only built copy of each, which is
+    what plays). The built copies keep NEW's and OLD's names."""
     level = Level(config.sandbox)
-    built_new = build_bot(new, level)
-    built_old = built_new if old.folder == new.folder else build_bot(old, level)
-    return {"new": built_new.version, "old": built_old.version}
+    return build_bot(new, level), build_bot(old, level)
 
 
 def check_versions(store: SprtStore, versions: dict[str, str]) -> list[str]:
@@ -255,7 +254,10 @@ def run_sprt(
             if not prepared:
                 if on_start:
                     on_start(new, old)
-                status.warnings += check_versions(store, build_both(new, old, config))
+                built_new, built_old = build_both(new, old, config)
+                new, old = built_new.spec, built_old.spec  # play the built copies
+                versions = {"new": built_new.version, "old": built_old.version}
+                status.warnings += check_versions(store, versions)
                 prepared = True
             if player is None:
                 try:

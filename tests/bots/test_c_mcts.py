@@ -19,8 +19,7 @@ TRANSCRIPT = REPO / "protocol" / "transcripts" / "python-greedy-gray-seat0.txt"
 
 @pytest.fixture(scope="module")
 def binary() -> Path:
-    build_bot(load_bot(FOLDER))
-    return FOLDER / "bot"
+    return build_bot(load_bot(FOLDER)).spec.folder / "bot"  # the read-only built copy
 
 
 def referee_lines() -> list[str]:
@@ -91,9 +90,8 @@ def test_beats_the_greedy_bot_with_a_fixed_search(tmp_path: Path) -> None:
     (folder / "bot.toml").write_text(
         manifest.replace('command = "./bot"', 'command = "./bot --iterations 1000 --seed 1"')
     )
-    mcts, greedy = load_bot(folder), load_bot(REPO / "bots" / "c-greedy")
-    build_bot(mcts)
-    build_bot(greedy)
+    mcts = build_bot(load_bot(folder)).spec
+    greedy = build_bot(load_bot(REPO / "bots" / "c-greedy")).spec
     clock = TimeControl(move_ms=20_000)
     seats = {
         "mcts": BotSeat(mcts, time_control=clock),
