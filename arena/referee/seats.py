@@ -50,6 +50,8 @@ class Choice:
 
     index: int
     think_ms: float
+    stderr: str | None = None
+    """What the bot wrote to stderr while deciding (capped), if anything."""
 
 
 class Seat(Protocol):
@@ -102,6 +104,10 @@ def _text(raw: bytes | None, limit: int = 300) -> str | None:
         return None
     text = raw[:limit].decode("utf-8", errors="replace")
     return text + ("…" if len(raw) > limit else "")
+
+
+DECISION_STDERR_BYTES = 2048
+"""Per decision, at most this much of what a bot wrote to stderr goes into the record."""
 
 
 class BotSeat:
@@ -261,6 +267,8 @@ class BotSeat:
         if chan is None:
             return Fault("crash", "the bot process is gone")
         payload = encode_decide(req_id, game_id, game.current_player, game, options, time_left_ms)
+        sink = self._proc.sink if self._proc is not None else None
+        stderr_mark = sink.mark() if sink is not None else 0
         start = time.monotonic()
         deadline = start + (time_left_ms + self.time_control.grace_ms) / 1000
         error = chan.send(payload, deadline)
@@ -298,7 +306,8 @@ class BotSeat:
                 continue
             if isinstance(result, Fault):
                 return result
-            return Choice(result, think_ms)
+            stderr = sink.since(stderr_mark, DECISION_STDERR_BYTES) if sink is not None else None
+            return Choice(result, think_ms, stderr)
 
     def _parse_reply(self, line: bytes, req_id: int, options: list[AnyMove]) -> int | Fault | None:
         try:
