@@ -467,12 +467,17 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return run_tournament_command(config, args)
 
 
-DEMO_SEEDS = 34
-"""2p: 6 pairs x 2 seatings, 4p: 12 balanced seatings; x 2 walls x 34 deals = 1,632 games."""
+DEMO_SEEDS = 6
+"""5 bots: 2p: 10 pairs x 2 seatings, 4p: 5 sets x 12 balanced seatings; x 2 walls x 6 deals
+= 960 games (the search bot c-mcts costs about twice a quick bot per game)."""
+DEMO_BANK_MS = 1000
+"""Per-game time bank in the demo: ample for the greedy and random bots, and it keeps
+the search bot (bots/c-mcts, which spends half a fair share of its bank per move) quick."""
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """A round-robin of every bundled bot: both walls, 2- and 4-player games."""
+    from arena.referee.clock import TimeControl
     from arena.tournament import TournamentConfig
 
     bots = _bundled_bots()
@@ -483,6 +488,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         variants=["coloured", "gray"],
         seeds=args.seeds,
         master_seed=1,
+        time=TimeControl(bank_ms=DEMO_BANK_MS),
         workers=args.workers or 0,
         output=out,
     )
@@ -493,6 +499,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
     args.extend = False
     return run_tournament_command(config, args)
+
+
+def cmd_sprt(args: argparse.Namespace) -> int:
+    from arena.sprt.command import sprt_command
+
+    play = _play_settings(args)
+    if play.sandbox.value != "off":
+        _sandbox_settings(play)  # strict: refuse early; auto: say what is missing
+    return sprt_command(args, play, console, err_console, UserError)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -897,6 +912,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--jsonl", action="store_true", help="one JSON line per finished game")
     p.set_defaults(func=cmd_demo)
+
+    from arena.sprt.command import DESCRIPTION as SPRT_DESCRIPTION
+    from arena.sprt.command import add_arguments as add_sprt_arguments
+
+    p = sub.add_parser(
+        "sprt",
+        help="is NEW stronger than OLD? a sequential test on 2-player game pairs",
+        description=SPRT_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_sprt_arguments(p)
+    _add_game_options(p)
+    p.set_defaults(func=cmd_sprt)
 
     p = sub.add_parser(
         "report",
