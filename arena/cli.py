@@ -137,11 +137,12 @@ def _load_bots(folders: Sequence[str]) -> list[BotSpec]:
         raise UserError(str(exc)) from None
 
 
-def _sandbox_settings(level: str) -> SandboxSettings:
+def _sandbox_settings(play: PlaySettings) -> SandboxSettings:
+    """The sandbox for ``play`` (level, declared toolchains), after checking its layers."""
     from arena.referee import SandboxSettings
     from arena.sandbox import Level, SandboxUnavailable, detect_layers, sandbox_warning
 
-    settings = SandboxSettings(level=Level(level))
+    settings = SandboxSettings(level=play.sandbox, toolchains=play.toolchains)
     if settings.level is Level.STRICT:
         missing = [layer for layer in detect_layers() if not layer.on]
         if missing:
@@ -177,6 +178,7 @@ def _play_settings(args: argparse.Namespace) -> PlaySettings:
         "fault_policy": args.fault_policy,
         "sandbox": args.sandbox,
         "round_limit": args.round_limit,
+        "toolchains": args.toolchain,
     }
     try:
         return PlaySettings.model_validate({k: v for k, v in data.items() if v is not None})
@@ -211,6 +213,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 
     from arena.referee.build import BuildError
     from arena.referee.match import run_match
+    from arena.referee.toolchains import explain_build_failure
     from arena.sandbox import SandboxBusy
 
     if not 2 <= len(args.bots) <= 4:
@@ -218,12 +221,14 @@ def cmd_match(args: argparse.Namespace) -> int:
     specs = _load_bots(args.bots)
     play = _play_settings(args)
     settings = play.game(args.variant, args.seed)
-    sandbox = _sandbox_settings(play.sandbox.value)
+    sandbox = _sandbox_settings(play)
     out = _match_folder(args.out)
     try:
         result = run_match(specs, settings, out, sandbox, transcripts=args.transcript)
-    except (BuildError, SandboxBusy) as exc:
+    except SandboxBusy as exc:
         raise UserError(str(exc)) from None
+    except BuildError as exc:
+        raise UserError(explain_build_failure(str(exc), sandbox.toolchains)) from None
     record = result.outcome.record
     names = [f"{name} (seat {i})" for i, name in enumerate(record.players)]
     console.print(result.final_position.render(names))
@@ -267,7 +272,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     play = _play_settings(args)
     settings = play.game(args.variant, args.seed)
     specs = _load_bots(args.bots)
-    sandbox = _sandbox_settings(play.sandbox.value)
+    sandbox = _sandbox_settings(play)
     out = _match_folder(args.out) if args.out else _play_folder()
     try:
         result = play_with_human(
@@ -304,22 +309,20 @@ def _play_folder() -> Path:
 
 
 def cmd_check_bot(args: argparse.Namespace) -> int:
-    from arena.referee.build import BuildError
-    from arena.referee.checkbot import ADVICE, check_bot
+    from arena.referee.checkbot import advice, check_bot
     from arena.sandbox import SandboxBusy
 
     (spec,) = _load_bots([args.bot])
+    if args.games < 1:
+        raise UserError("--games must be 1 or more")
     play = _play_settings(args)
-    sandbox = _sandbox_settings(play.sandbox.value)
+    sandbox = _sandbox_settings(play)
     tc = play.time
     with console.status(f"checking {spec.name}…"):
         try:
-            report = check_bot(spec, sandbox, tc, games_per_variant=args.games)
+            report = check_bot(spec, sandbox, tc, games_per_setting=args.games)
         except SandboxBusy as exc:
             raise UserError(str(exc)) from None
-        except BuildError as exc:
-            console.print(f"[red]FAIL[/red] {esc(visible(str(exc), multiline=True))}")
-            return 1
     console.print(f"bot {spec.name} ({esc(str(spec.folder))})")
     if report.build_s is not None:
         console.print(f"  build          ok in {report.build_s:.1f} s")
@@ -327,11 +330,15 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         console.print(f"  start          {report.spawn_ms:.0f} ms (sandboxed spawn)")
     if report.handshake_ms is not None:
         who = ", ".join(f"{k} {v}" for k, v in report.reported.items() if v)
-        console.print(f"  handshake      {report.handshake_ms:.0f} ms; says: {shown(who)}")
+        console.print(
+            f"  handshake      {report.handshake_ms:.0f} ms (limit {tc.init_ms} ms); "
+            f"says: {shown(who)}"
+        )
     if report.games:
         mean = sum(report.scores) / len(report.scores)
+        settings = ", ".join(f"{n}p {wall}" for n, wall in report.played)
         console.print(
-            f"  games          {report.games} vs random (both walls, both seats): "
+            f"  games          {report.games} vs random ({settings}): "
             f"{report.wins} won, mean score {mean:.1f}"
         )
     latency = report.latency()
@@ -341,13 +348,20 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
             f"  think time     median {med:.2f} ms, p95 {p95:.2f} ms, max {worst:.2f} ms "
             f"(limit {tc.move_ms} ms)"
         )
+    for problem in report.problems:  # may quote the build's output: bot-controlled
+        text = esc(visible(problem, multiline=True)).replace("\n", "\n      ")
+        console.print(f"  [red]problem[/red] {text}")
     for where, fault in report.faults:
         console.print(
             f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {shown(fault.message)}"
         )
         _print_evidence(fault, "      ")
     for kind in dict.fromkeys(fault.kind for _, fault in report.faults):
-        console.print(f"  how to fix {kind}: {ADVICE[kind]}")
+        console.print(f"  how to fix {kind}: {esc(advice(kind, report.language))}")
+    for note in report.explanations():  # quotes the bot's line
+        console.print(f"  why: {shown(note)}")
+    for warning in report.warnings():
+        console.print(f"  [yellow]warning[/yellow] {esc(warning)}")
     if report.ok:
         opponent = "bots/python-random" if spec.name == "python-greedy" else "bots/python-greedy"
         console.print(
@@ -359,6 +373,24 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         "[red]FAIL[/red]: fix the problems above (protocol/SPEC.md explains each message)"
     )
     return 1
+
+
+# ---------------------------------------------------------------- new-bot
+
+
+def cmd_new_bot(args: argparse.Namespace) -> int:
+    from arena.kits import KitError, kit_for, new_bot
+
+    try:
+        folder = new_bot(args.name, args.language, Path(args.dir))
+    except KitError as exc:
+        raise UserError(str(exc)) from None
+    kit = kit_for(args.language)
+    assert kit is not None
+    console.print(f"created {esc(str(folder))} from the {kit.language} kit (bots/{kit.folder})")
+    console.print(f"  JSON: {kit.json}; flush: {kit.flush}")
+    console.print(f"Next: edit choose() in it, then: arena check-bot {esc(str(folder))}")
+    return 0
 
 
 # ---------------------------------------------------------------- tournament
@@ -381,6 +413,7 @@ def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
         "output": args.out,
         "fault_policy": args.fault_policy,
         "sandbox": args.sandbox,
+        "toolchains": args.toolchain,
         "round_limit": args.round_limit,
         "persistent": False if args.per_game_processes else None,
         "executor": getattr(args, "executor", None),
@@ -401,7 +434,7 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
 
     mode = "jsonl" if args.jsonl else "quiet" if args.quiet else "bar"
     if config.sandbox.value != "off":
-        _sandbox_settings(config.sandbox.value)
+        _sandbox_settings(config)
     outcome = run_with_progress(
         config, mode=mode, extend=args.extend, console=console, err_console=err_console
     )
@@ -436,12 +469,17 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return run_tournament_command(config, args)
 
 
-DEMO_SEEDS = 34
-"""2p: 6 pairs x 2 seatings, 4p: 12 balanced seatings; x 2 walls x 34 deals = 1,632 games."""
+DEMO_SEEDS = 6
+"""5 bots: 2p: 10 pairs x 2 seatings, 4p: 5 sets x 12 balanced seatings; x 2 walls x 6 deals
+= 960 games (the search bot c-mcts costs about twice a quick bot per game)."""
+DEMO_BANK_MS = 1000
+"""Per-game time bank in the demo: ample for the greedy and random bots, and it keeps
+the search bot (bots/c-mcts, which spends half a fair share of its bank per move) quick."""
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """A round-robin of every bundled bot: both walls, 2- and 4-player games."""
+    from arena.referee.clock import TimeControl
     from arena.tournament import TournamentConfig
 
     bots = _bundled_bots()
@@ -452,6 +490,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         variants=["coloured", "gray"],
         seeds=args.seeds,
         master_seed=1,
+        time=TimeControl(bank_ms=DEMO_BANK_MS),
         workers=args.workers or 0,
         output=out,
     )
@@ -462,6 +501,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
     args.extend = False
     return run_tournament_command(config, args)
+
+
+def cmd_sprt(args: argparse.Namespace) -> int:
+    from arena.sprt.command import sprt_command
+
+    play = _play_settings(args)
+    if play.sandbox.value != "off":
+        _sandbox_settings(play)  # strict: refuse early; auto: say what is missing
+    return sprt_command(args, play, console, err_console, UserError)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -589,8 +637,14 @@ def cmd_bench_tournament(args: argparse.Namespace) -> int:
 
 
 def _bundled_bots() -> list[Path]:
+    from arena.kits import NOT_IN_DEMO
+
     root = Path(__file__).resolve().parents[1] / "bots"
-    found = sorted(p for p in root.iterdir() if (p / "bot.toml").is_file()) if root.is_dir() else []
+    found = sorted(
+        p
+        for p in (root.iterdir() if root.is_dir() else [])
+        if (p / "bot.toml").is_file() and p.name not in NOT_IN_DEMO
+    )
     if len(found) < 2:
         raise UserError(f"no bundled bots found in {root}")
     return found
@@ -644,6 +698,13 @@ def _add_game_options(p: argparse.ArgumentParser) -> None:
         choices=["auto", "strict", "off"],
         help=f"auto: every layer available (default {DEFAULTS.sandbox.value}); strict: refuse "
         "unless all are on; off: process group and rlimits only (for debugging your own bot)",
+    )
+    p.add_argument(
+        "--toolchain",
+        action="append",
+        metavar="PATH",
+        help="a toolchain folder outside /usr (e.g. /opt/rust) to show read-only inside the "
+        "sandbox, its bin/ added to PATH; repeatable",
     )
 
 
@@ -750,15 +811,35 @@ def build_parser() -> argparse.ArgumentParser:
         "check-bot",
         help="check a bot before a tournament: build, handshake, quick games, verdict",
         description=(
-            "Build the bot, run the handshake, play quick games in both walls against the "
-            "built-in random policy, and print a verdict with latency figures and any protocol "
-            "mistake explained in plain words. Exit status 0 on PASS, 1 on FAIL."
+            "Build the bot, run the handshake, play quick 2-, 3- and 4-player games on both "
+            "walls against the built-in random policy, and print a verdict with latency "
+            "figures, warnings for slow answers and any protocol mistake explained in plain "
+            "words. Exit status 0 on PASS, 1 on FAIL."
         ),
     )
     p.add_argument("bot", metavar="BOT_DIR", help="bot folder (with bot.toml)")
-    p.add_argument("--games", type=int, default=2, help="games per wall variant (default 2)")
+    p.add_argument(
+        "--games",
+        type=int,
+        default=1,
+        help="games per player count (2, 3, 4) and wall (default 1, so 6 games)",
+    )
     _add_game_options(p)
     p.set_defaults(func=cmd_check_bot)
+
+    p = sub.add_parser(
+        "new-bot",
+        help="start a bot from a language's starter kit",
+        description=(
+            "Copy the starter kit of a language (a small commented greedy bot that passes "
+            "check-bot) into a new folder, renamed. Languages: python, javascript, typescript, "
+            "c, cpp, java, go, rust."
+        ),
+    )
+    p.add_argument("name", help="the new bot's name (a-z, 0-9, '.', '_', '-'); also its folder")
+    p.add_argument("--language", "-l", required=True, help="python, javascript, typescript, ...")
+    p.add_argument("--dir", default="bots", help="parent folder (default bots)")
+    p.set_defaults(func=cmd_new_bot)
 
     p = sub.add_parser(
         "tournament",
@@ -849,6 +930,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--jsonl", action="store_true", help="one JSON line per finished game")
     p.set_defaults(func=cmd_demo)
+
+    from arena.sprt.command import DESCRIPTION as SPRT_DESCRIPTION
+    from arena.sprt.command import add_arguments as add_sprt_arguments
+
+    p = sub.add_parser(
+        "sprt",
+        help="is NEW stronger than OLD? a sequential test on 2-player game pairs",
+        description=SPRT_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_sprt_arguments(p)
+    _add_game_options(p)
+    p.set_defaults(func=cmd_sprt)
 
     p = sub.add_parser(
         "report",

@@ -32,6 +32,7 @@ from arena.referee.channel import Channel, ChannelError, ReadFailure
 from arena.referee.clock import TimeControl
 from arena.referee.faults import Fault
 from arena.referee.manifest import BotSpec
+from arena.referee.memory import memory_message, mentions_memory, oom_killed
 from arena.referee.transcript import Transcript
 from arena.sandbox import (
     BotProcess,
@@ -97,6 +98,8 @@ class SandboxSettings:
     limits: Limits = field(default_factory=Limits)
     slot: int = 0
     """Distinguishes concurrently running bots (each gets its own uid)."""
+    toolchains: tuple[str, ...] = ()
+    """Organiser-declared toolchain folders, shown read-only inside the sandbox."""
 
 
 def _text(raw: bytes | None, limit: int = 300) -> str | None:
@@ -167,6 +170,7 @@ class BotSeat:
                 limits=self.sandbox.limits,
                 slot=self.sandbox.slot,
                 stderr_log=self.stderr_log,
+                ro_paths=self.sandbox.toolchains,
             )
         except (SandboxUnavailable, SandboxBusy):
             raise  # the arena's problem, not the bot's: never recorded as a fault
@@ -358,7 +362,29 @@ class BotSeat:
     def _fault(self, kind: str, message: str, last: bytes | None = None) -> Fault:
         tail = self._proc.stderr_tail() if self._proc is not None else None
         last = last if last is not None else (self._chan.last_line if self._chan else None)
+        if kind in ("crash", "malformed", "init") and self._died_of_memory(kind, last, tail):
+            # A runtime's out-of-memory report may reach stdout first (the JVM's does):
+            # the death is the fault, not the text.
+            kind = "init" if kind == "init" else "crash"
+            message = f"{memory_message(self.sandbox.limits)}: {message}"
         return Fault(kind, message, _text(last), tail or None)  # type: ignore[arg-type]
+
+    def _died_of_memory(self, kind: str, last: bytes | None, tail: str | None) -> bool:
+        if oom_killed(self._proc):
+            return True
+        if not mentions_memory(last, tail):
+            return False
+        if kind != "malformed":
+            return True
+        # A line that mentions memory is a crash only if the process then dies.
+        proc = self._proc
+        if proc is None:
+            return False
+        try:
+            proc.wait(MEMORY_DEATH_WAIT_S)
+        except Exception:
+            return False
+        return True
 
     def _closed_pipe(self) -> str | None:
         """Which of its pipes a still-running bot has closed (the sandbox hides the EOF)."""
@@ -385,6 +411,9 @@ class BotSeat:
 
 
 KEPT_LOGS = 3
+MEMORY_DEATH_WAIT_S = 1.0
+"""How long a bot whose stray line mentions memory gets to die before it counts as
+``malformed`` rather than an out-of-memory ``crash``."""
 
 
 def _rotate(log: Path, keep: int = KEPT_LOGS) -> None:

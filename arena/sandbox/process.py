@@ -14,7 +14,7 @@ import signal
 import subprocess
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -261,6 +261,7 @@ def spawn(
     stderr_log: Path | None = None,
     env: Mapping[str, str] | None = None,
     stderr_cap: int = DEFAULT_CAP,
+    ro_paths: Sequence[str] = (),
 ) -> BotProcess:
     """Start ``command`` (a manifest string or an argv) in ``bot_dir``, sandboxed.
 
@@ -291,6 +292,7 @@ def spawn(
             extra_env=env,
             stderr_log=stderr_log,
             stderr_cap=stderr_cap,
+            ro_paths=ro_paths,
         )
     except BaseException:
         if lease is not None:
@@ -319,6 +321,7 @@ def start(
     stderr_log: Path | None = None,
     stderr_cap: int = DEFAULT_CAP,
     build_area: int | None = None,
+    ro_paths: Sequence[str] = (),
     merge_output: bool = False,
     head_bytes: int = 0,
     tail_bytes: int = TAIL_BYTES,
@@ -355,6 +358,7 @@ def start(
             procs_files=cgroup.procs_files if cgroup else None,
             extra_env=extra_env,
             build_area=build_area,
+            ro_paths=ro_paths,
             nproc=nproc,
         )
     except BaseException:

@@ -106,10 +106,19 @@ class TournamentConfig(PlaySettings):
     def identity(self) -> dict[str, Any]:
         """What defines the games: a change here means a different tournament.
 
-        Workers, sandbox level, process mode and the output folder may change on resume.
+        Workers, sandbox level, toolchains, process mode and the output folder may change on
+        resume.
         """
         data = self.model_dump(mode="json")
-        for key in ("workers", "sandbox", "persistent", "output", "executor", "ray_address"):
+        for key in (
+            "workers",
+            "sandbox",
+            "toolchains",
+            "persistent",
+            "output",
+            "executor",
+            "ray_address",
+        ):
             data.pop(key)
         return data
 
@@ -121,6 +130,7 @@ class TournamentConfig(PlaySettings):
             fault_policy=self.fault_policy,
             sandbox=self.sandbox,
             round_limit=self.round_limit,
+            toolchains=self.toolchains,
         )
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from arena.referee import BotSpec, ManifestError, load_bot
 from arena.referee.build import BuildError, Built, build_bot
 from arena.referee.manifest import unique_names
+from arena.referee.toolchains import explain_build_failure
 from arena.tournament.config import ConfigError, TournamentConfig
 from arena.tournament.executors import Executor, LocalPoolExecutor
 from arena.tournament.schedule import (
@@ -273,9 +274,9 @@ def build_bots(
     built = []
     for spec in specs:
         try:
-            done = build_bot(spec, config.sandbox)
+            done = build_bot(spec, config.sandbox, toolchains=config.toolchains)
         except BuildError as exc:
-            raise ConfigError(str(exc)) from None
+            raise ConfigError(explain_build_failure(str(exc), config.toolchains)) from None
         if on_built and done.ran:
             on_built(spec, done.seconds)
         built.append(done)

@@ -71,6 +71,7 @@ class WorkerState:
             sandbox=SandboxSettings(
                 level=job.settings.sandbox,
                 slot=(self.worker_id * (self.max_live + 4) + slot) % MAX_SLOT,
+                toolchains=job.settings.toolchains,
             ),
             stderr_log=job.log_dir / f"{spec.name}.w{self.worker_id}.stderr.log",
             persistent=job.persistent,

@@ -158,13 +158,13 @@ def test_check_bot_verdicts(
     from arena.referee import SandboxSettings
     from arena.referee.checkbot import check_bot
 
-    good = check_bot(bundled("python-greedy"), SandboxSettings(), FAST, games_per_variant=1)
-    assert good.ok and good.games == 2 and good.reported["name"] == "python-greedy"
+    good = check_bot(bundled("python-greedy"), SandboxSettings(), FAST, games_per_setting=1)
+    assert good.ok and good.games == 6 and good.reported["name"] == "python-greedy"
     assert good.latency() is not None
-    bad = check_bot(scripted_bot("illegal", after=4), SandboxSettings(), FAST, games_per_variant=1)
+    bad = check_bot(scripted_bot("illegal", after=4), SandboxSettings(), FAST, games_per_setting=1)
     assert not bad.ok
     assert {f.kind for _, f in bad.faults} == {"illegal"}
-    silent = check_bot(scripted_bot("wrong-protocol"), SandboxSettings(), FAST, games_per_variant=1)
+    silent = check_bot(scripted_bot("wrong-protocol"), SandboxSettings(), FAST, games_per_setting=1)
     assert [f.kind for _, f in silent.faults] == ["init"] and silent.games == 0
     assert "protocol 99" in silent.faults[0][1].message
 
