@@ -110,6 +110,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
         options = game.legal_moves()
         auto = forfeited[current]
         think_ms: float | None = None
+        cpu_ms: float | None = None
         if auto:
             index = auto_rng[current].randrange(len(options))
         else:
@@ -119,8 +120,8 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
             )
             if isinstance(answer, Choice):
                 index = answer.index
-                think_ms = answer.think_ms
-                clocks[current].charge(think_ms)
+                think_ms, cpu_ms = answer.think_ms, answer.cpu_ms
+                clocks[current].charge(answer.spent)
                 think[current].append(think_ms)
             else:
                 fault(current, answer)
@@ -131,6 +132,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
                 seat=current,
                 move=str(options[index]),
                 think_ms=round(think_ms, 3) if think_ms is not None else None,
+                cpu_ms=round(cpu_ms, 3) if cpu_ms is not None else None,
                 auto=auto,
             )
         )
@@ -143,7 +145,9 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
     rounds = [
         r.model_copy(update={"decisions": [next(it) for _ in r.decisions]}) for r in record.rounds
     ]
-    record = record.model_copy(update={"rounds": rounds, "faults": faults})
+    record = record.model_copy(
+        update={"rounds": rounds, "faults": faults, "clock": settings.time_control.clock.value}
+    )
 
     fault_of = {f.seat: f.kind for f in faults if f.forfeit}
     end = GameEnd(

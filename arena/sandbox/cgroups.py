@@ -56,6 +56,8 @@ class Support:
     kill: str  # "cgroup.kill", "freezer", "procs" or ""
     kill_hierarchy: Hierarchy | None
     problems: tuple[str, ...] = ()
+    cpuacct: Hierarchy | None = None
+    """Where the CPU time of a bot's whole tree is read (v1 cpuacct, or any v2 cpu.stat)."""
 
     @property
     def complete(self) -> bool:
@@ -262,11 +264,12 @@ def probe() -> Support:
     caps: dict[str, Hierarchy] = {}
     kill = ""
     kill_h: Hierarchy | None = None
+    accounting: list[Hierarchy] = []
     trial: list[tuple[Hierarchy, Path]] = []
     denied: dict[str, list[str]] = {}
     limits = Limits()
     for h in discover():
-        if h.version == 1 and not h.controllers & {"memory", "pids", "cpu", "freezer"}:
+        if h.version == 1 and not h.controllers & {"memory", "pids", "cpu", "cpuacct", "freezer"}:
             continue
         try:
             d = _make_child(h, f"probe-{os.getpid()}-{next(_counter)}")
@@ -292,6 +295,8 @@ def probe() -> Support:
                 kill, kill_h = "cgroup.kill", h
             elif h.version == 1 and "freezer" in h.controllers and not kill:
                 kill, kill_h = "freezer", h
+            if _read_cpu_ns(d, h) is not None:
+                accounting.append(h)
         finally:
             _rmdir(d)
             _rmdir(d.parent)
@@ -304,6 +309,12 @@ def probe() -> Support:
         problems.append(f"no usable {'/'.join(lacking)} controller")
     # Only hierarchies that limit something or do the kill get a per-bot directory.
     needed = {id(h) for h in (*caps.values(), kill_h) if h is not None}
+    # CPU accounting: prefer a hierarchy the bot joins anyway (no extra mkdir per spawn).
+    cpuacct = next(
+        (h for h in accounting if id(h) in needed), accounting[0] if accounting else None
+    )
+    if cpuacct is not None:
+        needed.add(id(cpuacct))
     return Support(
         hierarchies=tuple(h for h in usable if id(h) in needed),
         memory=caps.get("memory"),
@@ -312,7 +323,21 @@ def probe() -> Support:
         kill=kill,
         kill_hierarchy=kill_h,
         problems=tuple(problems),
+        cpuacct=cpuacct,
     )
+
+
+def _read_cpu_ns(d: Path, h: Hierarchy) -> int | None:
+    """CPU time used by everything ever in cgroup ``d`` (ns), or None if not readable."""
+    try:
+        if h.version == 1:
+            return int(_read(d / "cpuacct.usage")) if "cpuacct" in h.controllers else None
+        for line in _read(d / "cpu.stat").splitlines():
+            if line.startswith("usage_usec "):
+                return int(line.split()[1]) * 1000
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _rmdir(d: Path, wait_s: float = 0.0) -> bool:
@@ -372,6 +397,13 @@ class BotCgroup:
             except (OSError, ValueError):
                 continue
         return found
+
+    def cpu_ns(self) -> int | None:
+        """CPU time the bot's whole tree has used so far (ns; exited processes included):
+        one small file read, so the referee can afford it around every decision."""
+        h = self.support.cpuacct
+        d = self._dir_of(h)
+        return None if h is None or d is None else _read_cpu_ns(d, h)
 
     def _dir_of(self, h: Hierarchy | None) -> Path | None:
         return next((d for d, owner in self.dirs.items() if owner == h), None)
