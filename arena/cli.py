@@ -161,6 +161,7 @@ def _sandbox_settings(level: str) -> SandboxSettings:
 
 def _time_control(args: argparse.Namespace) -> TimeControl:
     from arena.referee import TimeControl
+    from arena.referee.clock import DEFAULT_CLOCK, ClockKind
 
     if args.time_per_move <= 0:
         raise UserError("--time-per-move must be positive (milliseconds)")
@@ -169,6 +170,7 @@ def _time_control(args: argparse.Namespace) -> TimeControl:
         move_ms=args.time_per_move,
         bank_ms=args.time_bank,
         increment_ms=args.increment,
+        clock=ClockKind(args.clock) if args.clock else DEFAULT_CLOCK,
     )
 
 
@@ -329,6 +331,7 @@ def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
             "init_ms": args.init_time,
             "bank_ms": args.time_bank,
             "increment_ms": args.increment,
+            "clock": args.clock,
         },
     }
     try:
@@ -636,6 +639,7 @@ GAME_OPTION_DEFAULTS: dict[str, Any] = {
     "time_bank": None,
     "increment": 0,
     "init_time": 5000,
+    "clock": None,  # the owner of the default is arena.referee.clock.DEFAULT_CLOCK
     "fault_policy": "forfeit",
     "round_limit": 100,
     "sandbox": "auto",
@@ -676,6 +680,14 @@ def _add_game_options(p: argparse.ArgumentParser, defaults: bool = True) -> None
         default=default("init_time"),
         metavar="MS",
         help="time to start and answer the handshake (default 5000)",
+    )
+    p.add_argument(
+        "--clock",
+        choices=["cpu", "wall"],
+        default=default("clock"),
+        help="what a decision is charged: cpu (default) = CPU time of the bot's process "
+        "tree, so a loaded host costs it nothing (a wall-clock ceiling of 5x still stops "
+        "a bot that sleeps); wall = elapsed time",
     )
     p.add_argument(
         "--fault-policy",

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from arena.referee.clock import TimeControl
+from arena.referee.clock import DEFAULT_CLOCK, WALL_CEILING, ClockKind, TimeControl
 from arena.referee.faults import FaultPolicy
 
 
@@ -24,6 +24,13 @@ class TimeConfig(BaseModel):
     init_ms: int = Field(default=5000, gt=0, description="Start-up and handshake time.")
     bank_ms: int | None = Field(default=None, gt=0, description="Optional per-game bank.")
     increment_ms: int = Field(default=0, ge=0)
+    clock: Literal["cpu", "wall"] = Field(
+        default=DEFAULT_CLOCK.value,
+        description="cpu: charge the CPU time of the bot's process tree; wall: elapsed time.",
+    )
+    wall_ceiling: float = Field(
+        default=WALL_CEILING, ge=1, description="CPU clocks: wall-time cap, x the allowance."
+    )
 
     def control(self) -> TimeControl:
         return TimeControl(
@@ -31,6 +38,8 @@ class TimeConfig(BaseModel):
             move_ms=self.move_ms,
             bank_ms=self.bank_ms,
             increment_ms=self.increment_ms,
+            clock=ClockKind(self.clock),
+            wall_ceiling=self.wall_ceiling,
         )
 
 

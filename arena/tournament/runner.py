@@ -9,6 +9,7 @@ from pathlib import Path
 
 from arena.referee import BotSpec, ManifestError, load_bot
 from arena.referee.build import build_bot
+from arena.referee.clock import WALL_CEILING
 from arena.referee.manifest import unique_names
 from arena.sandbox import Level
 from arena.tournament.config import ConfigError, TournamentConfig
@@ -73,7 +74,7 @@ def open_tournament(
     mine = config.identity()
     mine["bots"] = [s.name for s in specs]  # folders may move; names identify bots
     identity = json.dumps(mine, sort_keys=True)
-    stored_identity = store.get_meta("identity")
+    stored_identity = _upgrade_identity(store.get_meta("identity"))
     wanted = build_schedule(
         [s.name for s in specs], config.players, config.variants, config.seeds, config.master_seed
     )
@@ -105,6 +106,21 @@ def open_tournament(
 
 
 _GAME_FIELDS = ("master_seed", "time", "fault_policy", "round_limit")
+
+
+def _upgrade_identity(text: str | None) -> str | None:
+    """Stores written before clocks were selectable were played on wall clocks."""
+    if text is None:
+        return None
+    try:
+        old = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    time = old.get("time") if isinstance(old, dict) else None
+    if not isinstance(time, dict) or "clock" in time:
+        return text
+    time.update(clock="wall", wall_ceiling=WALL_CEILING)
+    return json.dumps(old, sort_keys=True)
 
 
 def _settings_changed(old: dict[str, object], new: dict[str, object]) -> bool:
