@@ -623,6 +623,27 @@ def cmd_bench_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_clocks(args: argparse.Namespace) -> int:
+    import json
+
+    from arena.bench.clocks import bench_clocks, print_clocks
+    from arena.sandbox import Level
+
+    if args.oversubscription < 2 or args.decisions < 1:
+        raise UserError("--oversubscription must be at least 2 and --decisions at least 1")
+    if args.move_ms < 300:
+        raise UserError("--move-ms must be at least 300: 20% over it must exceed the 50 ms grace")
+    with console.status(f"honest and over-budget bots at 1x and {args.oversubscription}x…"):
+        result = bench_clocks(
+            args.oversubscription, args.decisions, args.move_ms, level=Level(args.sandbox)
+        )
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print_clocks(result, console.print)
+    return 0 if result["goal_met"] else 1
+
+
 def _bundled_bots() -> list[Path]:
     root = Path(__file__).resolve().parents[1] / "bots"
     found = sorted(p for p in root.iterdir() if (p / "bot.toml").is_file()) if root.is_dir() else []
@@ -914,6 +935,23 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="default: the bundled bots")
     b.add_argument("--seeds", type=int, default=30, help="deals per pairing (default 30)")
     b.set_defaults(func=cmd_bench_tournament)
+    b = bench.add_parser(
+        "clocks",
+        help="false timeouts under wall vs CPU clocks on an oversubscribed host",
+        description=(
+            "A bot burning 80%% of its move time in CPU and one burning 120%%, run with as "
+            "many busy bots as cores and then 4x as many, half on wall clocks and half on "
+            "CPU clocks side by side. Counts false timeouts (honest bot) and timeouts of "
+            "the over-budget bot per clock. Exits 1 unless CPU clocks have no false "
+            "timeout and time out every over-budget decision. About a minute."
+        ),
+    )
+    b.add_argument("--oversubscription", type=int, default=4, help="busy bots per core")
+    b.add_argument("--decisions", type=int, default=6, help="decisions per bot (default 6)")
+    b.add_argument("--move-ms", type=int, default=500, help="time per decision (default 500)")
+    b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
+    b.add_argument("--json", action="store_true", help="print one JSON document")
+    b.set_defaults(func=cmd_bench_clocks)
     return parser
 
 

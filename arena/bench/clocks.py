@@ -14,6 +14,7 @@ import statistics
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,9 @@ class ClockTally:
             "ceiling_timeouts": self.ceiling_timeouts,
             "honest_cpu_ms_median": median(self.honest_cpu_ms),
             "honest_wall_ms_median": median(self.honest_wall_ms),
+            "honest_wall_ms_max": round(max(self.honest_wall_ms), 1)
+            if self.honest_wall_ms
+            else None,
         }
 
 
@@ -180,6 +184,39 @@ def run_phase(
     for t in threads:
         t.join()
     return Phase(oversubscription, workers, tallies, time.monotonic() - start)
+
+
+def print_clocks(result: dict[str, Any], out: Callable[[str], None]) -> None:
+    """The human-readable table and verdict."""
+    out(
+        f"{result['cores']} cores; honest bot burns {result['honest_share']:.0%} of "
+        f"{result['move_ms']} ms in CPU, over-budget bot {result['over_budget_share']:.0%}; "
+        f"half the seats on each clock, side by side ({result['seconds']} s)"
+    )
+    phases = [("1x", result["baseline"]), (f"{result['oversubscription']}x", result)]
+    out(f"{'load':<5} {'clock':<5} {'false timeouts':>15} {'over-budget timed out':>22}  wall/CPU")
+    for label, phase in phases:
+        for kind in ("wall", "cpu"):
+            t = phase[kind]
+            ratio = (
+                f"{t['honest_wall_ms_median'] / t['honest_cpu_ms_median']:.1f}x"
+                if t["honest_wall_ms_median"] and t["honest_cpu_ms_median"]
+                else "-"
+            )
+            over = (
+                f"{t['over_budget_timeouts']}/{t['over_budget_decisions']}"
+                if t["over_budget_decisions"]
+                else "-"
+            )
+            out(
+                f"{label:<5} {kind:<5} {t['false_timeouts']:>7}/{t['decisions']:<7} "
+                f"{over:>22}  {ratio}"
+            )
+    verdict = "MET" if result["goal_met"] else "MISSED"
+    out(
+        f"goal (0 false timeouts on CPU clocks at {result['oversubscription']}x, every "
+        f"over-budget decision timed out): {verdict}"
+    )
 
 
 def bench_clocks(

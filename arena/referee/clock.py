@@ -34,6 +34,9 @@ DEFAULT_CLOCK = ClockKind.CPU
 """CPU clocks by default: scores and ratings must measure the bot, not the host's load."""
 WALL_CEILING = 5.0
 """CPU clocks: a decision also ends after this many times its allowance of wall time."""
+HARD_CEILING = 4.0
+"""CPU clocks: a decision ends after this many times the wall ceiling, however loaded the
+host (waiting for a CPU is forgiven up to here; a tournament can never stall)."""
 MIN_CHECK_S = 0.01
 """CPU clocks: the shortest wait between two CPU-time readings while a bot thinks."""
 
@@ -91,9 +94,15 @@ class Clock:
 
 
 class CpuMeter(Protocol):
-    """Where CPU time comes from: a bot process (``BotProcess.cpu_ns``), or a fake in tests."""
+    """Where CPU time comes from: a bot process (``BotProcess``), or a fake in tests."""
 
-    def cpu_ns(self) -> int | None: ...
+    def cpu_ns(self) -> int | None:
+        """CPU time the bot's process tree has used so far."""
+        ...
+
+    def cpu_wait_ns(self) -> int | None:
+        """Time the bot's tasks were runnable but waiting for a CPU (None: unknown)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -105,6 +114,8 @@ class Spent:
     """CPU time of the bot's process tree; None when it could not be read."""
     clock: ClockKind
     """The clock that applied (CPU falls back to wall when CPU time is unreadable)."""
+    wait_ms: float | None = None
+    """Time the bot was ready to run but the host gave its CPU to others (None: unknown)."""
 
     @property
     def charged_ms(self) -> float:
@@ -112,15 +123,26 @@ class Spent:
             return self.cpu_ms
         return self.wall_ms
 
+    @property
+    def idle_ms(self) -> float:
+        """Wall time the bot neither ran nor waited for a CPU: it slept or blocked."""
+        return self.wall_ms - (self.cpu_ms or 0.0) - (self.wait_ms or 0.0)
+
 
 class Stopwatch:
     """Times one decision against its allowance on the chosen clock.
 
+    CPU clocks end a decision when the bot's CPU time exceeds the allowance (plus
+    grace), when it has been *idle* (wall time minus CPU time minus time spent waiting
+    for a CPU) for ``wall_ceiling`` x the allowance, or - whatever the host's load - at
+    ``HARD_CEILING`` x that. Where the kernel cannot say how long the bot waited for a
+    CPU (no cgroup v2 pressure information), the ceiling is on plain wall time.
+
     The reader waits for the bot's reply until :attr:`wake_at`, then calls
-    :meth:`overrun`: None means "still within its time, wait again" (CPU clocks:
-    a new ``wake_at`` is set from the CPU time left). With CPU clocks the bot's CPU time
-    is read only when it could have used up its allowance: a bot that answers in time
-    costs two readings (start and :meth:`stop`), whatever the host's load.
+    :meth:`overrun`: None means "still within its time, wait again" and sets a new
+    ``wake_at``. The CPU time is read only when the bot could have used up its
+    allowance: a bot that answers in time costs three readings (two at the start, one
+    at :meth:`stop`), whatever the host's load.
     """
 
     def __init__(
@@ -144,25 +166,32 @@ class Stopwatch:
         self._cpu0 = meter.cpu_ns() if meter is not None else None
         wanted = clock or control.clock
         self.clock = wanted if self._cpu0 is not None else ClockKind.WALL
+        self._wait0 = (
+            meter.cpu_wait_ns() if meter is not None and self.clock is ClockKind.CPU else None
+        )
         self.start = now()
         if self.clock is ClockKind.CPU:
-            self.ceiling = self.start + allowance_ms * control.wall_ceiling / 1000
-            self.ceiling = max(self.ceiling, self.start + self.budget_ms / 1000)
-            self.wake_at = min(self.ceiling, self.start + self.budget_ms / 1000 / self._cores)
+            self.idle_limit_ms = max(self.budget_ms, allowance_ms * control.wall_ceiling)
+            self.hard_ms = self.idle_limit_ms * HARD_CEILING if self._wait0 is not None else 0.0
+            self.ceiling = self.start + max(self.idle_limit_ms, self.hard_ms) / 1000
+            first = min(self.budget_ms / self._cores, self.idle_limit_ms)
+            self.wake_at = self.start + first / 1000
         else:
-            self.ceiling = self.start + self.budget_ms / 1000
-            self.wake_at = self.ceiling
+            self.idle_limit_ms = self.hard_ms = self.budget_ms
+            self.ceiling = self.wake_at = self.start + self.budget_ms / 1000
 
-    def _cpu_ms(self) -> float | None:
-        if self._cpu0 is None or self._meter is None:
-            return None
-        used = self._meter.cpu_ns()
-        return None if used is None else max(0, used - self._cpu0) / 1e6
+    def _since_start(self, reading: int | None, first: int | None) -> float | None:
+        return None if reading is None or first is None else max(0, reading - first) / 1e6
 
     def stop(self) -> Spent:
         """The cost so far (call it when the reply is in)."""
         wall_ms = (self._now() - self.start) * 1000
-        return Spent(wall_ms, self._cpu_ms(), self.clock)
+        meter = self._meter
+        cpu_ms = self._since_start(meter.cpu_ns() if meter else None, self._cpu0)
+        wait_ms = None
+        if meter is not None and self._wait0 is not None and wall_ms >= self.idle_limit_ms:
+            wait_ms = self._since_start(meter.cpu_wait_ns(), self._wait0)  # only when needed
+        return Spent(wall_ms, cpu_ms, self.clock, wait_ms)
 
     def verdict(self, spent: Spent) -> str | None:
         """Why ``spent`` is over the time, or None if it is within it."""
@@ -175,11 +204,25 @@ class Stopwatch:
                 f"used {spent.cpu_ms:.0f} ms of CPU time, over its {self.allowance_ms} ms "
                 f"(wall time {spent.wall_ms:.0f} ms)"
             )
-        if spent.wall_ms >= (self.ceiling - self.start) * 1000:
+        if self._wait0 is None:  # no pressure information: a plain wall-clock ceiling
+            if spent.wall_ms >= self.idle_limit_ms:
+                return (
+                    f"no move within {spent.wall_ms:.0f} ms of wall time, the ceiling for "
+                    f"{self.allowance_ms} ms of CPU time (it used {spent.cpu_ms:.0f} ms: "
+                    "sleeping or blocked?)"
+                )
+            return None
+        if spent.idle_ms >= self.idle_limit_ms:
             return (
-                f"no move within {spent.wall_ms:.0f} ms of wall time, the ceiling for "
-                f"{self.allowance_ms} ms of CPU time (it used {spent.cpu_ms:.0f} ms: "
-                "sleeping or blocked?)"
+                f"no move after {spent.wall_ms:.0f} ms: idle {spent.idle_ms:.0f} ms (sleeping "
+                f"or blocked?), over the wall-clock ceiling of {self.idle_limit_ms:.0f} ms for "
+                f"{self.allowance_ms} ms of CPU time (it used {spent.cpu_ms:.0f} ms)"
+            )
+        if spent.wall_ms >= self.hard_ms:
+            return (
+                f"no move after {spent.wall_ms:.0f} ms of wall time, the hard ceiling for "
+                f"{self.allowance_ms} ms of CPU time (it used {spent.cpu_ms:.0f} ms; the host "
+                "is overloaded)"
             )
         return None
 
@@ -192,6 +235,8 @@ class Stopwatch:
             return why
         if self.clock is ClockKind.WALL or spent.cpu_ms is None:
             return f"no move within {self.allowance_ms} ms"  # woke at the deadline
-        left_s = (self.budget_ms - spent.cpu_ms) / 1000 / self._cores
-        self.wake_at = min(self.ceiling, self._now() + max(MIN_CHECK_S, left_s))
+        cpu_left_ms = (self.budget_ms - spent.cpu_ms) / self._cores
+        idle_left_ms = self.idle_limit_ms - spent.idle_ms  # idle time grows at most as fast
+        step_s = max(MIN_CHECK_S, min(cpu_left_ms, idle_left_ms) / 1000)
+        self.wake_at = min(self.ceiling, self._now() + step_s)
         return None

@@ -405,6 +405,20 @@ class BotCgroup:
         d = self._dir_of(h)
         return None if h is None or d is None else _read_cpu_ns(d, h)
 
+    def cpu_wait_ns(self) -> int | None:
+        """How long the bot's tasks were runnable but waiting for a CPU (ns): the v2
+        pressure stall counter (PSI "some"), None where there is none. Time a loaded host
+        kept the bot from running, as opposed to time it slept or blocked."""
+        for d, h in self.dirs.items():
+            if h.version != 2:
+                continue
+            try:
+                first = _read(d / "cpu.pressure").split("\n", 1)[0]
+                return int(first.rpartition("total=")[2]) * 1000
+            except (OSError, ValueError):
+                return None
+        return None
+
     def _dir_of(self, h: Hierarchy | None) -> Path | None:
         return next((d for d, owner in self.dirs.items() if owner == h), None)
 

@@ -139,6 +139,11 @@ class BotProcess:
                 return used
         return cputime.tree_cpu_ns(self.pid, self.uid)
 
+    def cpu_wait_ns(self) -> int | None:
+        """Time the bot's tasks waited for a CPU while runnable (ns; cgroup v2 pressure
+        stall information), None where the kernel does not offer it."""
+        return self._cgroup.cpu_wait_ns() if self._cgroup is not None else None
+
     def pipes_held(self) -> tuple[bool, bool] | None:
         """Whether the bot's own processes still hold (stdin, stdout).
 

@@ -9,11 +9,14 @@ from arena.referee.clock import Clock, ClockKind, Spent, Stopwatch, TimeControl
 
 class FakeHost:
     """A bot and the host clock: ``run(wall_s, cpu_share)`` advances wall time while the
-    bot gets ``cpu_share`` of a core (a loaded host gives it less)."""
+    bot gets ``cpu_share`` of a core (a loaded host gives it less); a bot with
+    ``cpu_share == 0`` sleeps, otherwise it waits for a CPU the rest of the time."""
 
-    def __init__(self) -> None:
+    def __init__(self, pressure: bool = True) -> None:
         self.t = 100.0
         self.cpu = 5_000_000_000  # the process already used 5 s before this decision
+        self.wait = 7_000_000_000
+        self.pressure = pressure
         self.readable = True
         self.readings = 0
 
@@ -24,9 +27,15 @@ class FakeHost:
         self.readings += 1
         return self.cpu if self.readable else None
 
+    def cpu_wait_ns(self) -> int | None:
+        self.readings += 1
+        return self.wait if self.pressure else None
+
     def run(self, wall_s: float, cpu_share: float) -> None:
         self.t += wall_s
         self.cpu += int(wall_s * cpu_share * 1e9)
+        if cpu_share > 0:
+            self.wait += int(wall_s * max(0.0, 1 - cpu_share) * 1e9)
 
     def think(self, watch: Stopwatch, cpu_needed_s: float, cpu_share: float) -> str | Spent:
         """Play the referee's loop: wait until ``wake_at`` or the reply, whichever first."""
@@ -53,9 +62,11 @@ def watch(host: FakeHost, control: TimeControl = CPU, allowance: int = 1000) -> 
     return Stopwatch(allowance, control, host, now=host.now)
 
 
-@pytest.mark.parametrize("load", [1, 2, 4, 4.9])
-def test_cpu_clock_charges_cpu_only_whatever_the_load(load: float) -> None:
-    host = FakeHost()
+@pytest.mark.parametrize(("load", "pressure"), [(1, True), (4, True), (15, True), (4.9, False)])
+def test_cpu_clock_charges_cpu_only_whatever_the_load(load: float, pressure: bool) -> None:
+    """With pressure information any load up to the hard ceiling (20x) is forgiven;
+    without it, up to the wall ceiling (5x)."""
+    host = FakeHost(pressure)
     result = host.think(watch(host), cpu_needed_s=0.8, cpu_share=1 / load)
     assert isinstance(result, Spent)
     assert result.clock is ClockKind.CPU
@@ -90,17 +101,35 @@ def test_the_overrun_is_caught_close_to_the_budget() -> None:
     assert 1050 < used_ms <= 1050 + 1000 * 0.01 + 1  # within one minimum check interval
 
 
-def test_a_sleeping_bot_hits_the_wall_ceiling() -> None:
-    host = FakeHost()
+@pytest.mark.parametrize("pressure", [True, False])
+def test_a_sleeping_bot_hits_the_wall_ceiling(pressure: bool) -> None:
+    host = FakeHost(pressure)
     result = host.think(watch(host), cpu_needed_s=0.01, cpu_share=0.0)
-    assert isinstance(result, str) and "ceiling" in result
+    assert isinstance(result, str) and "ceiling" in result and "sleeping" in result
     assert host.t - 100.0 == pytest.approx(5.0)
 
 
-def test_a_barely_working_bot_is_stopped_at_the_ceiling_too() -> None:
+def test_a_bot_that_works_then_sleeps_hits_the_ceiling_on_idle_time() -> None:
     host = FakeHost()
+    w = watch(host)
+    host.run(2.0, 0.25)  # 500 ms of CPU on a loaded host, 1.5 s waiting for a CPU
+    assert w.overrun() is None
+    result = host.think(w, cpu_needed_s=1.0, cpu_share=0.0)  # then it blocks
+    assert isinstance(result, str) and "idle" in result
+    assert host.t - 100.0 == pytest.approx(7.0, abs=0.02)  # 2 s working + 5 s idle
+
+
+def test_without_pressure_a_starved_bot_is_stopped_at_the_wall_ceiling() -> None:
+    host = FakeHost(pressure=False)
     result = host.think(watch(host), cpu_needed_s=0.9, cpu_share=0.1)  # needs 9 s of wall
     assert isinstance(result, str) and "ceiling" in result
+
+
+def test_the_hard_ceiling_ends_even_a_starved_bot() -> None:
+    host = FakeHost()
+    result = host.think(watch(host), cpu_needed_s=0.9, cpu_share=0.02)  # needs 45 s of wall
+    assert isinstance(result, str) and "hard ceiling" in result
+    assert host.t - 100.0 == pytest.approx(20.0, abs=0.02)
 
 
 def test_a_reply_over_its_cpu_time_between_readings_is_still_late() -> None:
@@ -112,11 +141,11 @@ def test_a_reply_over_its_cpu_time_between_readings_is_still_late() -> None:
     assert verdict is not None and "CPU time" in verdict
 
 
-def test_a_quick_answer_costs_two_readings() -> None:
+def test_a_quick_answer_costs_three_readings() -> None:
     host = FakeHost()
     result = host.think(watch(host), cpu_needed_s=0.05, cpu_share=0.5)
     assert isinstance(result, Spent)
-    assert host.readings == 2
+    assert host.readings == 3
 
 
 def test_multicore_bots_are_read_sooner() -> None:
@@ -144,7 +173,7 @@ def test_wall_clock_still_records_cpu_time() -> None:
 
 
 def test_empty_bank_leaves_the_grace() -> None:
-    host = FakeHost()
+    host = FakeHost(pressure=False)
     w = watch(host, allowance=0)
     assert w.ceiling - host.t == pytest.approx(0.05)
 
