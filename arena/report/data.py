@@ -51,6 +51,8 @@ SEAT_COLUMNS = {
     "think_mean_ms": "float64",
     "think_p95_ms": "float64",
     "think_max_ms": "float64",
+    "cpu_mean_ms": "float64",  # NaN: not measured (older stores, or no CPU accounting)
+    "cpu_max_ms": "float64",
     "n_players": "int64",
     "variant": "str",
     "seed_index": "int64",
@@ -74,12 +76,19 @@ _GAMES_SQL = (
     "g.finished_at, g.duration_s, g.end_reason, g.rounds, g.worker "
     "FROM games g JOIN schedule s USING (game_index) ORDER BY g.game_index"
 )
-_SEATS_SQL = (
-    f"SELECT {', '.join('t.' + c for c in list(SEAT_COLUMNS)[:16])}, "
-    "s.n_players, s.variant, s.seed_index, s.rotation "
-    "FROM seats t JOIN games g USING (game_index) JOIN schedule s USING (game_index) "
-    "ORDER BY t.game_index, t.seat"
-)
+_SEAT_OWN = list(SEAT_COLUMNS)[:18]
+
+
+def _seats_sql(present: set[str]) -> str:
+    """Columns an older store lacks read as NULL."""
+    own = ", ".join(f"t.{c}" if c in present else f"NULL AS {c}" for c in _SEAT_OWN)
+    return (
+        f"SELECT {own}, s.n_players, s.variant, s.seed_index, s.rotation "
+        "FROM seats t JOIN games g USING (game_index) JOIN schedule s USING (game_index) "
+        "ORDER BY t.game_index, t.seat"
+    )
+
+
 _FAULTS_SQL = (
     "SELECT f.game_index, f.seat, f.bot, f.kind, f.round, f.message, f.forfeit, "
     "s.n_players, s.variant "
@@ -153,7 +162,7 @@ def _snapshot(store: Store, outdir: Path) -> Results:
         config_text = store.get_meta("config")
         schedule_rows = db.execute(_SCHEDULE_SQL).fetchall()
         game_rows = db.execute(_GAMES_SQL).fetchall()
-        seat_rows = db.execute(_SEATS_SQL).fetchall()
+        seat_rows = db.execute(_seats_sql(store.columns("seats"))).fetchall()
         fault_rows = db.execute(_FAULTS_SQL).fetchall()
     finally:
         db.rollback()

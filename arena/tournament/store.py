@@ -61,6 +61,8 @@ CREATE TABLE IF NOT EXISTS seats (
     think_mean_ms REAL NOT NULL,
     think_p95_ms  REAL NOT NULL,
     think_max_ms  REAL NOT NULL,
+    cpu_mean_ms   REAL,                -- CPU time per decision (NULL: not measured)
+    cpu_max_ms    REAL,
     PRIMARY KEY (game_index, seat)
 );
 CREATE TABLE IF NOT EXISTS faults (
@@ -105,6 +107,13 @@ class SeatRow:
     think_mean_ms: float
     think_p95_ms: float
     think_max_ms: float
+    cpu_mean_ms: float | None = None
+    """CPU time of the bot's process tree per decision (think times are wall time)."""
+    cpu_max_ms: float | None = None
+
+
+# Columns added after stores were first written: (table, column, SQL type).
+_ADDED_COLUMNS = (("seats", "cpu_mean_ms", "REAL"), ("seats", "cpu_max_ms", "REAL"))
 
 
 @dataclass(frozen=True)
@@ -154,6 +163,7 @@ class Store:
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 self.db.executescript(SCHEMA)
                 self._check_version()
+                self._add_columns()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: not a usable tournament store ({exc})") from None
 
@@ -175,6 +185,16 @@ class Store:
             raise StoreError(
                 f"{self.path}: store schema version {found}, this arena writes {SCHEMA_VERSION}"
             )
+
+    def _add_columns(self) -> None:
+        """Bring an older store up to date (new columns are nullable: old rows keep NULL)."""
+        for table, column, kind in _ADDED_COLUMNS:
+            if column not in self.columns(table):
+                with self.db:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+
+    def columns(self, table: str) -> set[str]:
+        return {str(row[1]) for row in self.db.execute(f"PRAGMA table_info({table})")}
 
     # ------------------------------------------------------------------ meta
 
@@ -234,7 +254,7 @@ class Store:
                 ),
             )
             self.db.executemany(
-                "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         result.game_index,
@@ -253,6 +273,8 @@ class Store:
                         s.think_mean_ms,
                         s.think_p95_ms,
                         s.think_max_ms,
+                        s.cpu_mean_ms,
+                        s.cpu_max_ms,
                     )
                     for s in result.seats
                 ],
