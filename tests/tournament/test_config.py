@@ -70,3 +70,28 @@ def test_the_readme_example_config_is_valid(tmp_path: Path) -> None:
     cfg = load_config(write(tmp_path, text), {})
     assert cfg.players == [2, 3] and cfg.variants == ["coloured", "gray"]
     assert cfg.time.move_ms == 1000 and cfg.persistent
+
+
+def test_clock_from_file_and_flag(tmp_path: Path) -> None:
+    from arena.referee.clock import DEFAULT_CLOCK, ClockKind
+
+    assert load_config(None, {"bots": ["a", "b"]}).time.control().clock is DEFAULT_CLOCK
+    path = write(tmp_path, 'bots = ["a", "b"]\n[time]\nclock = "wall"\n')
+    cfg = load_config(path, {})
+    assert cfg.time.control().clock is ClockKind.WALL
+    cfg = load_config(path, {"time": {"clock": "cpu", "move_ms": None}})
+    assert cfg.time.control().clock is ClockKind.CPU and cfg.time.control().wall_ceiling == 5
+    with pytest.raises(ConfigError, match="time.clock"):
+        load_config(write(tmp_path, 'bots = ["a", "b"]\n[time]\nclock = "sundial"\n'), {})
+
+
+def test_stores_from_before_clocks_resume_on_wall_clocks() -> None:
+    import json
+
+    from arena.tournament.runner import _upgrade_identity
+
+    old = json.dumps({"time": {"move_ms": 1000}, "seeds": 2}, sort_keys=True)
+    upgraded = json.loads(_upgrade_identity(old) or "")
+    assert upgraded["time"]["clock"] == "wall" and upgraded["time"]["move_ms"] == 1000
+    new = json.dumps({"time": {"clock": "cpu", "wall_ceiling": 5.0}}, sort_keys=True)
+    assert _upgrade_identity(new) == new
