@@ -81,7 +81,7 @@ def test_clock_from_file_and_flag(tmp_path: Path) -> None:
     assert cfg.time.control().clock is ClockKind.WALL
     cfg = load_config(path, {"time": {"clock": "cpu", "move_ms": None}})
     assert cfg.time.control().clock is ClockKind.CPU and cfg.time.control().wall_ceiling == 5
-    with pytest.raises(ConfigError, match="time.clock"):
+    with pytest.raises(ConfigError, match=r"time\.clock"):
         load_config(write(tmp_path, 'bots = ["a", "b"]\n[time]\nclock = "sundial"\n'), {})
 
 
