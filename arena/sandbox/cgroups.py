@@ -73,6 +73,12 @@ class Support:
             f"limits: {', '.join(have) or 'none'}",
             f"tree kill: {self.kill or 'none'}",
         ]
+        if self.cpuacct is not None:
+            source = "cpuacct" if self.cpuacct.version == 1 else "cpu.stat"
+            waits = any(
+                h.version == 2 and (h.base / "cpu.pressure").exists() for h in self.hierarchies
+            )
+            parts.append(f"CPU clock: {source}" + (" + cpu.pressure" if waits else ""))
         if self.problems:
             parts.append("; ".join(self.problems))
         return "; ".join(parts)
