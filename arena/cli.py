@@ -214,11 +214,21 @@ def cmd_match(args: argparse.Namespace) -> int:
     record = result.outcome.record
     names = [f"{name} (seat {i})" for i, name in enumerate(record.players)]
     console.print(result.final_position.render(names))
-    table = Table(title=f"{record.variant} wall, seed {args.seed}, end: {record.end_reason}")
-    for col in ("rank", "seat", "bot", "rounds", "+rows", "+cols", "+colours", "total", "think ms"):
+    table = Table(
+        title=f"{record.variant} wall, seed {args.seed}, end: {record.end_reason}, "
+        f"{record.clock} clock"
+    )
+    cols = ("rank", "seat", "bot", "rounds", "+rows", "+cols", "+colours", "total", "think ms")
+    for col in (*cols, "cpu ms"):
         table.add_column(col, justify="right" if col not in ("bot",) else "left")
+    cpu: dict[int, list[float]] = {}
+    for rnd in record.rounds:
+        for d in rnd.decisions:
+            if d.cpu_ms is not None:
+                cpu.setdefault(d.seat, []).append(d.cpu_ms)
     for f in sorted(record.final, key=lambda f: (f.rank, f.seat)):
         stats = result.outcome.think[f.seat]
+        used = cpu.get(f.seat, [])
         table.add_row(
             str(f.rank),
             str(f.seat),
@@ -229,6 +239,7 @@ def cmd_match(args: argparse.Namespace) -> int:
             str(f.colours),
             f"[bold]{f.total}[/bold]",
             f"{stats.mean_ms:.1f} avg / {stats.max_ms:.1f} max" if stats.decisions else "-",
+            f"{sum(used) / len(used):.1f} avg / {max(used):.1f} max" if used else "-",
         )
     console.print(table)
     for fault in record.faults:

@@ -59,6 +59,12 @@ def report_command(
                 report.leaderboard, finished=results.finished, scheduled=results.scheduled
             )
         )
+    loaded = report.summary["host_load_games"]
+    if loaded:
+        console.print(
+            f"[yellow]note:[/yellow] in {loaded} game(s) the bots' wall time far exceeded their "
+            "CPU time (overloaded host, or a bot that sleeps): see Host load in the report"
+        )
     if not write:
         return EXIT_OK
     try:

@@ -90,8 +90,10 @@ def sections(report: Report) -> list[Section]:
             method_note(report)
             + " A win is a first place (shared first places count for each bot). Margin = "
             "winner's score minus the bot's, averaged over games. Fault columns count every "
-            "fault, forgiven strikes included. Think ms: decision-weighted mean; p95 is the "
-            "decision-weighted mean of the per-game 95th percentiles (approximate).",
+            "fault, forgiven strikes included. Think ms (wall time, request to reply): "
+            "decision-weighted mean; p95 is the decision-weighted mean of the per-game 95th "
+            "percentiles (approximate). CPU ms: CPU time of the bot's process tree per "
+            "decision, where measured.",
             leaderboard_display(report.leaderboard),
         ),
         Section(
