@@ -368,6 +368,10 @@ class BotCgroup:
     support: Support
     dirs: dict[Path, Hierarchy] = field(default_factory=dict)
     removed: bool = False
+    _fds: list[int] = field(default_factory=list, repr=False)
+    _cpu_fd: int | None = field(default=None, repr=False)
+    _cpu_v1: bool = field(default=False, repr=False)
+    _wait_fd: int | None = field(default=None, repr=False)
 
     @classmethod
     def create(cls, support: Support, limits: Limits, tag: str = "bot") -> BotCgroup:
@@ -406,24 +410,55 @@ class BotCgroup:
 
     def cpu_ns(self) -> int | None:
         """CPU time the bot's whole tree has used so far (ns; exited processes included):
-        one small file read, so the referee can afford it around every decision."""
-        h = self.support.cpuacct
-        d = self._dir_of(h)
-        return None if h is None or d is None else _read_cpu_ns(d, h)
+        a pread() of a file kept open (a few µs), so the referee can afford it around
+        every decision."""
+        if self._cpu_fd is None:
+            h = self.support.cpuacct
+            d = self._dir_of(h)
+            if h is None or d is None:
+                return None
+            self._cpu_v1 = h.version == 1
+            self._cpu_fd = self._open(d / ("cpuacct.usage" if self._cpu_v1 else "cpu.stat"))
+        text = self._pread(self._cpu_fd)
+        if self._cpu_v1:
+            return int(text) if text.strip().isdigit() else None
+        first = text.split(b"\n", 1)[0]
+        return int(first[11:]) * 1000 if first.startswith(b"usage_usec ") else None
 
     def cpu_wait_ns(self) -> int | None:
         """How long the bot's tasks were runnable but waiting for a CPU (ns): the v2
         pressure stall counter (PSI "some"), None where there is none. Time a loaded host
         kept the bot from running, as opposed to time it slept or blocked."""
-        for d, h in self.dirs.items():
-            if h.version != 2:
-                continue
-            try:
-                first = _read(d / "cpu.pressure").split("\n", 1)[0]
-                return int(first.rpartition("total=")[2]) * 1000
-            except (OSError, ValueError):
+        if self._wait_fd is None:
+            d = next((d for d, h in self.dirs.items() if h.version == 2), None)
+            if d is None:
                 return None
-        return None
+            self._wait_fd = self._open(d / "cpu.pressure")
+        total = self._pread(self._wait_fd).split(b"\n", 1)[0].rpartition(b"total=")[2]
+        return int(total) * 1000 if total.strip().isdigit() else None
+
+    def _open(self, path: Path) -> int:
+        """A descriptor kept open on a counter file (-1 if it cannot be opened)."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return -1
+        self._fds.append(fd)
+        return fd
+
+    @staticmethod
+    def _pread(fd: int) -> bytes:
+        try:
+            return os.pread(fd, 512, 0) if fd >= 0 else b""
+        except OSError:
+            return b""
+
+    def _close_counters(self) -> None:
+        for fd in self._fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds.clear()
+        self._cpu_fd = self._wait_fd = -1
 
     def _dir_of(self, h: Hierarchy | None) -> Path | None:
         return next((d for d, owner in self.dirs.items() if owner == h), None)
@@ -471,6 +506,7 @@ class BotCgroup:
         The shared ``arena`` parent goes too when it is empty, so that we never keep
         our supervisor from removing the cgroup we were started in.
         """
+        self._close_counters()  # an open file would not keep the rmdir from working, but leak
         ok = True
         for d in list(self.dirs):
             if _rmdir(d, wait_s):
