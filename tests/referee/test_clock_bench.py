@@ -20,11 +20,11 @@ def test_bench_clocks_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["oversubscription"] == 2
     for clock in ("wall", "cpu"):
         tally = doc[clock]
-        assert KEYS <= set(tally)
+        assert set(tally) >= KEYS
         assert tally["decisions"] == 2 * 1 and tally["over_budget_decisions"] == 2
         # 120 % of its time: over on either clock, every time (CPU <= wall for one thread).
         assert tally["over_budget_timeouts"] == tally["over_budget_decisions"]
-        assert KEYS <= set(doc["baseline"][clock])
+        assert set(doc["baseline"][clock]) >= KEYS
     assert doc["cpu"]["false_timeouts"] == 0  # the harness's load is never the bot's fault
     assert doc["goal_met"] is True and status == 0
 
