@@ -262,6 +262,8 @@ def cmd_match(args: argparse.Namespace) -> int:
 
 
 def cmd_check_bot(args: argparse.Namespace) -> int:
+    import statistics
+
     from arena.referee.build import BuildError
     from arena.referee.checkbot import ADVICE, check_bot
 
@@ -294,6 +296,12 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         console.print(
             f"  think time     median {med:.2f} ms, p95 {p95:.2f} ms, max {worst:.2f} ms "
             f"(limit {tc.move_ms} ms)"
+        )
+    if report.cpu_ms:
+        ordered = sorted(report.cpu_ms)
+        console.print(
+            f"  CPU time       median {statistics.median(ordered):.2f} ms, max {ordered[-1]:.2f} "
+            f"ms per decision; this arena charges {tc.clock.value} time"
         )
     for where, fault in report.faults:
         console.print(
