@@ -34,7 +34,7 @@ DEFAULT_CLOCK = ClockKind.CPU
 """CPU clocks by default: scores and ratings must measure the bot, not the host's load."""
 WALL_CEILING = 5.0
 """CPU clocks: a decision also ends after this many times its allowance of wall time."""
-HARD_CEILING = 4.0
+HARD_CEILING = 10.0
 """CPU clocks: a decision ends after this many times the wall ceiling, however loaded the
 host (waiting for a CPU is forgiven up to here; a tournament can never stall)."""
 MIN_CHECK_S = 0.01

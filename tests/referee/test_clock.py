@@ -62,9 +62,9 @@ def watch(host: FakeHost, control: TimeControl = CPU, allowance: int = 1000) -> 
     return Stopwatch(allowance, control, host, now=host.now)
 
 
-@pytest.mark.parametrize(("load", "pressure"), [(1, True), (4, True), (15, True), (4.9, False)])
+@pytest.mark.parametrize(("load", "pressure"), [(1, True), (4, True), (40, True), (4.9, False)])
 def test_cpu_clock_charges_cpu_only_whatever_the_load(load: float, pressure: bool) -> None:
-    """With pressure information any load up to the hard ceiling (20x) is forgiven;
+    """With pressure information any load up to the hard ceiling (50x) is forgiven;
     without it, up to the wall ceiling (5x)."""
     host = FakeHost(pressure)
     result = host.think(watch(host), cpu_needed_s=0.8, cpu_share=1 / load)
@@ -127,9 +127,9 @@ def test_without_pressure_a_starved_bot_is_stopped_at_the_wall_ceiling() -> None
 
 def test_the_hard_ceiling_ends_even_a_starved_bot() -> None:
     host = FakeHost()
-    result = host.think(watch(host), cpu_needed_s=0.9, cpu_share=0.02)  # needs 45 s of wall
+    result = host.think(watch(host), cpu_needed_s=0.9, cpu_share=0.01)  # needs 90 s of wall
     assert isinstance(result, str) and "hard ceiling" in result
-    assert host.t - 100.0 == pytest.approx(20.0, abs=0.02)
+    assert host.t - 100.0 == pytest.approx(50.0, abs=0.02)
 
 
 def test_a_reply_over_its_cpu_time_between_readings_is_still_late() -> None:
