@@ -317,3 +317,21 @@ def test_restarted_bot_keeps_its_predecessors_stderr(
         bot.close()
     kept = sorted(p.name for p in log.parent.iterdir())
     assert kept == ["bot.stderr.log", "bot.stderr.log.1", "bot.stderr.log.2", "bot.stderr.log.3"]
+
+
+def test_cpu_clock_without_cgroups_reads_proc(scripted_bot: Callable[..., BotSpec]) -> None:
+    """`--sandbox off` has no cgroup: the CPU clock falls back to scanning /proc."""
+    from arena.referee import SandboxSettings
+    from arena.sandbox import Level
+
+    bot = BotSeat(scripted_bot("burn", after=2), time_control=FAST)
+    bot.sandbox = SandboxSettings(level=Level.OFF)
+    try:
+        record = play_game([bot, RandomSeat("r")], settings(), "g").record
+    finally:
+        bot.close()
+    assert bot.clock is ClockKind.CPU
+    first = next(d for r in record.rounds for d in r.decisions if d.seat == 0)
+    assert first.cpu_ms is not None
+    assert [f.kind for f in record.faults] == ["timeout"]
+    assert "CPU time" in record.faults[0].message
