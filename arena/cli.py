@@ -14,6 +14,7 @@ from rich.markup import escape as esc
 from arena import __version__
 
 if TYPE_CHECKING:
+    from arena.engine.record import DecisionRecord
     from arena.referee import BotSpec, FaultPolicy, SandboxSettings, TimeControl
     from arena.tournament import TournamentConfig
 
@@ -78,6 +79,18 @@ def _replay_sources(paths: Sequence[str], game_ids: Sequence[str]) -> Iterator[t
                 raise UserError(str(exc)) from None
 
 
+def _times_text(decision: DecisionRecord) -> str:
+    """``"  (wall 3.1 ms, CPU 0.4 ms)"`` for ``replay --show``; empty when not measured."""
+    parts = [
+        f"{label} {value:.1f} ms"
+        for label, value in (("wall", decision.think_ms), ("CPU", decision.cpu_ms))
+        if value is not None
+    ]
+    if decision.auto:
+        parts.append("played by the referee")
+    return f"  ({', '.join(parts)})" if parts else ""
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from arena.engine import Game, ReplayError, replay
 
@@ -86,11 +99,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
     verbose = args.show or len(sources) <= 20
     for label, record in sources:
         names = record.players
+        times = iter([_times_text(d) for r in record.rounds for d in r.decisions])
 
-        def show(game: Game, move: str, seat: int, names: list[str] = names) -> None:
+        def show(
+            game: Game,
+            move: str,
+            seat: int,
+            names: list[str] = names,
+            times: Iterator[str] = times,
+        ) -> None:
             if game.rounds[-1].decisions == [] and game.decision.value == "draft":
                 console.print(f"\n{game.render(names)}")
-            console.print(f"  round {game.round}  {names[seat]} (seat {seat}): {move}")
+            spent = next(times, "")
+            console.print(f"  round {game.round}  {names[seat]} (seat {seat}): {move}{spent}")
 
         try:
             game = replay(record, on_decision=show if args.show else None)
