@@ -37,6 +37,8 @@ WALL_CEILING = 5.0
 HARD_CEILING = 10.0
 """CPU clocks: a decision ends after this many times the wall ceiling, however loaded the
 host (waiting for a CPU is forgiven up to here; a tournament can never stall)."""
+_EPS_MS = 1e-3
+"""Rounding slack: waking exactly at a ceiling must count as reaching it."""
 MIN_CHECK_S = 0.01
 """CPU clocks: the shortest wait between two CPU-time readings while a bot thinks."""
 
@@ -141,8 +143,10 @@ class Stopwatch:
     The reader waits for the bot's reply until :attr:`wake_at`, then calls
     :meth:`overrun`: None means "still within its time, wait again" and sets a new
     ``wake_at``. The CPU time is read only when the bot could have used up its
-    allowance: a bot that answers in time costs three readings (two at the start, one
-    at :meth:`stop`), whatever the host's load.
+    allowance: a bot that answers in time costs two readings (start and :meth:`stop`),
+    whatever the host's load. The wait counter is first read at the first
+    :meth:`overrun` (one allowance in), so waiting before that counts as idle: the idle
+    ceiling is effectively between ``wall_ceiling - 1`` and ``wall_ceiling`` allowances.
     """
 
     def __init__(
@@ -166,14 +170,13 @@ class Stopwatch:
         self._cpu0 = meter.cpu_ns() if meter is not None else None
         wanted = clock or control.clock
         self.clock = wanted if self._cpu0 is not None else ClockKind.WALL
-        self._wait0 = (
-            meter.cpu_wait_ns() if meter is not None and self.clock is ClockKind.CPU else None
-        )
+        self._wait0: int | None = None
+        self._wait_read = False
         self.start = now()
         if self.clock is ClockKind.CPU:
             self.idle_limit_ms = max(self.budget_ms, allowance_ms * control.wall_ceiling)
-            self.hard_ms = self.idle_limit_ms * HARD_CEILING if self._wait0 is not None else 0.0
-            self.ceiling = self.start + max(self.idle_limit_ms, self.hard_ms) / 1000
+            self.hard_ms = self.idle_limit_ms * HARD_CEILING  # until we know there is no PSI
+            self.ceiling = self.start + self.hard_ms / 1000
             first = min(self.budget_ms / self._cores, self.idle_limit_ms)
             self.wake_at = self.start + first / 1000
         else:
@@ -189,7 +192,11 @@ class Stopwatch:
         meter = self._meter
         cpu_ms = self._since_start(meter.cpu_ns() if meter else None, self._cpu0)
         wait_ms = None
-        if meter is not None and self._wait0 is not None and wall_ms >= self.idle_limit_ms:
+        if (
+            meter is not None
+            and self._wait0 is not None
+            and wall_ms >= self.idle_limit_ms - _EPS_MS
+        ):
             wait_ms = self._since_start(meter.cpu_wait_ns(), self._wait0)  # only when needed
         return Spent(wall_ms, cpu_ms, self.clock, wait_ms)
 
@@ -205,20 +212,20 @@ class Stopwatch:
                 f"(wall time {spent.wall_ms:.0f} ms)"
             )
         if self._wait0 is None:  # no pressure information: a plain wall-clock ceiling
-            if spent.wall_ms >= self.idle_limit_ms:
+            if spent.wall_ms >= self.idle_limit_ms - _EPS_MS:
                 return (
                     f"no move within {spent.wall_ms:.0f} ms of wall time, the ceiling for "
                     f"{self.allowance_ms} ms of CPU time (it used {spent.cpu_ms:.0f} ms: "
                     "sleeping or blocked?)"
                 )
             return None
-        if spent.idle_ms >= self.idle_limit_ms:
+        if spent.idle_ms >= self.idle_limit_ms - _EPS_MS:
             return (
                 f"no move after {spent.wall_ms:.0f} ms: idle {spent.idle_ms:.0f} ms (sleeping "
                 f"or blocked?), over the wall-clock ceiling of {self.idle_limit_ms:.0f} ms for "
                 f"{self.allowance_ms} ms of CPU time (it used {spent.cpu_ms:.0f} ms)"
             )
-        if spent.wall_ms >= self.hard_ms:
+        if spent.wall_ms >= self.hard_ms - _EPS_MS:  # (only with pressure information)
             return (
                 f"no move after {spent.wall_ms:.0f} ms of wall time, the hard ceiling for "
                 f"{self.allowance_ms} ms of CPU time (it used {spent.cpu_ms:.0f} ms; the host "
@@ -229,6 +236,12 @@ class Stopwatch:
     def overrun(self) -> str | None:
         """Called at :attr:`wake_at` without a reply: the timeout message, or None
         (and a later ``wake_at``) while the bot is within its time."""
+        if self.clock is ClockKind.CPU and not self._wait_read:
+            self._wait_read = True
+            self._wait0 = self._meter.cpu_wait_ns() if self._meter is not None else None
+            if self._wait0 is None:  # no pressure information: the ceiling is on wall time
+                self.hard_ms = self.idle_limit_ms
+                self.ceiling = self.start + self.idle_limit_ms / 1000
         spent = self.stop()
         why = self.verdict(spent)
         if why is not None:
