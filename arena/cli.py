@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape as esc
 
 from arena import __version__
+from arena.textsafe import visible
 
 if TYPE_CHECKING:
     from arena.engine.record import DecisionRecord
@@ -28,6 +29,17 @@ def _console(stderr: bool = False) -> Console:
 
 console = _console()
 err_console = _console(stderr=True)
+
+
+def shown(text: str) -> str:
+    """Bot-controlled text for the terminal: control characters visible, no rich markup."""
+    return esc(visible(text))
+
+
+def shown_lines(text: str, indent: str, last: int = 5) -> str:
+    """The last lines of bot-controlled text (a stderr tail, build output), made safe."""
+    lines = visible(text.strip(), multiline=True).split("\n")[-last:]
+    return esc(indent + ("\n" + indent).join(lines))
 
 
 class UserError(Exception):
@@ -134,14 +146,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
             for fault in record.faults:
                 console.print(
                     f"  fault: seat {fault.seat} ({names[fault.seat]}) {fault.kind} in round "
-                    f"{fault.round}: {esc(fault.message)}"
+                    f"{fault.round}: {shown(fault.message)}"
                     + (" (forfeit)" if fault.forfeit else " (strike, forgiven)")
                 )
                 if fault.last_message:
-                    console.print(f"    last line: {esc(fault.last_message)}")
+                    console.print(f"    last line: {shown(fault.last_message)}")
                 if fault.stderr_tail:
-                    tail = fault.stderr_tail.strip().splitlines()[-5:]
-                    console.print("    stderr tail:\n      " + esc("\n      ".join(tail)))
+                    console.print("    stderr tail:\n" + shown_lines(fault.stderr_tail, "      "))
     if not sources:
         raise UserError("no finished game to replay there")
     summary = f"{checked}/{len(sources)} records verified"
@@ -213,6 +224,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     from arena.referee import GameSettings
     from arena.referee.build import BuildError
     from arena.referee.match import run_match
+    from arena.sandbox import SandboxBusy
 
     if not 2 <= len(args.bots) <= 4:
         raise UserError(f"a game needs 2, 3 or 4 bots, not {len(args.bots)}")
@@ -230,7 +242,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     )
     try:
         result = run_match(specs, settings, out, sandbox, transcripts=args.transcript)
-    except BuildError as exc:
+    except (BuildError, SandboxBusy) as exc:
         raise UserError(str(exc)) from None
     record = result.outcome.record
     names = [f"{name} (seat {i})" for i, name in enumerate(record.players)]
@@ -267,13 +279,12 @@ def cmd_match(args: argparse.Namespace) -> int:
         verdict = "forfeit" if fault.forfeit else "strike"
         console.print(
             f"[red]fault[/red] seat {fault.seat} ({record.players[fault.seat]}): "
-            f"{fault.kind} in round {fault.round}: {esc(fault.message)} ({verdict})"
+            f"{fault.kind} in round {fault.round}: {shown(fault.message)} ({verdict})"
         )
         if fault.last_message:
-            console.print(f"  last output: {esc(fault.last_message)}")
+            console.print(f"  last output: {shown(fault.last_message)}")
         if fault.stderr_tail:
-            tail = fault.stderr_tail.strip().splitlines()[-5:]
-            console.print("  stderr tail:\n    " + esc("\n    ".join(tail)))
+            console.print("  stderr tail:\n" + shown_lines(fault.stderr_tail, "    "))
     console.print(f"record: {result.record_path}   (verify: arena replay {result.record_path})")
     console.print(f"bot logs: {out}/")
     return 0
@@ -287,6 +298,7 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
 
     from arena.referee.build import BuildError
     from arena.referee.checkbot import ADVICE, check_bot
+    from arena.sandbox import SandboxBusy
 
     (spec,) = _load_bots([args.bot])
     sandbox = _sandbox_settings(args.sandbox)
@@ -294,8 +306,10 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
     with console.status(f"checking {spec.name}…"):
         try:
             report = check_bot(spec, sandbox, tc, games_per_variant=args.games)
+        except SandboxBusy as exc:
+            raise UserError(str(exc)) from None
         except BuildError as exc:
-            console.print(f"[red]FAIL[/red] {esc(str(exc))}")
+            console.print(f"[red]FAIL[/red] {esc(visible(str(exc), multiline=True))}")
             return 1
     console.print(f"bot {spec.name} ({esc(str(spec.folder))})")
     if report.build_s is not None:
@@ -304,7 +318,7 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         console.print(f"  start          {report.spawn_ms:.0f} ms (sandboxed spawn)")
     if report.handshake_ms is not None:
         who = ", ".join(f"{k} {v}" for k, v in report.reported.items() if v)
-        console.print(f"  handshake      {report.handshake_ms:.0f} ms; says: {esc(who)}")
+        console.print(f"  handshake      {report.handshake_ms:.0f} ms; says: {shown(who)}")
     if report.games:
         mean = sum(report.scores) / len(report.scores)
         console.print(
@@ -326,13 +340,12 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         )
     for where, fault in report.faults:
         console.print(
-            f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {esc(fault.message)}"
+            f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {shown(fault.message)}"
         )
         if fault.last_message:
-            console.print(f"      last line written: {esc(fault.last_message)}")
+            console.print(f"      last line written: {shown(fault.last_message)}")
         if fault.stderr_tail:
-            tail = fault.stderr_tail.strip().splitlines()[-5:]
-            console.print("      stderr tail:\n        " + esc("\n        ".join(tail)))
+            console.print("      stderr tail:\n" + shown_lines(fault.stderr_tail, "        "))
     for kind in dict.fromkeys(fault.kind for _, fault in report.faults):
         console.print(f"  how to fix {kind}: {ADVICE[kind]}")
     if report.ok:
@@ -396,6 +409,7 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
     )
 
     from arena.referee.build import BuildError
+    from arena.sandbox import SandboxBusy
     from arena.tournament import ConfigError, StoreError, run_tournament
     from arena.tournament.runner import Progress as RunProgress
 
@@ -464,7 +478,7 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
             f"Resume with: {resume}"
         )
         return 130
-    except (ConfigError, StoreError, BuildError) as exc:
+    except (ConfigError, StoreError, BuildError, SandboxBusy) as exc:
         raise UserError(str(exc)) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -561,6 +575,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for layer in layers:
         mark = "[green]on [/green]" if layer.on else "[red]off[/red]"
         console.print(f"{mark} {layer.name:<14} {layer.reason}")
+    from arena.referee.build import describe_cache
+
+    console.print(f"\n{esc(describe_cache())}")
     missing = [layer.name for layer in layers if not layer.on]
     if missing:
         console.print(
@@ -932,7 +949,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "doctor",
         help="show which sandbox layers are available",
-        description="Detect each sandbox layer and print it as on/off with the reason.",
+        description=(
+            "Detect each sandbox layer (bubblewrap, seccomp, separate uid, rlimits, cgroups, "
+            "process group) and print it as on/off with the reason; also where built bots "
+            "are cached. Exit status 1 if `--sandbox strict` would refuse to run."
+        ),
     )
     p.set_defaults(func=cmd_doctor)
 
@@ -1004,7 +1025,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.func(args)
     except UserError as exc:
-        err_console.print(f"[red]error:[/red] {esc(str(exc))}")
+        err_console.print(f"[red]error:[/red] {esc(visible(str(exc), multiline=True))}")
         return 2
     except KeyboardInterrupt:
         err_console.print("interrupted")

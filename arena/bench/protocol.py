@@ -56,8 +56,7 @@ def pipe_roundtrip_us(rounds: int = 2000) -> float:
 
 
 def bench_protocol(bot_dir: Path, games: int = 20, level: Level = Level.AUTO) -> ProtocolBench:
-    spec = load_bot(bot_dir)
-    build_bot(spec, level)
+    spec = build_bot(load_bot(bot_dir), level).spec
     seats = [
         BotSeat(spec, sandbox=SandboxSettings(level=level, slot=i), persistent=True)
         for i in range(2)

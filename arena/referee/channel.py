@@ -12,7 +12,15 @@ import selectors
 import time
 from dataclasses import dataclass
 from enum import Enum
-from typing import BinaryIO
+from typing import Protocol
+
+
+class LineLog(Protocol):
+    """Where a channel copies its lines (a capped transcript)."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+    def close(self) -> None: ...
 
 
 class ChannelError(Enum):
@@ -33,7 +41,7 @@ class Channel:
     """Newline-delimited messages over a pair of pipe file descriptors."""
 
     def __init__(
-        self, write_fd: int, read_fd: int, max_line: int, transcript: BinaryIO | None = None
+        self, write_fd: int, read_fd: int, max_line: int, transcript: LineLog | None = None
     ) -> None:
         self.transcript = transcript
         """When set, every line is copied there: ``> `` referee to bot, ``< `` bot to referee."""

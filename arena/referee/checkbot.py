@@ -78,7 +78,7 @@ def check_bot(
     report = CheckReport(name=spec.name)
     built = build_bot(spec, sandbox.level)
     report.build_s = built.seconds if built.ran else None
-    bot = BotSeat(spec, time_control=time_control, sandbox=sandbox, persistent=True)
+    bot = BotSeat(built.spec, time_control=time_control, sandbox=sandbox, persistent=True)
     try:
         start_fault = bot.start()
         report.spawn_ms, report.handshake_ms = bot.spawn_ms, bot.handshake_ms

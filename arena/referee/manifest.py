@@ -1,14 +1,23 @@
-"""Bot manifests: the ``bot.toml`` that says how to build and run a bot."""
+"""Bot manifests: the ``bot.toml`` that says how to build and run a bot.
+
+The manifest is read once, before any build, from the submitted folder: as a regular
+file of bounded size, opened without following a symlink and without blocking (a FIFO
+or a link to ``/dev/zero`` is refused, never waited on).  Builds work on a copy, so
+nothing a build does changes what the arena reads.
+"""
 
 from __future__ import annotations
 
+import os
 import shlex
+import stat
 import tomllib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 MANIFEST_NAME = "bot.toml"
+MAX_MANIFEST_BYTES = 64 * 1024
 
 
 class ManifestError(Exception):
@@ -24,6 +33,14 @@ class BotManifest(BaseModel):
     language: str | None = None
     description: str | None = None
     author: str | None = None
+    build_timeout: float | None = Field(
+        default=None, gt=0, description="Seconds the build may take (at most the host's limit)."
+    )
+    size_limit_mb: int | None = Field(
+        default=None,
+        gt=0,
+        description="MiB the built bot may occupy (at most the host's limit).",
+    )
 
     @field_validator("command")
     @classmethod
@@ -53,16 +70,56 @@ class BotSpec(BaseModel):
         return self.manifest.name
 
 
+def read_manifest_bytes(folder: Path) -> bytes:
+    """The bytes of ``folder/bot.toml``: a regular file, no symlink, bounded, never blocking."""
+    manifest_path = folder / MANIFEST_NAME
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ManifestError(f"{folder}: cannot open the folder ({exc.strerror})") from None
+    try:
+        fd = os.open(
+            MANIFEST_NAME,
+            os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+            dir_fd=dir_fd,
+        )
+    except FileNotFoundError:
+        raise ManifestError(f"{folder}: no {MANIFEST_NAME} (see bots/python-random)") from None
+    except OSError as exc:
+        what = "a symlink" if os.path.islink(manifest_path) else exc.strerror
+        raise ManifestError(
+            f"{manifest_path}: cannot be read ({what}); it must be a regular file"
+        ) from None
+    finally:
+        os.close(dir_fd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ManifestError(f"{manifest_path}: not a regular file; it must be one")
+        if st.st_size > MAX_MANIFEST_BYTES:
+            raise ManifestError(
+                f"{manifest_path}: {st.st_size} bytes; a manifest may have at most "
+                f"{MAX_MANIFEST_BYTES}"
+            )
+        data = os.read(fd, MAX_MANIFEST_BYTES + 1)
+        if len(data) > MAX_MANIFEST_BYTES:
+            raise ManifestError(f"{manifest_path}: longer than {MAX_MANIFEST_BYTES} bytes")
+        return data
+    except OSError as exc:
+        raise ManifestError(f"{manifest_path}: cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+
+
 def load_bot(folder: Path | str) -> BotSpec:
     """Read ``folder/bot.toml``; raise :class:`ManifestError` with a clear message."""
     path = Path(folder)
     if not path.is_dir():
         raise ManifestError(f"{path}: not a folder (a bot is a folder with a {MANIFEST_NAME})")
     manifest_path = path / MANIFEST_NAME
+    raw = read_manifest_bytes(path)
     try:
-        data = tomllib.loads(manifest_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ManifestError(f"{path}: no {MANIFEST_NAME} (see bots/python-random)") from None
+        data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ManifestError(f"{manifest_path}: not valid TOML ({exc})") from None
     try:

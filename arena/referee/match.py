@@ -33,8 +33,10 @@ def run_match(
 ) -> MatchResult:
     """Build the bots, play one game, save the record and the bots' stderr logs."""
     sandbox = sandbox or SandboxSettings()
-    for spec in {s.folder: s for s in specs}.values():
-        build_bot(spec, sandbox.level)
+    built = {
+        s.folder: build_bot(s, sandbox.level).spec for s in {s.folder: s for s in specs}.values()
+    }
+    specs = [built[s.folder] for s in specs]  # every bot runs from its built copy
     out_dir.mkdir(parents=True, exist_ok=True)
     logs = [out_dir / f"seat{i}-{spec.name}.stderr.log" for i, spec in enumerate(specs)]
     game_id = f"match-{int(time.time())}-{settings.seed}"

@@ -33,7 +33,16 @@ from arena.referee.channel import Channel, ChannelError, ReadFailure
 from arena.referee.clock import ClockKind, Spent, Stopwatch, TimeControl
 from arena.referee.faults import Fault
 from arena.referee.manifest import BotSpec
-from arena.sandbox import BotProcess, Level, Limits, SandboxError, SandboxUnavailable, spawn
+from arena.referee.transcript import Transcript
+from arena.sandbox import (
+    BotProcess,
+    Level,
+    Limits,
+    SandboxBusy,
+    SandboxError,
+    SandboxUnavailable,
+    spawn,
+)
 
 
 @dataclass(frozen=True)
@@ -165,15 +174,15 @@ class BotSeat:
                 slot=self.sandbox.slot,
                 stderr_log=self.stderr_log,
             )
-        except SandboxUnavailable:
-            raise
+        except (SandboxUnavailable, SandboxBusy):
+            raise  # the arena's problem, not the bot's: never recorded as a fault
         except (OSError, SandboxError) as exc:
             return Fault("init", f"could not start {self.spec.manifest.command!r}: {exc}")
         self.spawn_ms = (time.monotonic() - t0) * 1000
         self._busy_s = 0.0
         assert proc.stdin is not None and proc.stdout is not None
         self._proc = proc
-        log = open(self.transcript, "ab") if self.transcript else None  # noqa: SIM115 - kill()
+        log = Transcript(self.transcript) if self.transcript else None  # closed in kill()
         self._chan = Channel(proc.stdin.fileno(), proc.stdout.fileno(), self.max_line, log)
         self.clock = self._usable_clock(proc)
         hello = Hello(
@@ -347,7 +356,8 @@ class BotSeat:
         if type(rid) is int and rid < req_id and obj.get("type") == "move":
             return None
         index = obj.get("index")
-        if obj.get("type") == "move" and rid == req_id and type(index) is int:
+        # ``type(...) is int``: 17.0 and true compare equal to 17 and 1 but are not ids.
+        if obj.get("type") == "move" and type(rid) is int and rid == req_id and type(index) is int:
             if 0 <= index < len(options):
                 return index
             return self._fault(

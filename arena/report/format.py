@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from arena.referee.faults import FAULT_KINDS
+from arena.textsafe import visible
 
 NOT_SEPARABLE = "≈"
 MISSING = "—"
@@ -42,7 +43,9 @@ def integer(value: Any) -> str:
 
 
 def text(value: Any) -> str:
-    return MISSING if _missing(value) else str(value)
+    """Display text; bot-controlled strings (fault messages) get control characters
+    made visible here, so the terminal, Markdown and HTML reports never carry them."""
+    return MISSING if _missing(value) else visible(str(value))
 
 
 def rank_interval(low: Any, high: Any) -> str:

@@ -6,6 +6,7 @@ import pandas as pd
 
 from arena.report.build import Report
 from arena.report.sections import overview_lines, sections
+from arena.textsafe import visible
 
 TITLE = "Azul Arena tournament report"
 
@@ -14,7 +15,7 @@ def markdown_table(frame: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table of a display frame (cells as text)."""
 
     def cell(value: object) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
+        return visible(str(value).replace("\n", " ")).replace("|", "\\|")
 
     if frame.columns.empty:
         return "_(nothing yet)_"

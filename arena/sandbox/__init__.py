@@ -7,31 +7,38 @@ gives back their pipes, and cleans up after them.
 """
 
 from arena.sandbox.bench import SpawnTiming, measure_spawn
-from arena.sandbox.build import BuildResult, build
+from arena.sandbox.build import BuildLimits, BuildResult, build
 from arena.sandbox.layers import detect_layers, sandbox_warning
 from arena.sandbox.process import BotProcess, spawn
 from arena.sandbox.spec import (
     LayerStatus,
     Level,
     Limits,
+    SandboxBusy,
     SandboxError,
     SandboxUnavailable,
 )
+from arena.sandbox.stage import StagingError, TreeLimits, copy_checked
 from arena.sandbox.stderr import StderrSink
 from arena.sandbox.uids import UID_BASE
 
 __all__ = [
     "UID_BASE",
     "BotProcess",
+    "BuildLimits",
     "BuildResult",
     "LayerStatus",
     "Level",
     "Limits",
+    "SandboxBusy",
     "SandboxError",
     "SandboxUnavailable",
     "SpawnTiming",
+    "StagingError",
     "StderrSink",
+    "TreeLimits",
     "build",
+    "copy_checked",
     "detect_layers",
     "measure_spawn",
     "sandbox_warning",

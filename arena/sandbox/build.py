@@ -1,109 +1,371 @@
-"""Run a bot's build command (e.g. ``gcc -O2 -o bot bot.c``) in the sandbox.
+"""Run a bot's build command (e.g. ``gcc -O2 -o bot bot.c``): untrusted code, like the bot.
 
-Unlike a bot run, the folder is mounted read-write so the build can leave its
-artifacts, and the command runs as the folder's owner so the files it writes belong
-to them.  A root-owned folder is built as root *without any capability* (bwrap
---cap-drop ALL / an empty bounding set), which can write only root-owned files that
-are visible: the bot folder and the private /tmp.  Still no network, /usr read-only,
-limits, and a tree kill on timeout.
+A build runs under the same layers as play: its own per-bot uid (never root), bubblewrap,
+seccomp, rlimits, cgroup, no network.  It never touches the submitted folder: under
+bubblewrap the staged source is mounted read-only at ``/src``, copied into ``/bot`` (a
+tmpfs of ``area_bytes``: the build cannot fill the disk), built there, and streamed back
+as a tar archive that is extracted under the staging rules (regular files, folders and
+inside symlinks only, plain permissions, the size budget).  A build that exceeds its
+wall-clock, CPU, memory or size limit fails with the limit named; nothing of it remains.
+
+Without bubblewrap (``auto`` on a machine without it, or ``off``) the build works in a
+host folder and only the result's size is checked, afterwards.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
+import select
 import subprocess
+import tarfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.sandbox import layers
-from arena.sandbox.process import bot_folder, start
+from arena.sandbox import layers, uids
+from arena.sandbox.process import BotProcess, start
 from arena.sandbox.spec import GIB, MIB, Level, Limits
+from arena.sandbox.stage import (
+    StagingError,
+    TreeLimits,
+    copy_checked,
+    file_mode,
+    link_stays_inside,
+    remove_tree,
+)
 
 OUTPUT_HEAD = 64 * 1024
 OUTPUT_TAIL = 16 * 1024
+BUILD_SLOT = uids.SLOTS - 1
+"""Builds lease a per-bot uid like bots do, preferring the last slot."""
+
+# Runs inside bubblewrap as the build's uid: $1 is the build command, $2 the area in KiB.
+# The build's stdout joins its stderr (the log); stdout carries only the tar stream.
+# Before tar, every other process of the build is killed (only the pid namespace is
+# visible), so nothing can still write into the tree or the stream.
+BUILD_SCRIPT = """\
+cp -R /src/. /bot/ </dev/null >&2 || exit 120
+/bin/sh -c "$1" </dev/null >&2
+status=$?
+if [ "$status" -ne 0 ]; then
+    echo "arena: build area: $(du -sk /bot 2>/dev/null | cut -f1) KiB used of $2 KiB" >&2
+    exit "$status"
+fi
+kill -KILL -1 2>/dev/null
+exec tar -C /bot --numeric-owner -cf - .
+"""
+_FILTER_ERROR: type[Exception] | tuple[()] = getattr(tarfile, "FilterError", ())
+"""tarfile's extraction-filter error (Python 3.11.4+; older ones rely on our checks)."""
+_AREA_LINE = re.compile(r"arena: build area: (\d+) KiB used of (\d+) KiB")
+
+
+@dataclass(frozen=True)
+class BuildLimits:
+    """What one build may use.  An organiser sets these; a manifest may only lower them."""
+
+    timeout_s: float = 300.0
+    area_bytes: int = 256 * MIB
+    """The size-bounded area the build works in, and the cap on what it leaves."""
+    memory_bytes: int = 2 * GIB
+    max_processes: int = 128
+    max_entries: int = 50_000
+
+    def sandbox_limits(self) -> Limits:
+        cores = os.cpu_count() or 1
+        return Limits(
+            cpu_seconds=max(1, math.ceil(self.timeout_s)) * cores + 1,
+            memory_bytes=self.memory_bytes,
+            max_processes=self.max_processes,
+            open_files=1024,
+            file_size_bytes=self.area_bytes,
+            # The build area is a tmpfs: the memory cgroup counts it on top of the heap.
+            tmp_bytes=self.area_bytes + 64 * MIB,
+            cpu_quota=float(cores),
+        )
+
+    def tree(self) -> TreeLimits:
+        return TreeLimits(max_bytes=self.area_bytes, max_entries=self.max_entries)
 
 
 @dataclass(frozen=True)
 class BuildResult:
-    """Outcome of a build: ``ok`` only if it exited 0 within the timeout."""
+    """Outcome of a build: ``ok`` only if it exited 0 in time and its result was accepted."""
 
     ok: bool
     returncode: int | None
     output: str
     seconds: float
     timed_out: bool = False
-
-
-def build_limits(timeout_s: float) -> Limits:
-    """Looser limits than a bot's: compilers and JVMs want more memory, files and time."""
-    return Limits(
-        cpu_seconds=max(1, math.ceil(timeout_s)) * max(1, os.cpu_count() or 1) + 1,
-        memory_bytes=2 * GIB,
-        max_processes=128,
-        open_files=1024,
-        file_size_bytes=256 * MIB,
-        tmp_bytes=256 * MIB,
-        cpu_quota=float(os.cpu_count() or 1),
-    )
+    limit: str | None = None
+    """The limit the build hit, in words ("time limit of 300 s"), if any."""
+    rejected: str | None = None
+    """Why the result was refused by the staging rules, if it was."""
 
 
 def build(
     command: str,
-    bot_dir: Path | str,
-    timeout_s: float,
+    source: Path,
+    dest: Path,
+    limits: BuildLimits | None = None,
     *,
     level: Level = Level.AUTO,
-    limits: Limits | None = None,
     env: Mapping[str, str] | None = None,
 ) -> BuildResult:
-    """Run ``command`` in ``bot_dir`` (read-write) and capture its merged output."""
+    """Build a copy of the (already staged) folder ``source`` into the new folder ``dest``.
+
+    ``dest`` exists afterwards only if the build succeeded and its result passed the
+    staging rules (plain files, the size budget...).  ``source`` is never written.
+    """
+    limits = limits or BuildLimits()
     plan = layers.plan(level)
-    folder = bot_folder(bot_dir)
-    uid: int | None = None
-    gid: int | None = None
-    drop_caps = False
-    if plan.separate_uid:
-        st = folder.stat()
-        if st.st_uid == 0:
-            drop_caps = True
+    lease = uids.lease(BUILD_SLOT, plan.setpriv) if plan.separate_uid else None
+    try:
+        if plan.bwrap:
+            result = _build_in_bwrap(command, source, dest, limits, plan, lease, env)
         else:
-            uid, gid = st.st_uid, st.st_gid
-    # RLIMIT_NPROC is off: the owner's uid is shared with their other processes; the
-    # pids cgroup still bounds the build.
-    # The command is a shell string by contract (it may use &&, globs, redirections).
-    argv = ["/bin/sh", "-c", command]
+            result = _build_on_host(command, source, dest, limits, plan, lease, env)
+    except BaseException:
+        remove_tree(dest)
+        raise
+    finally:
+        if lease is not None:
+            lease.release()
+    if not result.ok:
+        remove_tree(dest)  # nothing of a failed build remains
+    return result
+
+
+def _limit_hit(code: int | None, output: str, limits: BuildLimits, timed_out: bool) -> str | None:
+    if timed_out:
+        return f"time limit of {limits.timeout_s:g} s"
+    area = _AREA_LINE.findall(output)
+    if area:
+        used, cap = (int(x) for x in area[-1])
+        if used >= cap - 256:  # within a few pages of the cap
+            return f"build area limit of {limits.area_bytes // MIB} MiB"
+    if "No space left on device" in output:
+        return f"build area limit of {limits.area_bytes // MIB} MiB"
+    if code in (128 + 24, -24):  # SIGXCPU
+        return "CPU time limit"
+    if code in (128 + 25, -25):  # SIGXFSZ
+        return f"file size limit of {limits.area_bytes // MIB} MiB"
+    if code in (128 + 9, -9):
+        return f"memory limit of {limits.memory_bytes // MIB} MiB (killed)"
+    return None
+
+
+class _Stream:
+    """The build's stdout as a file for tarfile: bounded in bytes and in time."""
+
+    def __init__(self, fd: int, deadline: float, cap: int) -> None:
+        self.fd = fd
+        self.deadline = deadline
+        self.cap = cap
+        self.read_bytes = 0
+        self.timed_out = False
+        self.too_big = False
+        os.set_blocking(fd, False)
+
+    def read(self, n: int = -1) -> bytes:
+        want = 1 << 16 if n is None or n < 0 else n
+        chunks: list[bytes] = []
+        got = 0
+        while got < want:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                self.timed_out = True
+                break
+            if not select.select([self.fd], [], [], left)[0]:
+                continue
+            try:
+                chunk = os.read(self.fd, want - got)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                break
+            self.read_bytes += len(chunk)
+            if self.read_bytes > self.cap:
+                self.too_big = True
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+
+def _check_member(member: tarfile.TarInfo, budget: list[int], limits: BuildLimits) -> None:
+    """The staging rules for one archive entry (raises StagingError)."""
+    name = member.name
+    if name in (".", "./"):
+        return
+    budget[0] += 1
+    budget[1] += member.size if member.isfile() else 0
+    if budget[0] > limits.max_entries:
+        raise StagingError(f"more than {limits.max_entries} files and folders")
+    if budget[1] > limits.area_bytes:
+        raise StagingError(f"larger than the size limit of {limits.area_bytes // MIB} MiB")
+    rel = os.path.normpath(name)
+    if rel.startswith(("/", "../")) or rel == "..":
+        raise StagingError(f"{name!r} is outside the folder")
+    if member.issym():
+        if not link_stays_inside(rel, member.linkname):
+            raise StagingError(f"{rel!r} is a symlink that leaves the folder")
+    elif member.islnk():
+        target = os.path.normpath(member.linkname)
+        if target.startswith(("/", "../")) or target == "..":
+            raise StagingError(f"{rel!r} is a hard link to outside the folder")
+    elif not (member.isfile() or member.isdir()):
+        kind = "a FIFO" if member.isfifo() else "a device or special file"
+        raise StagingError(f"{rel!r} is {kind}: only files, folders and links")
+
+
+def _extract(stream: _Stream, dest: Path, limits: BuildLimits) -> None:
+    """Extract the tar stream into ``dest`` under the staging rules."""
+    budget = [0, 0]
+    os.mkdir(dest, 0o755)
+    with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
+        for member in archive:
+            _check_member(member, budget, limits)
+            if member.name in (".", "./"):
+                continue
+            member.mode = 0o755 if member.isdir() else file_mode(member.mode)
+            member.uid = member.gid = 0
+            member.uname = member.gname = ""
+            kwargs = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            try:
+                archive.extract(member, dest, **kwargs)
+            except _FILTER_ERROR as exc:  # the stdlib's own checks agree with ours
+                raise StagingError(str(exc)) from None
+            except tarfile.TarError as exc:
+                raise StagingError(f"damaged result archive: {exc}") from None
+
+
+def _finish(proc: BotProcess, deadline: float) -> int | None:
+    try:
+        return proc.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _build_in_bwrap(
+    command: str,
+    source: Path,
+    dest: Path,
+    limits: BuildLimits,
+    plan: layers.Plan,
+    lease: uids.UidLease | None,
+    env: Mapping[str, str] | None,
+) -> BuildResult:
     began = time.monotonic()
+    deadline = began + limits.timeout_s
+    area_kib = limits.area_bytes // 1024
     proc = start(
         plan,
-        argv,
-        folder,
-        build_limits(timeout_s) if limits is None else limits,
-        uid=uid,
-        gid=gid,
+        ["/bin/sh", "-c", BUILD_SCRIPT, "arena-build", command, str(area_kib)],
+        source,
+        limits.sandbox_limits(),
+        uid=lease.uid if lease else None,
         extra_env=env,
-        writable=True,
-        drop_caps=drop_caps,
-        merge_output=True,
+        build_area=limits.area_bytes,
         head_bytes=OUTPUT_HEAD,
         tail_bytes=OUTPUT_TAIL,
         tag="build",
         nproc=False,
     )
-    timed_out = False
+    proc.stdin.close()
+    stream = _Stream(proc.stdout.fileno(), deadline, limits.area_bytes + 16 * MIB)
+    rejected = None
     try:
-        code: int | None = proc.wait(timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        code = None
-    finally:
+        _extract(stream, dest, limits)
+    except StagingError as exc:
+        rejected = str(exc)
+    except tarfile.TarError:
+        rejected = "" if not stream.read_bytes else "damaged result archive"
+    except OSError as exc:
+        rejected = f"cannot write the result: {exc.strerror}"
+    if stream.too_big:
+        rejected = f"larger than the size limit of {limits.area_bytes // MIB} MiB"
+    if rejected:  # the rest of the stream does not matter: stop the build now
         proc.kill()
-    seconds = time.monotonic() - began
+        code, timed_out = proc.returncode, False
+    else:
+        code = _finish(proc, deadline)
+        timed_out = stream.timed_out or code is None
+        proc.kill()
     output = proc.sink.text()
+    seconds = time.monotonic() - began
+    limit = None if rejected else _limit_hit(code, output, limits, timed_out)
     if timed_out:
-        output += f"\n[build timed out after {timeout_s:g} s and was killed]\n"
+        output += f"\n[build stopped: it exceeded its time limit of {limits.timeout_s:g} s]\n"
+    ok = code == 0 and not timed_out and not rejected
+    if rejected:
+        output += f"\n[build result refused: {rejected}]\n"
     return BuildResult(
-        ok=code == 0, returncode=code, output=output, seconds=seconds, timed_out=timed_out
+        ok=ok,
+        returncode=code,
+        output=output,
+        seconds=seconds,
+        timed_out=timed_out,
+        limit=limit,
+        rejected=rejected or None,
+    )
+
+
+def _build_on_host(
+    command: str,
+    source: Path,
+    dest: Path,
+    limits: BuildLimits,
+    plan: layers.Plan,
+    lease: uids.UidLease | None,
+    env: Mapping[str, str] | None,
+) -> BuildResult:
+    began = time.monotonic()
+    work = dest.with_name(dest.name + ".work")
+    copy_checked(source, work, limits.tree())
+    try:
+        if lease is not None:
+            for root, dirs, files in os.walk(work):
+                for name in dirs + files:
+                    os.lchown(os.path.join(root, name), lease.uid, lease.uid)
+            os.chown(work, lease.uid, lease.uid)
+        proc = start(
+            plan,
+            ["/bin/sh", "-c", command],
+            work,
+            limits.sandbox_limits(),
+            uid=lease.uid if lease else None,
+            extra_env=env,
+            merge_output=True,
+            head_bytes=OUTPUT_HEAD,
+            tail_bytes=OUTPUT_TAIL,
+            tag="build",
+            nproc=False,
+        )
+        code = _finish(proc, began + limits.timeout_s)
+        timed_out = code is None
+        proc.kill()
+        output = proc.sink.text()
+        rejected = None
+        if code == 0:
+            try:
+                copy_checked(work, dest, limits.tree())
+            except StagingError as exc:
+                rejected = str(exc)
+                output += f"\n[build result refused: {rejected}]\n"
+    finally:
+        remove_tree(work)
+    if timed_out:
+        output += f"\n[build stopped: it exceeded its time limit of {limits.timeout_s:g} s]\n"
+    ok = code == 0 and not rejected
+    return BuildResult(
+        ok=ok,
+        returncode=code,
+        output=output,
+        seconds=time.monotonic() - began,
+        timed_out=timed_out,
+        limit=_limit_hit(code, output, limits, timed_out),
+        rejected=rejected,
     )

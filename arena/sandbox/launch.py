@@ -3,19 +3,24 @@
 The chain is built from small programs that each do one thing and exec the next, so
 no Python runs in the child (no ``preexec_fn``) and spawn stays fast::
 
-    sh -c JOIN (cgroups)  ->  prlimit (rlimits)  ->  bwrap (namespaces, mounts, env)
-        ->  setpriv (per-bot uid, no caps, no new privileges)  ->  the bot
+    sh -c JOIN (cgroups)  ->  prlimit (rlimits)  ->  bwrap (namespaces, mounts, env,
+        seccomp)  ->  sh /.launch  ->  setpriv (per-bot uid, no caps, no new privileges)
+        ->  the bot
 
-Any link whose layer is off is simply left out.
+Any link whose layer is off is simply left out.  Under bubblewrap nothing of the launch
+is readable from inside: bwrap's options come from a memfd (``--args``), so its process
+(pid 1 inside) shows only ``bwrap --args N -- /bin/sh /.launch``, and the privilege drop
+is in ``/.launch``, a root-only file when the bot gets its own uid.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shlex
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +30,10 @@ from arena.sandbox.spec import Limits, SandboxError
 
 BOT_MOUNT = "/bot"
 """Where the bot folder appears inside bubblewrap; also the bot's working directory."""
+SOURCE_MOUNT = "/src"
+"""Builds: the staged source, read-only; the build copies it into a bounded /bot."""
+LAUNCH_FILE = "/.launch"
+"""Inside bubblewrap: the shell script that drops privileges and execs the bot."""
 BOT_PATH = "/usr/bin:/bin"
 BASE_ENV = {"PATH": BOT_PATH, "HOME": "/tmp", "LANG": "C.UTF-8"}
 
@@ -44,13 +53,46 @@ _SHELL_CHARS = frozenset("|&;<>()$`*?[]{}~\n")
 
 @dataclass(frozen=True)
 class LaunchSpec:
-    """Everything Popen needs to start one sandboxed bot."""
+    """Everything Popen needs to start one sandboxed bot.
+
+    ``pass_fds`` (memfds with bwrap's options, the launch script, the seccomp filter)
+    belong to the spec: pass them to Popen, then :meth:`close` them.
+    """
 
     argv: list[str]
     env: dict[str, str]
     cwd: Path
     preexec: Callable[[], None] | None = None
     uid: int | None = None
+    pass_fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        """Close the parent's copies of the passed file descriptors (idempotent)."""
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def data_fd(data: bytes, name: str = "arena") -> int:
+    """A readable file descriptor holding ``data`` (a memfd, read from offset 0)."""
+    fd = os.memfd_create(name)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def bwrap_command(argv: list[str], command: list[str]) -> tuple[list[str], list[int]]:
+    """bwrap's own ``argv`` (from :func:`bwrap_argv`, ending in ``--``) passed through a
+    memfd, followed by ``command``: the options stay out of /proc/PID/cmdline."""
+    options = argv[1:-1] if argv[-1:] == ["--"] else argv[1:]
+    fd = data_fd(b"".join(a.encode() + b"\0" for a in options), "bwrap-args")
+    return [argv[0], "--args", str(fd), "--", *command], [fd]
 
 
 def parse_command(command: str | list[str]) -> list[str]:
@@ -94,10 +136,19 @@ def bwrap_argv(
     limits: Limits,
     env: Mapping[str, str],
     *,
-    writable: bool = False,
-    drop_caps: bool = False,
+    build_area: int | None = None,
+    ro_binds: Sequence[tuple[Path, str]] = (),
+    launch_fd: int | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
-    """bubblewrap flags: empty root, /usr read-only, the bot folder at /bot, no network."""
+    """bubblewrap flags: empty root, /usr read-only, the bot folder at /bot, no network.
+
+    ``build_area``: a build; ``bot_dir`` (the staged source) is mounted read-only at /src
+    and /bot is an empty tmpfs of that many bytes for the build to work in.
+    ``ro_binds``: extra read-only (host path, sandbox path) mounts, e.g. toolchains an
+    organiser declares.  ``launch_fd``: a script mounted at /.launch (root-only when the
+    bot has its own uid).  ``seccomp_fd``: a compiled BPF filter for the bot.
+    """
     argv = [
         bwrap,
         "--unshare-net",
@@ -136,10 +187,25 @@ def bwrap_argv(
     ]
     for entry in _etc_entries():
         argv += ["--ro-bind-try", entry, entry]
+    for host, inside in ro_binds:
+        argv += ["--ro-bind", str(host), inside]
+    if build_area is None:
+        argv += ["--ro-bind", str(bot_dir), BOT_MOUNT]
+    else:
+        argv += [
+            "--ro-bind",
+            str(bot_dir),
+            SOURCE_MOUNT,
+            "--perms",
+            "0777",
+            "--size",
+            str(build_area),
+            "--tmpfs",
+            BOT_MOUNT,
+        ]
+    if launch_fd is not None:
+        argv += ["--perms", "0400", "--ro-bind-data", str(launch_fd), LAUNCH_FILE]
     argv += [
-        "--bind" if writable else "--ro-bind",
-        str(bot_dir),
-        BOT_MOUNT,
         # The sandbox's own root (where /etc and /bot were created) is read-only too:
         # without root the bot owns it, and could otherwise write files there.
         "--remount-ro",
@@ -150,8 +216,8 @@ def bwrap_argv(
     ]
     for key, value in env.items():
         argv += ["--setenv", key, value]
-    if drop_caps:
-        argv += ["--cap-drop", "ALL"]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     return [*argv, "--"]
 
 
@@ -231,14 +297,14 @@ def launch_spec(
     gid: int | None = None,
     procs_files: list[Path] | None = None,
     extra_env: Mapping[str, str] | None = None,
-    writable: bool = False,
-    drop_caps: bool = False,
+    build_area: int | None = None,
+    ro_binds: Sequence[tuple[Path, str]] = (),
     nproc: bool | None = None,
 ) -> LaunchSpec:
     """The full exec chain for ``command`` run in ``bot_dir`` under ``plan``.
 
     ``uid``/``gid`` switch identity with setpriv (needs root); ``procs_files`` are the
-    cgroup.procs files to join first; ``writable`` binds the folder read-write (builds).
+    cgroup.procs files to join first; ``build_area`` makes it a build (see bwrap_argv).
     """
     argv_cmd = parse_command(command)
     env = bot_env(extra_env)
@@ -251,16 +317,40 @@ def launch_spec(
         argv += rlimits.prlimit_argv(limits, nproc=use_nproc, prlimit=plan.prlimit)
     else:
         preexec = rlimits.preexec(limits, nproc=use_nproc)
-    if plan.bwrap:
-        argv += bwrap_argv(plan.bwrap, bot_dir, limits, env, writable=writable, drop_caps=drop_caps)
-        outer_env = {"PATH": BOT_PATH}
-    else:
-        outer_env = env
+    inner: list[str] = []
     if uid is not None and plan.setpriv:
-        argv += setpriv_argv(
+        inner += setpriv_argv(
             plan.setpriv, uid, uid if gid is None else gid, pdeathsig=plan.bwrap is None
         )
-    elif drop_caps and plan.setpriv and not plan.bwrap:
-        argv += [plan.setpriv, "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
-    argv += argv_cmd
-    return LaunchSpec(argv=argv, env=outer_env, cwd=bot_dir, preexec=preexec, uid=uid)
+    inner += argv_cmd
+    if not plan.bwrap:
+        return LaunchSpec(argv=argv + inner, env=env, cwd=bot_dir, preexec=preexec, uid=uid)
+    fds: list[int] = []
+    try:
+        fds.append(data_fd(f"exec {shlex.join(inner)}\n".encode(), "launch"))
+        if plan.seccomp is not None:
+            fds.append(data_fd(plan.seccomp, "seccomp"))
+        options = bwrap_argv(
+            plan.bwrap,
+            bot_dir,
+            limits,
+            env,
+            build_area=build_area,
+            ro_binds=ro_binds,
+            launch_fd=fds[0],
+            seccomp_fd=fds[1] if plan.seccomp is not None else None,
+        )
+        wrapped, more = bwrap_command(options, ["/bin/sh", LAUNCH_FILE])
+        fds += more
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return LaunchSpec(
+        argv=argv + wrapped,
+        env={"PATH": BOT_PATH},
+        cwd=bot_dir,
+        preexec=preexec,
+        uid=uid,
+        pass_fds=tuple(fds),
+    )

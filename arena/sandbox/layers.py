@@ -19,16 +19,19 @@ from arena.sandbox.spec import LayerStatus, Level, SandboxUnavailable
 from arena.sandbox.uids import UID_BASE
 
 BWRAP = "bubblewrap"
+SECCOMP = "seccomp"
 UID = "separate uid"
 RLIMITS = "rlimits"
 CGROUPS = "cgroups"
 PGROUP = "process group"
-LAYER_NAMES = (BWRAP, UID, RLIMITS, CGROUPS, PGROUP)
+LAYER_NAMES = (BWRAP, SECCOMP, UID, RLIMITS, CGROUPS, PGROUP)
 
 
 FIXES = {
     BWRAP: "install bubblewrap (apt-get install bubblewrap); it needs root or "
     "unprivileged user namespaces",
+    SECCOMP: "install libseccomp (apt-get install libseccomp2) and the pyseccomp module "
+    "(pip install pyseccomp; a dependency of the arena); it is loaded by bubblewrap",
     UID: "run the arena as root so each bot gets its own uid (needs setpriv from util-linux)",
     RLIMITS: "install util-linux (prlimit)",
     CGROUPS: "run as root with a writable /sys/fs/cgroup (e.g. docker run --privileged, "
@@ -46,6 +49,7 @@ class Detection:
     setpriv: str | None
     prlimit: str | None
     cgroups: cgroups.Support | None
+    seccomp: bytes | None = None
 
     def layer(self, name: str) -> LayerStatus:
         """The status of one layer by name."""
@@ -61,6 +65,8 @@ class Plan:
     setpriv: str | None
     prlimit: str | None
     cgroups: cgroups.Support | None
+    seccomp: bytes | None = None
+    """The BPF filter bubblewrap loads for the bot (needs bwrap)."""
 
     @property
     def separate_uid(self) -> bool:
@@ -73,15 +79,33 @@ def _first_line(text: str) -> str:
     return lines[0][:160] if lines else "no output"
 
 
-def bwrap_probe_argv(bwrap: str) -> list[str]:
-    """Exactly the flags a bot is launched with (a small /tmp), run against /usr/bin/true."""
+def bwrap_probe(bwrap: str, seccomp: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    """Run /usr/bin/true exactly as a bot is launched (small /tmp), through bubblewrap."""
     from pathlib import Path
 
-    from arena.sandbox.launch import bot_env, bwrap_argv
+    from arena.sandbox.launch import bot_env, bwrap_argv, bwrap_command, data_fd
     from arena.sandbox.spec import Limits
 
-    limits = Limits(tmp_bytes=1 << 20)
-    return [*bwrap_argv(bwrap, Path("/usr/bin"), limits, bot_env(None)), "/usr/bin/true"]
+    fds = [data_fd(b"exec /usr/bin/true\n")]
+    try:
+        if seccomp is not None:
+            fds.append(data_fd(seccomp))
+        options = bwrap_argv(
+            bwrap,
+            Path("/usr/bin"),
+            Limits(tmp_bytes=1 << 20),
+            bot_env(None),
+            launch_fd=fds[0],
+            seccomp_fd=fds[1] if seccomp is not None else None,
+        )
+        argv, more = bwrap_command(options, ["/bin/sh", "/.launch"])
+        fds += more
+        return subprocess.run(
+            argv, capture_output=True, text=True, timeout=10, check=False, pass_fds=fds
+        )
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def _detect_bwrap() -> tuple[LayerStatus, str | None]:
@@ -89,9 +113,7 @@ def _detect_bwrap() -> tuple[LayerStatus, str | None]:
     if path is None:
         return LayerStatus(BWRAP, False, "bwrap not found: apt-get install bubblewrap"), None
     try:
-        res = subprocess.run(
-            bwrap_probe_argv(path), capture_output=True, text=True, timeout=10, check=False
-        )
+        res = bwrap_probe(path)
     except (OSError, subprocess.SubprocessError) as exc:
         return LayerStatus(BWRAP, False, f"{path} cannot run: {exc}"), None
     if res.returncode != 0:
@@ -109,9 +131,30 @@ def _detect_bwrap() -> tuple[LayerStatus, str | None]:
     return LayerStatus(
         BWRAP,
         True,
-        f"{version}: no network, own pid namespace, read-only /usr and bot folder, "
-        "bounded private /tmp",
+        f"{version}: no network, own pid/ipc/uts namespaces, read-only /usr and bot folder "
+        "at /bot, bounded private /tmp, launch arguments hidden",
     ), path
+
+
+def _detect_seccomp(bwrap: str | None) -> tuple[LayerStatus, bytes | None]:
+    from arena.sandbox.seccomp import DENIED, SeccompUnavailable, bot_filter
+
+    if bwrap is None:
+        return LayerStatus(SECCOMP, False, "needs bubblewrap (it loads the filter)"), None
+    try:
+        program = bot_filter()
+    except SeccompUnavailable as exc:
+        return LayerStatus(SECCOMP, False, f"{exc}; " + FIXES[SECCOMP]), None
+    try:
+        res = bwrap_probe(bwrap, program)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return LayerStatus(SECCOMP, False, f"bwrap --seccomp cannot run: {exc}"), None
+    if res.returncode != 0:
+        why = _first_line(res.stderr)
+        return LayerStatus(SECCOMP, False, f"bwrap refuses the filter ({why})"), None
+    return LayerStatus(
+        SECCOMP, True, f"libseccomp filter: {', '.join(DENIED)} denied (no kernel keyrings)"
+    ), program
 
 
 def _detect_uid() -> tuple[LayerStatus, str | None]:
@@ -168,11 +211,12 @@ def _detect_cgroups() -> tuple[LayerStatus, cgroups.Support | None]:
 def detection() -> Detection:
     """Probe the machine once (about 50 ms) and remember the answer."""
     bw, bw_path = _detect_bwrap()
+    sc, program = _detect_seccomp(bw_path)
     uid, setpriv = _detect_uid()
     rl, prlimit = _detect_rlimits()
     cg, support = _detect_cgroups()
     pg = LayerStatus(PGROUP, True, "own session and process group; the group is killed")
-    return Detection((bw, uid, rl, cg, pg), bw_path, setpriv, prlimit, support)
+    return Detection((bw, sc, uid, rl, cg, pg), bw_path, setpriv, prlimit, support, program)
 
 
 def detect_layers() -> list[LayerStatus]:
@@ -209,9 +253,10 @@ def plan(level: Level, found: Detection | None = None) -> Plan:
     """Choose the layers for one spawn at ``level``."""
     found = detection() if found is None else found
     if level is Level.OFF:
-        return Plan(level, None, None, found.prlimit, None)
+        # Still never root: as root, a bot always gets its own uid.
+        return Plan(level, None, found.setpriv, found.prlimit, None)
     if level is Level.STRICT:
         missing = [s for s in found.layers if not s.on]
         if missing:
             raise SandboxUnavailable(unavailable_message(missing))
-    return Plan(level, found.bwrap, found.setpriv, found.prlimit, found.cgroups)
+    return Plan(level, found.bwrap, found.setpriv, found.prlimit, found.cgroups, found.seccomp)

@@ -25,6 +25,9 @@ from arena.sandbox.launch import check_readable, launch_spec
 from arena.sandbox.spec import Level, Limits, SandboxError
 from arena.sandbox.stderr import DEFAULT_CAP, TAIL_BYTES, StderrSink
 
+ROOT_GUARD = True
+"""Refuse to start anything as root.  Only tests that simulate a machine without the
+per-bot uid layer (while really running as root) switch it off."""
 _sweep_lock = threading.Lock()
 _swept = False
 _live: weakref.WeakSet[BotProcess] = weakref.WeakSet()
@@ -94,6 +97,8 @@ class BotProcess:
         used = [layers.RLIMITS, layers.PGROUP]
         if self._plan.bwrap:
             used.append(layers.BWRAP)
+            if self._plan.seccomp is not None:
+                used.append(layers.SECCOMP)
         if self.uid is not None:
             used.append(layers.UID)
         if self._cgroup is not None:
@@ -163,10 +168,9 @@ class BotProcess:
             return None
         held = [False, False]
         for pid in pids:
+            if self._is_bwrap(pid):
+                continue
             try:
-                with open(f"/proc/{pid}/comm") as fh:
-                    if fh.read().strip() == "bwrap":
-                        continue
                 fds = os.listdir(f"/proc/{pid}/fd")
             except OSError:
                 continue
@@ -179,6 +183,21 @@ class BotProcess:
                     if link == end:
                         held[i] = True
         return held[0], held[1]
+
+    def _is_bwrap(self, pid: int) -> bool:
+        """One of bubblewrap's own processes: the outer one (our child) or its init in the
+        bot's pid namespace (the outer one's only child).  Recognised by pid, never by
+        name: a bot can call itself ``bwrap``."""
+        if self._plan.bwrap is None:
+            return False
+        if pid == self.pid:
+            return True
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                stat = fh.read()
+            return int(stat[stat.rindex(b")") + 2 :].split()[1]) == self.pid
+        except (OSError, ValueError, IndexError):
+            return False
 
     def kill(self) -> None:
         """Kill the whole tree, reap, remove the cgroups and close the pipes (idempotent)."""
@@ -209,6 +228,9 @@ class BotProcess:
                 self._popen.kill()
         if self.uid is not None:
             reaper.kill_uid(self.uid, self._plan.setpriv)
+            if self._plan.bwrap is None or self._plan.seccomp is None:
+                # No ipc namespace or no seccomp: the bot may have left host-wide state.
+                reaper.clear_uid_state(self.uid, self._plan.setpriv)
         try:
             self._popen.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -311,8 +333,7 @@ def start(
     extra_env: Mapping[str, str] | None = None,
     stderr_log: Path | None = None,
     stderr_cap: int = DEFAULT_CAP,
-    writable: bool = False,
-    drop_caps: bool = False,
+    build_area: int | None = None,
     merge_output: bool = False,
     head_bytes: int = 0,
     tail_bytes: int = TAIL_BYTES,
@@ -322,8 +343,14 @@ def start(
     """Shared by spawn() and build(): cgroups, exec chain, Popen, stderr sink.
 
     With ``merge_output`` stdout and stderr both go to the sink (builds) and stdin is
-    /dev/null; otherwise stdin/stdout are pipes for the protocol.
+    /dev/null; otherwise stdin/stdout are pipes for the protocol.  Nothing is ever
+    started as root: as root, a bot (or a build) must have its own uid.
     """
+    if ROOT_GUARD and os.geteuid() == 0 and (uid is None or uid == 0 or plan.setpriv is None):
+        raise SandboxError(
+            "refusing to run a bot's code as root without its own uid "
+            "(setpriv from util-linux is needed; see `arena doctor`)"
+        )
     _sweep_once(plan)
     cgroup = None
     if plan.cgroups is not None and plan.cgroups.hierarchies:
@@ -342,12 +369,17 @@ def start(
             gid=gid,
             procs_files=cgroup.procs_files if cgroup else None,
             extra_env=extra_env,
-            writable=writable,
-            drop_caps=drop_caps,
+            build_area=build_area,
             nproc=nproc,
         )
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove()
+        raise
+    try:
         read_end, write_end = os.pipe()
     except BaseException:
+        spec.close()
         if cgroup is not None:
             cgroup.remove()
         raise
@@ -362,6 +394,7 @@ def start(
             env=spec.env,
             start_new_session=True,
             close_fds=True,
+            pass_fds=spec.pass_fds,
             preexec_fn=spec.preexec,  # only when prlimit is missing
         )
     except OSError as exc:
@@ -371,6 +404,7 @@ def start(
         raise SandboxError(f"cannot start {command!r}: {exc}") from exc
     finally:
         os.close(write_end)
+        spec.close()
     try:
         sink = StderrSink(
             read_end,

@@ -66,3 +66,10 @@ class SandboxError(RuntimeError):
 
 class SandboxUnavailable(SandboxError):
     """Strict level was asked for but some layer is missing; the message says how to fix it."""
+
+
+class SandboxBusy(SandboxError):
+    """An arena-side resource (the per-bot uid pool) is exhausted: never a bot's fault.
+
+    The game in progress cannot be refereed fairly; the run stops, and resuming replays it.
+    """

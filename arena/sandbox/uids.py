@@ -12,16 +12,19 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.sandbox import reaper
-from arena.sandbox.spec import SandboxError
+from arena.sandbox.spec import SandboxBusy, SandboxError
 
 UID_BASE = 61000
 SLOTS = 1000
 ALTERNATES = 4  # uids 61000 .. 64999
+WAIT_S = 60.0
+"""How long a bot waits for a free uid before the arena stops with SandboxBusy."""
 LOCK_DIRS = (Path("/run/arena-sandbox"), Path("/tmp/arena-sandbox-root"))
 
 
@@ -72,30 +75,59 @@ def _lock_dir() -> Path:
     raise SandboxError("cannot create a private lock directory for per-bot uids")
 
 
-def lease(slot: int, setpriv: str | None) -> UidLease:
-    """Lock the uid for ``slot`` (or an alternate) and clear out any orphan using it."""
+def _try(folder: Path, uid: int, setpriv: str | None) -> UidLease | None:
+    """Lock ``uid`` if no live bot holds it, clearing out any orphan of a crashed arena."""
+    fd = os.open(folder / f"uid-{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    # A holder that released cleanly left the file empty.  Otherwise an arena crashed
+    # while holding it, and anything still running under the uid is its orphan: it
+    # would eat this bot's RLIMIT_NPROC budget.  (Checking the marker instead of
+    # scanning /proc keeps spawn fast.)
+    if os.pread(fd, 32, 0) and reaper.pids_of_uid(uid):
+        reaper.kill_uid(uid, setpriv)
+    # Whatever a bot of this uid left in host-wide kernel state (an older arena, a run
+    # without bubblewrap or seccomp) goes before a new bot gets the uid.
+    reaper.clear_uid_state(uid, setpriv)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    held = UidLease(uid, fd)
+    _held.add(held)
+    return held
+
+
+def candidates(slot: int) -> list[int]:
+    """The slot's own uids first (61000 + slot + 1000 k), then every other uid of the pool."""
+    preferred = [UID_BASE + slot + SLOTS * k for k in range(ALTERNATES)]
+    rest = [u for u in range(UID_BASE, UID_BASE + SLOTS * ALTERNATES) if u not in preferred]
+    return preferred + rest
+
+
+def lease(slot: int, setpriv: str | None, wait_s: float | None = None) -> UidLease:
+    """Lock a uid for a bot in ``slot``: its own, else any free one of the pool.
+
+    When every uid is held by a live bot (many arena processes on one host) this waits
+    up to ``wait_s`` for one to be released, then raises :class:`SandboxBusy`: a lack
+    of arena resources is never the bot's fault.
+    """
     if not 0 <= slot < SLOTS:
         raise SandboxError(f"slot must be in 0..{SLOTS - 1}, got {slot}")
     folder = _lock_dir()
-    for k in range(ALTERNATES):
-        uid = UID_BASE + slot + SLOTS * k
-        fd = os.open(folder / f"uid-{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        # A holder that released cleanly left the file empty.  Otherwise an arena
-        # crashed while holding it, and anything still running under the uid is its
-        # orphan: it would eat this bot's RLIMIT_NPROC budget.  (Checking the marker
-        # instead of scanning /proc keeps spawn fast.)
-        if os.pread(fd, 32, 0) and reaper.pids_of_uid(uid):
-            reaper.kill_uid(uid, setpriv)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        held = UidLease(uid, fd)
-        _held.add(held)
-        return held
-    raise SandboxError(
-        f"slot {slot}: uids {UID_BASE + slot} (+{SLOTS}k) are all in use by other bots"
-    )
+    wait_s = WAIT_S if wait_s is None else wait_s
+    deadline = time.monotonic() + wait_s
+    while True:
+        for uid in candidates(slot):
+            held = _try(folder, uid, setpriv)
+            if held is not None:
+                return held
+        if time.monotonic() >= deadline:
+            raise SandboxBusy(
+                f"all {SLOTS * ALTERNATES} per-bot uids ({UID_BASE}-"
+                f"{UID_BASE + SLOTS * ALTERNATES - 1}) are in use by other bots on this "
+                f"machine (waited {wait_s:g} s); run fewer arena processes at once, then "
+                "run the same command again to resume"
+            )
+        time.sleep(0.2)

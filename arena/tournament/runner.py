@@ -172,8 +172,9 @@ def run_tournament(
         if not pending:
             return progress
         level = Level(config.sandbox)
-        for spec in specs:
+        for i, spec in enumerate(specs):
             built = build_bot(spec, level)
+            specs[i] = built.spec  # bots run from their read-only built copy
             if on_built and built.ran:
                 on_built(spec, built.seconds)
         by_name = {s.name: (i, s) for i, s in enumerate(specs)}

@@ -125,15 +125,18 @@ class CliRun:
     pid: int
 
 
-def run_cli(cmd: list[str], timeout_s: float = 60.0) -> CliRun:
+def run_cli(cmd: list[str], timeout_s: float = 60.0, cache: Path | None = None) -> CliRun:
     """Run one tournament command to its end (or SIGKILL it after ``timeout_s``).
 
     Output goes through a file, not a pipe: a process that outlives the CLI cannot make
-    the test wait for the pipe to close.
+    the test wait for the pipe to close.  ``cache``: the build cache folder to use.
     """
     began = time.monotonic()
+    env = dict(os.environ)
+    if cache is not None:
+        env["ARENA_BUILD_CACHE"] = str(cache)
     with tempfile.TemporaryFile() as sink:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, env=env)
         try:
             code: int | None = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:

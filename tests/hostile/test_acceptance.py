@@ -45,6 +45,10 @@ from typing import Any
 
 import pytest
 
+from arena.referee import load_bot
+from arena.referee.build import build_bot
+from arena.sandbox import Level
+
 from .hostile_support import (
     BUILD_OUTPUTS,
     GOOD,
@@ -113,13 +117,17 @@ EXPECTED: dict[str, Expect] = {
     "cpu-burn": Expect("timeout"),
     "sleep-forever": Expect("timeout"),
     "memory-bomb": Expect("crash", log=r"MemoryError"),
-    # The cgroup's OOM killer stops the child; the bot's own answers stall while its
-    # cgroup is at the limit (page cache evicted), hence a longer move time.
+    # The cgroup's OOM killer stops the child; the bot waits for that before it answers
+    # its 3rd decision, so the move time must cover the child's whole run on a loaded
+    # machine (it has one core's quota and needs about a second of it).
     "memory-hog": Expect(
-        None, answered=None, probe=True, log=r"child killed by signal 9", move_ms=2000
+        None, answered=None, probe=True, log=r"child killed by signal 9", move_ms=30000
     ),
     "fork-bomb": Expect("timeout"),
-    "fill-tmp": Expect(None, answered=None, probe=True, log=r"/tmp full after 6\d MiB"),
+    # Writing 16 MiB per decision needs more than 300 ms on a loaded machine.
+    "fill-tmp": Expect(
+        None, answered=None, probe=True, log=r"/tmp full after 6\d MiB", move_ms=3000
+    ),
     # output
     "stdout-flood": Expect("malformed"),
     "stderr-flood": PLAYS_ON,
@@ -129,6 +137,9 @@ EXPECTED: dict[str, Expect] = {
     "wrong-types": Expect("malformed"),
     "float-index": Expect("malformed"),
     "late-answer-spam": Expect("timeout"),
+    "padded-late-answers": Expect("timeout"),
+    "float-id": Expect("malformed"),
+    "terminal-escapes": Expect("malformed"),
     "illegal-index": Expect("illegal"),
     "illegal-option": Expect("illegal"),
     "negative-index": Expect("illegal"),
@@ -137,6 +148,7 @@ EXPECTED: dict[str, Expect] = {
     "handshake-crash": Expect("init", answered=0),
     "deep-json-handshake": Expect("init", answered=0),
     "close-stdout": Expect("crash"),
+    "fake-bwrap": Expect("timeout"),
     "close-stdin": Expect("crash", answered=TRIGGER),
     "double-fork-exit": Expect("crash"),
     "background-child": PLAYS_ON,
@@ -148,6 +160,9 @@ EXPECTED: dict[str, Expect] = {
     "net-outside": PROBE,
     "read-others": PROBE,
     "write-outside": PROBE,
+    # state and details beyond the sandbox
+    "keyring": PROBE,
+    "host-details": PROBE,
 }
 
 
@@ -206,6 +221,7 @@ def play(name: str, root: Path, expect: Expect) -> Played:
     first, second = (good_bot(g, bots_dir) for g in GOOD)
     hostile = hostile_bot(name, bots_dir)
     out = root / "out"
+    cache = root / "cache"
     build_outputs = [bots_dir / bot / f for bot, files in BUILD_OUTPUTS.items() for f in files]
     with Listeners() as listeners:
         write_targets(
@@ -217,9 +233,22 @@ def play(name: str, root: Path, expect: Expect) -> Played:
                 "read": [str(first / "bot.py"), str(second), str(out / "tournament.sqlite")],
                 "write": [str(first), str(out), str(hostile), str(root)],
                 "pids": [os.getpid()],
+                # Host details the bot must not see (host-details): host paths, the
+                # launch command's options.
+                "hide": [
+                    str(bots_dir),
+                    str(out),
+                    "--reuid",
+                    "setpriv",
+                    "prlimit",
+                    "--ro-bind",
+                ],
             },
         )
-        files_before = snapshot(root, skip=[out, *build_outputs])
+        # Bots run from their built copies in the test's build cache: that folder is
+        # what their sandboxes mount (and how the monitor recognises them).
+        built = build_bot(load_bot(hostile), Level.STRICT, cache=cache).spec.folder
+        files_before = snapshot(root, skip=[out, cache, *build_outputs])
         shared_before = shared_tmp_entries()
         uids_before = bot_uid_keys()
         cmd = tournament_command(
@@ -231,8 +260,8 @@ def play(name: str, root: Path, expect: Expect) -> Played:
             move_ms=expect.move_ms,
             init_ms=INIT_MS,
         )
-        with SandboxMonitor(hostile, uids_before) as monitor:
-            run = run_cli(cmd, timeout_s=TOURNAMENT_TIMEOUT_S)
+        with SandboxMonitor(built, uids_before) as monitor:
+            run = run_cli(cmd, timeout_s=TOURNAMENT_TIMEOUT_S, cache=cache)
         left = wait_for_no_leftovers([root], uids_before)
         kill_all(left)  # recorded for the assertion; do not let them linger
         connections = listeners.connections()
@@ -242,7 +271,7 @@ def play(name: str, root: Path, expect: Expect) -> Played:
         out=out,
         run=run,
         leftovers=left,
-        files_changed=diff(files_before, snapshot(root, skip=[out, *build_outputs])),
+        files_changed=diff(files_before, snapshot(root, skip=[out, cache, *build_outputs])),
         foreign=foreign_files(shared_before, shared_tmp_entries()),
         connections=connections,
         most_sandboxes=monitor.most,
@@ -319,6 +348,8 @@ def test_hostile_bot_in_a_tournament(
     problems += [f"file created in a shared tmp folder: {f}" for f in played.foreign]
     problems += [f"bot-owned or telltale file: {f}" for f in bot_owned(played.out)]
     problems += [f"connection to the test's listener: {c}" for c in played.connections]
+    if played.sandboxes == 0:
+        problems.append(f"no sandbox of {name} was seen running (the monitor is blind)")
     if played.most_sandboxes > WORKERS:
         problems.append(
             f"{played.most_sandboxes} sandboxes of {name} alive at once with {WORKERS} "

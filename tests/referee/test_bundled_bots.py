@@ -22,8 +22,7 @@ def test_all_languages_are_bundled() -> None:
 @pytest.mark.parametrize("name", BUNDLED)
 def test_bundled_bot_plays_clean_games(name: str) -> None:
     spec = load_bot(REPO / "bots" / name)
-    build_bot(spec)
-    bot = BotSeat(spec)
+    bot = BotSeat(build_bot(spec).spec)  # bots run from their built copy
     try:
         for variant in Variant:
             for seat in (0, 1):
@@ -40,8 +39,7 @@ def test_bundled_bot_plays_clean_games(name: str) -> None:
 @pytest.mark.parametrize("name", ["python-greedy", "c-greedy"])
 def test_greedy_bots_beat_random(name: str) -> None:
     spec = load_bot(REPO / "bots" / name)
-    build_bot(spec)
-    bot = BotSeat(spec)
+    bot = BotSeat(build_bot(spec).spec)  # bots run from their built copy
     wins = 0
     try:
         for g in range(10):

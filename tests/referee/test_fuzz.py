@@ -79,8 +79,11 @@ def test_arbitrary_bytes(reply: bytes, which: int) -> None:
     decide_with(reply, GAMES[which])
 
 
+# JSON has no NaN or infinity (``json.dumps`` would write ``NaN``/``Infinity``, which are
+# not JSON: a different test, ``test_arbitrary_bytes``, covers invalid text).
+json_floats = st.floats(allow_nan=False, allow_infinity=False)
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    st.none() | st.booleans() | st.integers() | json_floats | st.text(max_size=20),
     lambda inner: (
         st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
     ),
@@ -96,9 +99,12 @@ def test_arbitrary_json(value: object, which: int) -> None:
 
 small_ints = st.integers(-3, 12) | st.sampled_from([2**31, -(2**63), 10**30])
 shaped = st.fixed_dictionaries(
-    {"type": st.sampled_from(["move", "ready", "Move", ""]), "id": st.sampled_from([9, 8, 10, -1])},
+    {
+        "type": st.sampled_from(["move", "ready", "Move", ""]),
+        "id": st.sampled_from([9, 8, 10, -1, 9.0, 8.0, True, "9"]),
+    },
     optional={
-        "index": small_ints | st.text(max_size=3) | st.booleans() | st.floats() | st.none(),
+        "index": small_ints | st.text(max_size=3) | st.booleans() | json_floats | st.none(),
         "option": st.fixed_dictionaries(
             {},
             optional={
@@ -119,11 +125,15 @@ shaped = st.fixed_dictionaries(
 @given(message=shaped, which=st.integers(0, len(GAMES) - 1))
 def test_schema_shaped_objects(message: dict[str, object], which: int) -> None:
     result = decide_with(json.dumps(message).encode() + b"\n", GAMES[which])
-    if message.get("id") == 8 and message.get("type") == "move":
+    rid = message.get("id")
+    if type(rid) is int and rid == 8 and message.get("type") == "move":
         # An answer to an earlier request is ignored: nothing else came, so a timeout.
         assert isinstance(result, Fault) and result.kind == "timeout"
+    elif type(rid) is not int and message.get("type") == "move":
+        # SPEC §8: a non-integer id (9.0, true, "9") is malformed, never the right id.
+        assert isinstance(result, Fault) and result.kind == "malformed", result
     if isinstance(result, Choice):
-        assert message["type"] == "move" and message["id"] == 9
+        assert message["type"] == "move" and type(rid) is int and rid == 9
 
 
 def test_an_over_long_line_is_malformed_and_does_not_hang() -> None:
@@ -136,3 +146,11 @@ def test_stale_answer_then_good_answer_is_accepted() -> None:
     good = json.dumps({"type": "move", "id": 9, "index": 1}).encode()
     result = decide_with(stale + b"\n" + good + b"\n", GAMES[0])
     assert isinstance(result, Choice) and result.index == 1
+
+
+def test_a_float_or_boolean_id_is_malformed() -> None:
+    """17.0 == 17 and true == 1 in Python: the referee must still refuse them as ids."""
+    for rid in (9.0, True, "9"):
+        reply = json.dumps({"type": "move", "id": rid, "index": 0}).encode() + b"\n"
+        result = decide_with(reply, GAMES[0], req_id=1 if rid is True else 9)
+        assert isinstance(result, Fault) and result.kind == "malformed", (rid, result)

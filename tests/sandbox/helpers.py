@@ -50,4 +50,5 @@ def simulated(*off: str) -> layers.Detection:
         setpriv=None if layers.UID in off else real.setpriv,
         cgroups=None if layers.CGROUPS in off else real.cgroups,
         prlimit=None if layers.RLIMITS in off else real.prlimit,
+        seccomp=None if layers.SECCOMP in off or layers.BWRAP in off else real.seccomp,
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena.sandbox import (
+    BuildLimits,
     Level,
     Limits,
     SandboxError,
@@ -22,6 +23,7 @@ from arena.sandbox import (
     cgroups,
     detect_layers,
     layers,
+    process,
     spawn,
     uids,
 )
@@ -75,10 +77,11 @@ def test_compiled_bot_built_in_sandbox_runs(make_bot: MakeBot, require_layer: Re
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
     folder = make_bot("cbot", "hello.c")
-    result = build("gcc -O2 -o bot hello.c", folder, timeout_s=60)
+    built = folder.parent / "cbot-built"
+    result = build("gcc -O2 -o bot hello.c", folder, built, BuildLimits(timeout_s=60))
     assert result.ok, result.output
-    assert (folder / "bot").exists()
-    with spawn("./bot", folder) as proc:
+    assert (built / "bot").exists() and not (folder / "bot").exists()
+    with spawn("./bot", built) as proc:
         assert read_line(proc) == "ready"
         proc.stdin.write(b"x\n")
         assert read_line(proc) == "echo x"
@@ -393,52 +396,59 @@ def test_unreadable_bot_folder_gives_clear_error(
 def test_build_times_out_and_kills_tree(make_bot: MakeBot) -> None:
     folder = make_bot("slow")
     began = time.monotonic()
-    result = build("sleep 60 & sleep 60", folder, timeout_s=0.5)
+    out = folder.parent / "slow-built"
+    result = build("sleep 60 & sleep 60", folder, out, BuildLimits(timeout_s=0.5))
     assert time.monotonic() - began < 5
     assert not result.ok and result.timed_out and result.returncode is None
-    assert "timed out" in result.output
+    assert result.limit == "time limit of 0.5 s"
+    assert "time limit" in result.output
+    assert not out.exists()
 
 
 def test_build_reports_failure_output(make_bot: MakeBot) -> None:
     folder = make_bot("bad")
-    result = build("echo compiling; echo oops >&2; exit 2", folder, timeout_s=10)
+    out = folder.parent / "bad-built"
+    result = build("echo compiling; echo oops >&2; exit 2", folder, out, BuildLimits(timeout_s=10))
     assert not result.ok and result.returncode == 2
     assert "compiling" in result.output and "oops" in result.output
+    assert not out.exists()
 
 
-def test_build_has_no_network_and_writes_only_its_folder(
+def test_build_has_no_network_and_writes_only_its_copy(
     make_bot: MakeBot, require_layer: RequireLayer
 ) -> None:
     require_layer(BWRAP)
     folder = make_bot("b", "netprobe.py")
+    out = folder.parent / "b-built"
     result = build(
-        f"{PYTHON} netprobe.py 1.1.1.1:53; touch /usr/evil; echo $?; touch out.txt",
+        f"{PYTHON} netprobe.py 1.1.1.1:53; touch /usr/evil /src/evil; echo $?; touch out.txt",
         folder,
-        timeout_s=20,
+        out,
+        BuildLimits(timeout_s=20),
     )
     assert result.ok, result.output
     assert "connected" not in result.output
-    assert (folder / "out.txt").exists()
+    assert (out / "out.txt").exists()
+    assert not (folder / "out.txt").exists() and not (folder / "evil").exists()
     assert not Path("/usr/evil").exists()
 
 
-def test_build_runs_as_folder_owner_without_privileges(
+def test_build_runs_as_a_bot_uid_without_privileges(
     make_bot: MakeBot, require_layer: RequireLayer
 ) -> None:
     require_layer(UID)
-    root_owned = make_bot("rootbuild")
+    folder = make_bot("rootbuild")
+    out = folder.parent / "rootbuild-built"
     result = build(
-        "id -u > uid.txt; grep CapEff /proc/self/status > caps.txt", root_owned, timeout_s=10
+        "id -u > uid.txt; grep CapEff /proc/self/status > caps.txt",
+        folder,
+        out,
+        BuildLimits(timeout_s=10),
     )
     assert result.ok, result.output
-    assert (root_owned / "uid.txt").read_text().strip() == "0"
-    assert (root_owned / "caps.txt").read_text().split()[1] == "0000000000000000"
-    user_owned = make_bot("userbuild")
-    os.chown(user_owned, 12345, 12345)
-    result = build("id -u > uid.txt", user_owned, timeout_s=10)
-    assert result.ok, result.output
-    assert (user_owned / "uid.txt").read_text().strip() == "12345"
-    assert (user_owned / "uid.txt").stat().st_uid == 12345
+    uid = int((out / "uid.txt").read_text())
+    assert uid != 0 and uid in range(61000, 65000)
+    assert (out / "caps.txt").read_text().split()[1] == "0000000000000000"
 
 
 @pytest.mark.parametrize("method", ["cgroup.kill", "freezer", "procs"])
@@ -471,6 +481,7 @@ def test_cgroup_alone_kills_the_tree(
             )
     fake = dataclasses.replace(simulated(BWRAP, UID), cgroups=support)
     monkeypatch.setattr(layers, "detection", lambda: fake)
+    monkeypatch.setattr(process, "ROOT_GUARD", False)  # simulates a machine without root
     folder = make_bot("cgkill", bot)
     with spawn([PYTHON, bot], folder, limits=Limits(max_processes=16, cpu_seconds=20)) as proc:
         assert proc.uid is None and "cgroups" in proc.layers

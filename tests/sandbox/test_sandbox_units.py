@@ -101,7 +101,7 @@ def test_warning_text() -> None:
     assert text is not None and "separate uid" in text and "\n" not in text
 
 
-@pytest.mark.parametrize("missing", ["bubblewrap", "cgroups", "separate uid"])
+@pytest.mark.parametrize("missing", ["bubblewrap", "seccomp", "cgroups", "separate uid"])
 def test_strict_refuses_when_a_layer_is_missing(
     missing: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
