@@ -4,7 +4,10 @@ both count the CPU of a child process that has already exited."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,12 +47,23 @@ def _wait_for_line(fd: int, timeout_s: float = 60.0) -> None:
             time.sleep(0.02)
 
 
+@pytest.fixture
+def public_dir() -> Iterator[Path]:
+    """A folder the per-bot uid can reach (pytest's tmp_path sits under a 0700 folder)."""
+    root = Path(tempfile.mkdtemp(prefix="arena-cpu-", dir="/tmp"))
+    root.chmod(0o755)
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 @pytest.mark.parametrize("level", [Level.AUTO, Level.OFF])
-def test_tree_cpu_time_includes_exited_children(tmp_path: Path, level: Level) -> None:
-    folder = tmp_path / "bot"
+def test_tree_cpu_time_includes_exited_children(public_dir: Path, level: Level) -> None:
+    folder = public_dir / "bot"
     folder.mkdir()
     (folder / "bot.py").write_text(BURNER)
-    for p in (tmp_path, folder, folder / "bot.py"):
+    for p in (folder, folder / "bot.py"):
         p.chmod(0o755)
     proc = spawn(["/usr/bin/python3", "bot.py"], folder, level=level)
     try:
