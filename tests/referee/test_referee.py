@@ -319,17 +319,34 @@ def test_restarted_bot_keeps_its_predecessors_stderr(
     assert kept == ["bot.stderr.log", "bot.stderr.log.1", "bot.stderr.log.2", "bot.stderr.log.3"]
 
 
-def test_cpu_clock_without_cgroups_reads_proc(scripted_bot: Callable[..., BotSpec]) -> None:
+def test_cpu_clock_without_cgroups_reads_proc() -> None:
     """`--sandbox off` has no cgroup: the CPU clock falls back to scanning /proc."""
-    from arena.referee import SandboxSettings
+    import shutil
+    import tempfile
+
+    from arena.referee import SandboxSettings, load_bot
     from arena.sandbox import Level
 
-    bot = BotSeat(scripted_bot("burn", after=2), time_control=FAST)
-    bot.sandbox = SandboxSettings(level=Level.OFF)
+    from .conftest import SCRIPT
+
+    # Without bubblewrap the per-bot uid must reach the folder through its ancestors.
+    root = Path(tempfile.mkdtemp(prefix="arena-burn-", dir="/tmp"))
     try:
-        record = play_game([bot, RandomSeat("r")], settings(), "g").record
+        root.chmod(0o755)
+        shutil.copy(SCRIPT, root / "bot.py")
+        (root / "bot.toml").write_text(
+            'name = "burn"\ncommand = "/usr/bin/python3 bot.py burn 2"\n'
+        )
+        for path in (root / "bot.py", root / "bot.toml"):
+            path.chmod(0o644)
+        bot = BotSeat(load_bot(root), time_control=FAST)
+        bot.sandbox = SandboxSettings(level=Level.OFF)
+        try:
+            record = play_game([bot, RandomSeat("r")], settings(), "g").record
+        finally:
+            bot.close()
     finally:
-        bot.close()
+        shutil.rmtree(root, ignore_errors=True)
     assert bot.clock is ClockKind.CPU
     first = next(d for r in record.rounds for d in r.decisions if d.seat == 0)
     assert first.cpu_ms is not None
