@@ -593,54 +593,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_engine(args: argparse.Namespace) -> int:
-    from rich.table import Table
+    from arena.bench.engine import run
 
-    from arena.bench.engine import bench_engine
-
-    with console.status("random playouts…"):
-        results = bench_engine(games=args.games, repeats=args.repeats, seed=args.seed)
-    table = Table(title=f"Random playouts, median of {args.repeats} x {args.games} games")
-    for col in ("variant", "players", "games/s", "moves/s", "moves/game"):
-        table.add_column(col, justify="right")
-    for r in results:
-        table.add_row(
-            r.variant.value,
-            str(r.players),
-            f"{r.games_per_s:,.0f}",
-            f"{r.moves_per_s:,.0f}",
-            f"{r.moves_per_game:.1f}",
-        )
-    console.print(table)
-    two = next(r for r in results if r.players == 2 and r.variant.value == "coloured")
-    verdict = "meets" if two.games_per_s >= 2000 else "MISSES"
-    console.print(
-        f"2-player coloured: {two.games_per_s:,.0f} games/s ({verdict} the 2,000/s target)"
-    )
-    return 0
+    return run(args.games, args.repeats, args.seed, args.json)
 
 
 def cmd_bench_protocol(args: argparse.Namespace) -> int:
-    from arena.bench.protocol import bench_protocol
+    from arena.bench.protocol import run
     from arena.sandbox import Level
 
-    with console.status("two persistent C bots playing…"):
-        r = bench_protocol(Path(args.bot), games=args.games, level=Level(args.sandbox))
-    console.print(f"games {r.games}, decisions {r.decisions}")
-    console.print(
-        f"referee overhead per decision (median of games): {r.overhead_us:.0f} µs "
-        f"(target ≤ 100 µs) — {'meets' if r.overhead_us <= 100 else 'MISSES'}"
-    )
-    console.print(
-        f"bot think time as measured (request written -> reply read), median: "
-        f"{r.think_us:.0f} µs; raw pipe round trip through cat: {r.pipe_roundtrip_us:.0f} µs "
-        f"(ratio {r.think_us / r.pipe_roundtrip_us:.1f}x)"
-    )
-    console.print(f"decisions/s: {r.decisions_per_s:,.0f}")
-    console.print(
-        f"sandboxed spawn (median of 20, layers: {', '.join(r.spawn_layers)}): "
-        f"{r.spawn_ms:.1f} ms (target ≤ 50 ms) — {'meets' if r.spawn_ms <= 50 else 'MISSES'}"
-    )
-    return 0
+    return run(Path(args.bot), args.games, Level(args.sandbox), args.json)
 
 
 def cmd_bench_tournament(args: argparse.Namespace) -> int:
@@ -964,25 +926,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="random playouts through the Game API",
         description=(
             "Random playouts (list all legal moves, pick one uniformly, apply) for 2-4 players "
-            "and both walls; prints games/s, moves/s and moves per game (median of repeats)."
+            "and both walls; prints games/s, moves/s and moves per game (CPU time, median of "
+            "repeats), the speed ratio to the tests' plain reference model of the rules "
+            "measured in the same run, and the cost of Game.copy() and of a search node."
         ),
     )
     b.add_argument("--games", type=int, default=1000, help="games per repeat (default 1000)")
     b.add_argument("--repeats", type=int, default=5, help="repeats; the median is shown")
     b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--json", action="store_true", help="print one JSON document instead")
     b.set_defaults(func=cmd_bench_engine)
     b = bench.add_parser(
         "protocol",
         help="referee overhead per decision and sandboxed spawn time",
         description=(
             "Two persistent C bots play whole games; prints the referee's overhead per "
-            "decision (wall time minus bot think time), decisions/s, a raw pipe round trip "
-            "for comparison, and the sandboxed spawn time."
+            "decision (its CPU time outside the bots' think windows, and wall time minus bot "
+            "think time), decisions/s, a raw pipe round trip for comparison, and the "
+            "sandboxed spawn time."
         ),
     )
     b.add_argument("--bot", default="bots/c-greedy", help="bot folder (default bots/c-greedy)")
     b.add_argument("--games", type=int, default=20)
     b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
+    b.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document (overhead_us, spawn_ms, ...) instead",
+    )
     b.set_defaults(func=cmd_bench_protocol)
     b = bench.add_parser(
         "tournament",

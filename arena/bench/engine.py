@@ -1,17 +1,31 @@
 """`arena bench engine`: random playouts through the public ``Game`` API.
 
 Each playout lists every legal move, picks one uniformly with a seeded RNG and
-applies it until the game ends: the same object interface that bots use.
+applies it until the game ends: the same object interface that bots use. Times
+are CPU time of this process (``time.process_time``), medians of repeats, so a
+loaded machine matters less. In the same run the tests' plain reference model of
+the rules (``tests/engine/reference.py``: lists of lists, nothing precomputed) plays
+the same workload, and the ratio of the two is reported: a speed claim that does
+not depend on how fast or busy the machine is.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import random
 import statistics
+import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from arena.engine import Game, Variant
+
+REFERENCE_MODEL = Path(__file__).resolve().parents[2] / "tests" / "engine" / "reference.py"
 
 
 @dataclass(frozen=True)
@@ -21,31 +35,187 @@ class PlayoutResult:
     games_per_s: float
     moves_per_s: float
     moves_per_game: float
+    us_per_game: float
+    reference_us_per_game: float | None
+    """The reference model's CPU time per game on the same workload (None: not found)."""
+
+    @property
+    def vs_reference(self) -> float | None:
+        """How many times faster than the plain reference model."""
+        if self.reference_us_per_game is None:
+            return None
+        return self.reference_us_per_game / self.us_per_game
+
+
+@dataclass(frozen=True)
+class CopyResult:
+    copy_us: float
+    """``Game.copy()``, median over positions from 2-player games."""
+    copy_legal_apply_us: float
+    """``copy()`` + ``legal_moves()`` + ``apply()`` of the first move: one search node."""
+
+
+@dataclass(frozen=True)
+class EngineBench:
+    games: int
+    repeats: int
+    playouts: list[PlayoutResult]
+    copy: CopyResult
+    reference_model: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for row, result in zip(data["playouts"], self.playouts, strict=True):
+            row["variant"] = result.variant.value
+            row["vs_reference"] = result.vs_reference
+        return data
 
 
 def playouts(players: int, variant: Variant, games: int, seed: int) -> tuple[float, int]:
-    """Play ``games`` random games; return (seconds, total moves)."""
-    rng = random.Random(seed)
-    choice = rng.choice
+    """Play ``games`` random games; return (CPU seconds, total moves)."""
+    rnd = random.Random(seed).random
     moves = 0
-    start = time.perf_counter()
+    start = time.process_time()
     for i in range(games):
         game = Game.new(players=players, variant=variant, seed=seed * 1_000_003 + i)
         legal_moves, apply, is_over = game.legal_moves, game.apply, game.is_over
         while not is_over():
-            apply(choice(legal_moves()))
+            options = legal_moves()
+            apply(options[int(rnd() * len(options))])
             moves += 1
-    return time.perf_counter() - start, moves
+    return time.process_time() - start, moves
 
 
-def bench_engine(games: int = 1000, repeats: int = 5, seed: int = 0) -> list[PlayoutResult]:
-    """Median-of-``repeats`` playout speed for 2-4 players and both variants."""
+def load_reference() -> ModuleType | None:
+    """The tests' reference model, when this is a source checkout (it is not installed)."""
+    if not REFERENCE_MODEL.exists():
+        return None
+    spec = importlib.util.spec_from_file_location("arena_reference_model", REFERENCE_MODEL)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while building
+    spec.loader.exec_module(module)
+    return module
+
+
+def _plain_deal(
+    bag: list[int], lid: list[int], factories: int, rng: random.Random
+) -> list[list[int]]:
+    """Deal as the rules say, naively: tile by tile, the lid poured in when the bag is empty."""
+    bag, lid = list(bag), list(lid)
+    deal = []
+    for _ in range(factories):
+        counts = [0] * 5
+        for _ in range(4):
+            if not sum(bag):
+                bag, lid = lid, [0] * 5
+                if not sum(bag):
+                    break
+            r = rng.randrange(sum(bag))
+            colour = 0
+            while r >= bag[colour]:
+                r -= bag[colour]
+                colour += 1
+            bag[colour] -= 1
+            counts[colour] += 1
+        deal.append(counts)
+    return deal
+
+
+def reference_playouts(
+    model: ModuleType, players: int, variant: Variant, games: int, seed: int
+) -> tuple[float, int]:
+    """The same workload on the reference model (it is given its deals: dealt naively here)."""
+    rng = random.Random(seed)
+    rnd = rng.random
+    factories = {2: 5, 3: 7, 4: 9}[players]
+    moves = 0
+    start = time.process_time()
+    for _ in range(games):
+        ref = model.RefGame(players, variant.value)
+        while ref.phase != "over":
+            if ref.phase == "deal":
+                ref.deal(_plain_deal(ref.bag, ref.lid, factories, rng))
+                continue
+            options = ref.legal_moves()
+            ref.apply(options[int(rnd() * len(options))])
+            moves += 1
+    return time.process_time() - start, moves
+
+
+def _positions(count: int, seed: int) -> list[Game]:
+    """Positions from random 2-player games, one every few moves (search-like nodes)."""
+    rng = random.Random(seed)
+    out: list[Game] = []
+    game_seed = seed
+    while len(out) < count:
+        game = Game.new(players=2, variant=Variant.COLOURED, seed=game_seed)
+        game_seed += 1
+        step = 0
+        while not game.is_over() and len(out) < count:
+            if step % 5 == 0:
+                out.append(game.copy())
+            game.apply(rng.choice(game.legal_moves()))
+            step += 1
+    return out
+
+
+def _per_call_us(run: Callable[[], int], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        calls = run()
+        times.append((time.process_time() - start) / calls * 1e6)
+    return statistics.median(times)
+
+
+def bench_copy(repeats: int = 5, seed: int = 0) -> CopyResult:
+    positions = _positions(400, seed)
+
+    def copies() -> int:
+        for _ in range(20):
+            for game in positions:
+                game.copy()
+        return 20 * len(positions)
+
+    def nodes() -> int:
+        for _ in range(5):
+            for game in positions:
+                child = game.copy()
+                child.apply(child.legal_moves()[0])
+        return 5 * len(positions)
+
+    return CopyResult(
+        copy_us=_per_call_us(copies, repeats), copy_legal_apply_us=_per_call_us(nodes, repeats)
+    )
+
+
+def bench_engine(
+    games: int = 1000,
+    repeats: int = 5,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> EngineBench:
+    """Median-of-``repeats`` playout speed for 2-4 players and both walls, the reference
+    model's speed on a tenth of the games, and the cost of a search node."""
+    model = load_reference()
     results = []
+    ref_games = max(1, games // 10)
     for variant in Variant:
         for players in (2, 3, 4):
+            if progress is not None:
+                progress(f"{players}-player {variant.value}")
             runs = [playouts(players, variant, games, seed + r) for r in range(repeats)]
             secs = statistics.median(s for s, _ in runs)
             moves = statistics.median(m for _, m in runs)
+            ref_us = None
+            if model is not None:
+                ref_runs = [
+                    reference_playouts(model, players, variant, ref_games, seed + r)
+                    for r in range(repeats)
+                ]
+                ref_us = statistics.median(s for s, _ in ref_runs) / ref_games * 1e6
             results.append(
                 PlayoutResult(
                     players=players,
@@ -53,6 +223,76 @@ def bench_engine(games: int = 1000, repeats: int = 5, seed: int = 0) -> list[Pla
                     games_per_s=games / secs,
                     moves_per_s=moves / secs,
                     moves_per_game=moves / games,
+                    us_per_game=secs / games * 1e6,
+                    reference_us_per_game=ref_us,
                 )
             )
-    return results
+    if progress is not None:
+        progress("copies")
+    return EngineBench(
+        games=games,
+        repeats=repeats,
+        playouts=results,
+        copy=bench_copy(repeats, seed),
+        reference_model=str(REFERENCE_MODEL) if model is not None else None,
+    )
+
+
+def print_engine_bench(bench: EngineBench, as_json: bool) -> None:
+    """Print the results: a table, or one JSON document (``--json``)."""
+    if as_json:
+        print(json.dumps(bench.to_json(), indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(
+        title=f"Random playouts, CPU time, median of {bench.repeats} x {bench.games} games"
+    )
+    for col in ("variant", "players", "games/s", "moves/s", "moves/game", "vs reference model"):
+        table.add_column(col, justify="right")
+    for r in bench.playouts:
+        ratio = r.vs_reference
+        table.add_row(
+            r.variant.value,
+            str(r.players),
+            f"{r.games_per_s:,.0f}",
+            f"{r.moves_per_s:,.0f}",
+            f"{r.moves_per_game:.1f}",
+            f"{ratio:.1f}x" if ratio is not None else "n/a",
+        )
+    console.print(table)
+    if bench.reference_model is None:
+        console.print(
+            "The reference model (tests/engine/reference.py) is not here: run from a source "
+            "checkout to get the speed ratio measured in the same run."
+        )
+    else:
+        console.print(
+            "vs reference model: CPU time per game of the tests' plain model of the rules "
+            "(same workload, same run) divided by the engine's."
+        )
+    c = bench.copy
+    console.print(
+        f"Game.copy(): {c.copy_us:.2f} µs (target ≤ 6 µs); copy + legal_moves + apply: "
+        f"{c.copy_legal_apply_us:.2f} µs (target ≤ 15 µs)"
+    )
+
+
+def run(games: int, repeats: int, seed: int, as_json: bool) -> int:
+    """``arena bench engine``."""
+    if as_json:
+        bench = bench_engine(games=games, repeats=repeats, seed=seed)
+    else:
+        from rich.console import Console
+
+        with Console(stderr=True).status("random playouts…") as status:
+            bench = bench_engine(
+                games=games,
+                repeats=repeats,
+                seed=seed,
+                progress=lambda what: status.update(f"random playouts: {what}…"),
+            )
+    print_engine_bench(bench, as_json)
+    return 0

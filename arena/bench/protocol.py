@@ -1,24 +1,31 @@
 """`arena bench protocol`: what the referee itself costs per decision.
 
-Two persistent C bots play whole games. For each game, the referee's overhead is
-the game's wall time minus the think time it measured for the bots (write of
-the request to read of the reply), divided by the decisions: that is the time
-spent in rules, encoding, validation and bookkeeping. A raw pipe round trip is
-measured in the same run as a baseline.
+Two persistent C bots play whole games. The referee's overhead is the time the bots
+wait for it: from reading a reply to writing the next ``decide`` (rules, encoding,
+validation, bookkeeping), measured at every decision. Per game, the median of those
+gaps plus the game's fixed cost (record, ``game_end``/``game_start``: the gap across
+the boundary between two games) spread over its decisions; the median over games is
+reported. Medians make it robust to a loaded machine, where a few preempted gaps
+would dominate a mean. The old measure (game wall time minus measured think time,
+over decisions) is reported too, and a raw pipe round trip as the baseline.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from arena.engine import Variant
 from arena.referee import BotSeat, GameSettings, SandboxSettings, load_bot, play_game
 from arena.referee.build import build_bot
+from arena.referee.channel import Channel, ChannelError, ReadFailure
+from arena.referee.referee import GameOutcome
 from arena.sandbox import Level
 from arena.sandbox.bench import measure_spawn
 
@@ -28,7 +35,9 @@ class ProtocolBench:
     games: int
     decisions: int
     overhead_us: float
-    """Median over games of (wall - think) / decisions."""
+    """Median over games of (median reply-to-next-request gap + game fixed cost / decisions)."""
+    overhead_wall_us: float
+    """Median over games of (wall - think) / decisions (a mean: load-sensitive)."""
     think_us: float
     """Median measured think time per decision (bot compute + pipe round trip)."""
     decisions_per_s: float
@@ -55,47 +64,126 @@ def pipe_roundtrip_us(rounds: int = 2000) -> float:
     return statistics.median(times) * 1e6
 
 
+class _TimedChannel:
+    """Wraps a seat's channel to time the referee's gaps: from reading a reply to
+    writing the next ``decide`` (bench only; the seat's own code is unchanged)."""
+
+    def __init__(self, chan: Channel, gaps: list[float]) -> None:
+        self.chan = chan
+        self.gaps = gaps
+        """Shared by the seats: one gap per decision, in order."""
+        self._last_read: float | None = None
+
+    def send(self, data: bytes, deadline: float) -> ChannelError | None:
+        if data.startswith(b'{"type":"decide"') and _LAST_READ[0] is not None:
+            self.gaps.append(time.perf_counter() - _LAST_READ[0])
+            _LAST_READ[0] = None
+        return self.chan.send(data, deadline)
+
+    def read_line(self, deadline: float) -> bytes | ReadFailure:
+        line = self.chan.read_line(deadline)
+        _LAST_READ[0] = time.perf_counter()
+        return line
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.chan, name)
+
+
+_LAST_READ: list[float | None] = [None]
+"""When the last reply (of either seat) was read."""
+
+
 def bench_protocol(bot_dir: Path, games: int = 20, level: Level = Level.AUTO) -> ProtocolBench:
     spec = build_bot(load_bot(bot_dir), level).spec
     seats = [
         BotSeat(spec, sandbox=SandboxSettings(level=level, slot=i), persistent=True)
         for i in range(2)
     ]
-    overheads, thinks = [], []
-    total_decisions = 0
-    total_time = 0.0
+    gaps: list[float] = []
+    played: list[tuple[GameOutcome, float, int]] = []
+    """Per game: outcome, wall time, index of its first gap (bookkeeping after the run,
+    so that the bench's own work does not land in the gaps it measures)."""
     try:
         for seat in seats:
-            seat.start()
-        for g in range(games):
+            fault = seat.start()
+            if fault is not None or seat._chan is None:
+                raise RuntimeError(f"bench bot did not start: {fault.message if fault else ''}")
+            seat._chan = _TimedChannel(seat._chan, gaps)  # type: ignore[assignment]
+        _LAST_READ[0] = None
+        for g in range(games + 1):  # the extra game closes the last one's boundary gap
             variant = Variant.COLOURED if g % 2 == 0 else Variant.GRAY
+            first = len(gaps)
             t = time.perf_counter()
             outcome = play_game(seats, GameSettings(variant=variant, seed=g), f"bench-{g}")
-            wall = time.perf_counter() - t
-            think_ms = [
-                d.think_ms
-                for r in outcome.record.rounds
-                for d in r.decisions
-                if d.think_ms is not None
-            ]
-            if outcome.record.faults:
-                raise RuntimeError(f"bench bot faulted: {outcome.record.faults[0].message}")
-            n = len(think_ms)
-            overheads.append((wall - sum(think_ms) / 1000) / n * 1e6)
-            thinks.append(statistics.median(think_ms) * 1000)
-            total_decisions += n
-            total_time += wall
+            played.append((outcome, time.perf_counter() - t, first))
     finally:
         for seat in seats:
             seat.close()
+    overheads, wall_overheads, thinks = [], [], []
+    total_decisions = 0
+    total_time = 0.0
+    for g in range(games):
+        outcome, wall, first = played[g]
+        if outcome.record.faults:
+            raise RuntimeError(f"bench bot faulted: {outcome.record.faults[0].message}")
+        think_ms = [
+            d.think_ms for r in outcome.record.rounds for d in r.decisions if d.think_ms is not None
+        ]
+        n = len(think_ms)
+        # Gaps inside this game; the first gap of the next game is this game's fixed cost
+        # (its record and game_end, the next game_start).
+        inner = gaps[first + (1 if g else 0) : played[g + 1][2]]
+        boundary = gaps[played[g + 1][2]]
+        overheads.append((statistics.median(inner) + boundary / n) * 1e6)
+        wall_overheads.append((wall - sum(think_ms) / 1000) / n * 1e6)
+        thinks.append(statistics.median(think_ms) * 1000)
+        total_decisions += n
+        total_time += wall
     spawn = measure_spawn(level, runs=20)
     return ProtocolBench(
         games=games,
         decisions=total_decisions,
         overhead_us=statistics.median(overheads),
+        overhead_wall_us=statistics.median(wall_overheads),
         think_us=statistics.median(thinks),
         decisions_per_s=total_decisions / total_time,
         spawn_ms=spawn.median_ms,
         spawn_layers=spawn.layers,
         pipe_roundtrip_us=pipe_roundtrip_us(),
     )
+
+
+def run(bot: Path, games: int, level: Level, as_json: bool) -> int:
+    """``arena bench protocol``: a line per figure, or one JSON document (``--json``)."""
+    if as_json:
+        r = bench_protocol(bot, games=games, level=level)
+        data = asdict(r)
+        data["spawn_layers"] = list(r.spawn_layers)
+        print(json.dumps(data, indent=2))
+        return 0
+    from rich.console import Console
+
+    console = Console()
+    with Console(stderr=True).status("two persistent C bots playing…"):
+        r = bench_protocol(bot, games=games, level=level)
+    console.print(f"games {r.games}, decisions {r.decisions}")
+    console.print(
+        f"referee overhead per decision (reply read -> next request written, median, plus "
+        f"each game's fixed cost; median of games): {r.overhead_us:.1f} µs (target ≤ 25 µs) — "
+        f"{'meets' if r.overhead_us <= 25 else 'MISSES'}"
+    )
+    console.print(
+        f"as game wall time minus measured think time (a mean: load-sensitive): "
+        f"{r.overhead_wall_us:.1f} µs"
+    )
+    console.print(
+        f"bot think time as measured (request written -> reply read), median: "
+        f"{r.think_us:.0f} µs; raw pipe round trip through cat: {r.pipe_roundtrip_us:.0f} µs "
+        f"(ratio {r.think_us / r.pipe_roundtrip_us:.1f}x)"
+    )
+    console.print(f"decisions/s: {r.decisions_per_s:,.0f}")
+    console.print(
+        f"sandboxed spawn (median of 20, layers: {', '.join(r.spawn_layers)}): "
+        f"{r.spawn_ms:.1f} ms (target ≤ 50 ms) — {'meets' if r.spawn_ms <= 50 else 'MISSES'}"
+    )
+    return 0

@@ -26,7 +26,6 @@ True
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,30 +36,41 @@ from arena.engine.tables import (
     BONUS_COLUMN,
     BONUS_ROW,
     CENTRE,
-    CENTRE_INDEX,
-    CODE_COLOURS,
+    CENTRE_MOVES,
     CODE_COUNTS,
     CODE_REST,
+    CODE_TILES,
+    CODE_WIDE,
     DEFAULT_ROUND_LIMIT,
     FACTORIES_BY_PLAYERS,
+    FACTORY_MOVES,
     FLOOR,
     FLOOR_PENALTY,
     FLOOR_SLOTS,
+    FREE_COLOURS,
     FULL,
+    LCG_ADD,
+    LCG_MUL,
     MARKER,
-    MOVES_BY_SOURCE,
+    MASK64,
+    MASK_COLOURS,
     N_COLOURS,
+    NOT_BIT,
+    PLACE_OPTIONS,
+    PLACE_POINTS,
     PLACES,
+    POW5,
+    REPEAT,
     RUN,
     TILES_PER_COLOUR,
     TILES_PER_FACTORY,
     AnyMove,
     Decision,
     EndReason,
-    Move,
     Place,
     Variant,
     factory_code,
+    seed_state,
 )
 
 if TYPE_CHECKING:
@@ -91,16 +101,28 @@ class Breakdown:
     total: int
 
 
+_DRAFT, _PLACE, _OVER = Decision.DRAFT, Decision.PLACE, Decision.OVER
+if (CENTRE, FLOOR, N_COLOURS, FLOOR_SLOTS) != (-1, -1, 5, 7):  # pragma: no cover
+    raise ImportError("Game.apply spells these constants as literals: update it too")
+_GRAY = Variant.GRAY
+_LOG_BIT = 16
+"""Bit of ``Game._owned`` for the current round's log (bits 0-3: the boards)."""
+_ALL_OWNED = 31
+
+
 class Board:
     """One player's board. Bitmasks, so that legality and scoring are table look-ups.
 
-    Read-only for users of :class:`Game`; the game mutates it.
+    Read-only for users of :class:`Game`; the game mutates it. A :meth:`Game.copy`
+    shares boards with its original until one of them changes a board (copy on
+    write), so keep a reference to ``game.boards[seat]`` only while nothing is played.
     """
 
     __slots__ = (
         "accept",
         "col_colours",
         "col_rows",
+        "colour_cols",
         "floor",
         "line_colour",
         "line_count",
@@ -124,6 +146,8 @@ class Board:
         """Per wall column, the mask of filled rows."""
         self.col_colours = [0] * 5
         """Per wall column, the mask of colours placed in it."""
+        self.colour_cols = [0] * N_COLOURS
+        """Per colour, the mask of wall columns holding it (gray-wall choices)."""
         self.wall = [-1] * 25
         """Colour of each wall cell (row * 5 + column), -1 when empty."""
         self.floor: list[int] = []
@@ -131,7 +155,7 @@ class Board:
         self.score = 0
 
     def copy(self) -> Board:
-        b = Board.__new__(Board)
+        b = _new_board(Board)
         b.line_colour = self.line_colour[:]
         b.line_count = self.line_count[:]
         b.accept = self.accept[:]
@@ -139,6 +163,7 @@ class Board:
         b.row_colours = self.row_colours[:]
         b.col_rows = self.col_rows[:]
         b.col_colours = self.col_colours[:]
+        b.colour_cols = self.colour_cols[:]
         b.wall = self.wall[:]
         b.floor = self.floor[:]
         b.score = self.score
@@ -151,24 +176,22 @@ class Board:
             colour = self.line_colour[line]
             if self.line_count[line] == line + 1:
                 continue
-            blocked = self.row_colours[line]
             bit = BIT[line]
             if colour >= 0:
                 acc[colour] |= bit
             else:
-                for c in range(N_COLOURS):
-                    if not blocked >> c & 1:
-                        acc[c] |= bit
+                for c in FREE_COLOURS[self.row_colours[line]]:
+                    acc[c] |= bit
         self.accept = acc
 
     def full_rows(self) -> int:
         """Number of complete horizontal wall rows (the tie-break)."""
-        return sum(1 for mask in self.row_cells if mask == FULL)
+        return self.row_cells.count(FULL)
 
     def breakdown(self) -> Breakdown:
         """Final score with end-of-game bonuses (+2 row, +7 column, +10 colour)."""
         rows = self.full_rows()
-        cols = sum(1 for mask in self.col_rows if mask == FULL)
+        cols = self.col_rows.count(FULL)
         colours = sum(1 for c in range(N_COLOURS) if self.wall.count(c) == 5)
         bonus_rows, bonus_cols = rows * BONUS_ROW, cols * BONUS_COLUMN
         bonus_colours = colours * BONUS_COLOUR
@@ -182,54 +205,74 @@ class Board:
 
     def place(self, row: int, col: int, colour: int) -> int:
         """Put a tile on the wall and return the points it scores."""
-        self.row_cells[row] |= BIT[col]
+        cells = self.row_cells[row] | BIT[col]
+        self.row_cells[row] = cells
         self.row_colours[row] |= BIT[colour]
-        self.col_rows[col] |= BIT[row]
+        rows = self.col_rows[col] | BIT[row]
+        self.col_rows[col] = rows
         self.col_colours[col] |= BIT[colour]
+        self.colour_cols[colour] |= BIT[col]
         self.wall[row * 5 + col] = colour
-        h = RUN[self.row_cells[row]][col]
-        v = RUN[self.col_rows[col]][row]
-        if h == 1 and v == 1:
-            return 1
-        return (h if h > 1 else 0) + (v if v > 1 else 0)
+        return PLACE_POINTS[RUN[cells][col]][RUN[rows][row]]
 
     def gray_columns(self, row: int, colour: int) -> list[int]:
         """Gray wall: the columns where ``colour`` may go in ``row``."""
-        cells, bit = self.row_cells[row], BIT[colour]
-        return [col for col in range(5) if not cells >> col & 1 and not self.col_colours[col] & bit]
+        return list(MASK_COLOURS[FULL & ~(self.row_cells[row] | self.colour_cols[colour])])
+
+
+_new_board = object.__new__
 
 
 class RoundLog:
-    """What happened in one round, for the game record."""
+    """What happened in one round, for the game record. Plain data, no validation."""
 
-    __slots__ = ("decisions", "factories", "first_player", "number", "scores")
+    __slots__ = ("codes", "decisions", "first_player", "number", "scores")
 
-    def __init__(self, number: int, first_player: int, factories: Deal) -> None:
+    def __init__(self, number: int, first_player: int, codes: list[int]) -> None:
         self.number = number
         self.first_player = first_player
-        self.factories = factories
+        self.codes = codes
+        """The factories dealt, as factory codes."""
         self.decisions: list[tuple[int, AnyMove]] = []
+        """(seat, move) in the order played."""
         self.scores: list[int] = []
 
+    @property
+    def factories(self) -> Deal:
+        """The tiles dealt: per factory, counts per colour."""
+        return [list(CODE_COUNTS[code]) for code in self.codes]
+
+    @factories.setter
+    def factories(self, deal: Deal) -> None:
+        self.codes = [factory_code(counts) for counts in deal]
+
     def copy(self) -> RoundLog:
-        log = RoundLog(self.number, self.first_player, self.factories)
+        log = _new_log(RoundLog)
+        log.number = self.number
+        log.first_player = self.first_player
+        log.codes = self.codes
         log.decisions = self.decisions[:]
         log.scores = self.scores[:]
         return log
 
 
+_new_log = object.__new__
+
+
 class Game:
     """A game of Azul for 2-4 players: the full state and the rules.
 
-    Create one with :meth:`new`. Randomness comes only from the seeded RNG used
-    to deal factories, or from injected ``deals`` (replays, cross-checks).
+    Create one with :meth:`new`. Randomness comes only from the seeded generator
+    used to deal factories, or from injected ``deals`` (replays, cross-checks).
     """
 
     __slots__ = (
         "_deal_pos",
         "_deals",
         "_first_player",
+        "_log",
         "_next_first",
+        "_owned",
         "_place_options",
         "_rng",
         "_table_tiles",
@@ -271,12 +314,18 @@ class Game:
     lid: list[int]
     boards: list[Board]
     rounds: list[RoundLog]
-    _rng: random.Random
+    _rng: int
+    """State of the dealing generator (see ``tables.seed_state``)."""
     _deals: list[Deal] | None
     _deal_pos: int
     _first_player: int
+    _log: list[tuple[int, AnyMove]]
+    """``rounds[-1].decisions`` (one look-up instead of three on every move)."""
     _next_first: int
-    _place_options: list[Place]
+    _owned: int
+    """Copy on write: bit ``p`` set when ``boards[p]`` belongs to this game alone,
+    ``_LOG_BIT`` when ``rounds[-1]`` does."""
+    _place_options: tuple[Place, ...]
     _tiling_player: int
     _tiling_line: int
     _table_tiles: int
@@ -304,9 +353,10 @@ class Game:
         self.variant = Variant(variant)
         self.seed = seed
         self.round_limit = round_limit
-        self._rng = random.Random(seed)
+        self._rng = seed_state(seed)
         self._deals = list(deals) if deals is not None else None
         self._deal_pos = 0
+        self._owned = _ALL_OWNED
         self.bag = [TILES_PER_COLOUR] * N_COLOURS
         self.lid = [0] * N_COLOURS
         self.boards = [Board() for _ in range(players)]
@@ -318,7 +368,7 @@ class Game:
         self.end_reason = None
         self._first_player = 0
         self._next_first = 0
-        self._place_options = []
+        self._place_options = ()
         self._tiling_player = 0
         self._tiling_line = 0
         self._table_tiles = 0
@@ -330,7 +380,7 @@ class Game:
     # ------------------------------------------------------------------ queries
 
     def is_over(self) -> bool:
-        return self.decision is Decision.OVER
+        return self.decision is _OVER
 
     @property
     def first_player(self) -> int:
@@ -345,7 +395,7 @@ class Game:
     @property
     def pending_line(self) -> int | None:
         """Gray wall: the pattern line whose tile awaits a column, else None."""
-        return self._tiling_line if self.decision is Decision.PLACE else None
+        return self._tiling_line if self.decision is _PLACE else None
 
     def legal_moves(self) -> list[AnyMove]:
         """All legal decisions for :attr:`current_player`, deduplicated, in a fixed order.
@@ -353,21 +403,27 @@ class Game:
         Draft moves are ordered by source (factories, then the centre), colour,
         then line (0..4, then the floor). Placements are ordered by column.
         """
-        if self.decision is Decision.DRAFT:
+        if self.decision is _DRAFT:
             acc = self.boards[self.current_player].accept
             out: list[AnyMove] = []
-            for i, code in enumerate(self.factories):
+            for parts, code in zip(FACTORY_MOVES, self.factories):  # noqa: B905 - 9 >= factories
                 if code:
-                    table = MOVES_BY_SOURCE[i]
-                    for c in CODE_COLOURS[code]:
-                        out += table[c][acc[c]]
-            table = MOVES_BY_SOURCE[CENTRE_INDEX]
-            centre = self.centre
-            for c in range(N_COLOURS):
-                if centre[c]:
-                    out += table[c][acc[c]]
+                    for c, by_mask in parts[code]:
+                        out += by_mask[acc[c]]
+            table = CENTRE_MOVES
+            c0, c1, c2, c3, c4 = self.centre
+            if c0:
+                out += table[0][acc[0]]
+            if c1:
+                out += table[1][acc[1]]
+            if c2:
+                out += table[2][acc[2]]
+            if c3:
+                out += table[3][acc[3]]
+            if c4:
+                out += table[4][acc[4]]
             return out
-        if self.decision is Decision.PLACE:
+        if self.decision is _PLACE:
             return list(self._place_options)
         return []
 
@@ -376,7 +432,7 @@ class Game:
 
     def scores(self) -> list[int]:
         """Current scores (final scores, with bonuses, once the game is over)."""
-        if self.decision is Decision.OVER:
+        if self.decision is _OVER:
             return [b.breakdown().total for b in self.boards]
         return [b.score for b in self.boards]
 
@@ -400,7 +456,7 @@ class Game:
         return {
             "bag": sum(self.bag),
             "lid": sum(self.lid),
-            "factories": sum(sum(CODE_COUNTS[code]) for code in self.factories),
+            "factories": sum(CODE_TILES[code] for code in self.factories),
             "centre": sum(self.centre),
             "lines": lines,
             "walls": walls,
@@ -419,121 +475,242 @@ class Game:
         An illegal move leaves the game unchanged.
         """
         decision = self.decision
-        if decision is Decision.DRAFT:
-            self._draft(move)  # type: ignore[arg-type]
-        elif decision is Decision.PLACE:
-            if move not in self._place_options:
-                raise IllegalMove(f"{move!r} is not a legal placement here")
-            self.rounds[-1].decisions.append((self.current_player, move))
-            board = self.boards[self._tiling_player]
-            line = self._tiling_line
-            colour = board.line_colour[line]
-            self._place_line(board, line, move[0], colour)
-            self._tiling_line += 1
-            self._continue_tiling()
-        else:
+        if decision is not _DRAFT:
+            if decision is _PLACE:
+                self._place(move)  # type: ignore[arg-type]
+                return
             raise IllegalMove("the game is over")
-
-    def _draft(self, move: Move) -> None:
         try:
-            source, colour, line = move
+            source, colour, line = move  # type: ignore[misc]
         except (TypeError, ValueError):
             raise IllegalMove(f"{move!r} is not a draft move") from None
+        # Literals below: -1 is CENTRE / FLOOR, 5 colours, 5 lines, 7 floor slots.
+        if not 0 <= colour < 5:
+            raise IllegalMove(f"{move!r}: no colour {colour}")
         player = self.current_player
         board = self.boards[player]
-        if not 0 <= colour < N_COLOURS:
-            raise IllegalMove(f"{move!r}: no colour {colour}")
-        if line != FLOOR and not (0 <= line < 5 and board.accept[colour] >> line & 1):
+        acc = board.accept
+        if line != -1 and not (0 <= line < 5 and acc[colour] >> line & 1):
             raise IllegalMove(f"{move!r}: line {line} cannot take that colour")
         centre = self.centre
-        if source == CENTRE:
+        if source == -1:
             n = centre[colour]
             if not n:
                 raise IllegalMove(f"{move!r}: the centre has no such tile")
+        else:
+            factories = self.factories
+            if not 0 <= source < len(factories):
+                raise IllegalMove(f"{move!r}: no factory {source}")
+            code = factories[source]
+            n = CODE_COUNTS[code][colour]
+            if not n:
+                raise IllegalMove(f"{move!r}: that factory has no such tile")
+        # Legal: from here on the position changes.
+        owned = self._owned
+        if owned != _ALL_OWNED:
+            if not owned >> player & 1:
+                board = self._own_board(player)
+                acc = board.accept
+            if not owned & _LOG_BIT:
+                self._own_log()
+        self._log.append((player, move))
+        if source == -1:
             centre[colour] = 0
             if self.marker_in_centre:
                 self.marker_in_centre = False
                 self._next_first = player
-                if len(board.floor) < FLOOR_SLOTS:
+                if len(board.floor) < 7:
                     board.floor.append(MARKER)
         else:
-            if not 0 <= source < len(self.factories):
-                raise IllegalMove(f"{move!r}: no factory {source}")
-            code = self.factories[source]
-            n = CODE_COUNTS[code][colour]
-            if not n:
-                raise IllegalMove(f"{move!r}: that factory has no such tile")
             for k, count in CODE_REST[code][colour]:
                 centre[k] += count
-            self.factories[source] = 0
-        self._table_tiles -= n
-        self.rounds[-1].decisions.append((player, move))
-        if line != FLOOR:
-            count = board.line_count[line]
-            room = line + 1 - count
-            if count == 0:
+            factories[source] = 0
+        table = self._table_tiles - n
+        self._table_tiles = table
+        if line != -1:
+            counts = board.line_count
+            count = counts[line]
+            if count:
+                room = line + 1 - count
+            else:
                 board.line_colour[line] = colour
-                clear = ~BIT[line]
-                acc = board.accept
-                for k in range(N_COLOURS):
-                    if k != colour:
-                        acc[k] &= clear
+                keep = acc[colour]
+                clear = NOT_BIT[line]
+                acc[0] &= clear
+                acc[1] &= clear
+                acc[2] &= clear
+                acc[3] &= clear
+                acc[4] &= clear
+                acc[colour] = keep
+                room = line + 1
             if n >= room:
-                board.line_count[line] = line + 1
-                board.accept[colour] &= ~BIT[line]
+                counts[line] = line + 1
+                acc[colour] &= NOT_BIT[line]
                 n -= room
             else:
-                board.line_count[line] = count + n
+                counts[line] = count + n
                 n = 0
         if n:
             floor = board.floor
-            free = FLOOR_SLOTS - len(floor)
+            free = 7 - len(floor)
             if n > free:
                 self.lid[colour] += n - free
                 n = free
-            floor += [colour] * n
-        if self._table_tiles:
-            self.current_player = (player + 1) % self.n_players
+            if n:
+                floor += REPEAT[colour][n]
+        if table:
+            player += 1
+            self.current_player = player if player < self.n_players else 0
         else:
             self._tiling_player = 0
             self._tiling_line = 0
             self._continue_tiling()
 
-    # --------------------------------------------------------------- wall tiling
-
-    def _place_line(self, board: Board, line: int, col: int, colour: int) -> None:
-        board.score += board.place(line, col, colour)
+    def _place(self, move: Place) -> None:
+        if move not in self._place_options:
+            raise IllegalMove(f"{move!r} is not a legal placement here")
+        if not self._owned & _LOG_BIT:
+            self._own_log()
+        self._log.append((self.current_player, move))
+        board = self._own_board(self._tiling_player)
+        line = self._tiling_line
+        colour = board.line_colour[line]
+        board.score += board.place(line, move[0], colour)
         self.lid[colour] += line
         board.line_count[line] = 0
         board.line_colour[line] = -1
+        bit = BIT[line]
+        acc = board.accept
+        for c in FREE_COLOURS[board.row_colours[line]]:
+            acc[c] |= bit
+        self._tiling_line = line + 1
+        self._continue_tiling()
+
+    # ------------------------------------------------------------- copy on write
+
+    def _own_board(self, seat: int) -> Board:
+        """``boards[seat]``, copied first if it is still shared with another game."""
+        board = self.boards[seat]
+        if not self._owned >> seat & 1:
+            board = self.boards[seat] = board.copy()
+            self._owned |= BIT[seat]
+        return board
+
+    def _own_log(self) -> None:
+        log = self.rounds[-1] = self.rounds[-1].copy()
+        self._log = log.decisions
+        self._owned |= _LOG_BIT
+
+    # --------------------------------------------------------------- wall tiling
+
+    def _place_line(self, board: Board, line: int, col: int, colour: int) -> None:
+        """Move a full line's tile to the wall (the rest to the lid); the line empties."""
+        board.score += board.place(line, col, colour)
+        self.lid[colour] += line
+        self._empty_line(board, line)
+
+    def _empty_line(self, board: Board, line: int) -> None:
+        board.line_count[line] = 0
+        board.line_colour[line] = -1
+        bit = BIT[line]
+        acc = board.accept
+        for c in FREE_COLOURS[board.row_colours[line]]:
+            acc[c] |= bit
+
+    def _tile_coloured(self) -> None:
+        """Wall tiling on the coloured wall: no choices, all seats in one pass."""
+        lid = self.lid
+        boards = self.boards
+        for seat in range(self.n_players):
+            board = boards[seat]
+            if not self._owned >> seat & 1:
+                board = self._own_board(seat)
+            counts = board.line_count
+            colours = board.line_colour
+            for line in range(5):
+                if counts[line] == line + 1:
+                    colour = colours[line]
+                    col = (line + colour) % 5
+                    col_bit = BIT[col]
+                    row_cells = board.row_cells
+                    cells = row_cells[line] | col_bit
+                    row_cells[line] = cells
+                    row_colours = board.row_colours
+                    row_colours[line] |= BIT[colour]
+                    col_rows = board.col_rows
+                    rows = col_rows[col] | BIT[line]
+                    col_rows[col] = rows
+                    board.col_colours[col] |= BIT[colour]
+                    board.colour_cols[colour] |= col_bit
+                    board.wall[line * 5 + col] = colour
+                    board.score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
+                    lid[colour] += line
+                    counts[line] = 0
+                    colours[line] = -1
+                    bit = BIT[line]
+                    acc = board.accept
+                    for c in FREE_COLOURS[row_colours[line]]:
+                        acc[c] |= bit
+            floor = board.floor
+            if floor:
+                board.score = max(0, board.score - FLOOR_PENALTY[len(floor)])
+                for item in floor:
+                    if item != MARKER:
+                        lid[item] += 1
+                board.floor = []
+        self._tiling_player = self.n_players
+        self._tiling_line = 0
+        self._end_round()
 
     def _continue_tiling(self) -> None:
         """Run wall tiling until a gray-wall choice is needed or the round is done."""
-        gray = self.variant is Variant.GRAY
-        while self._tiling_player < self.n_players:
-            board = self.boards[self._tiling_player]
-            while self._tiling_line < 5:
-                line = self._tiling_line
-                if board.line_count[line] == line + 1:
+        gray = self.variant is _GRAY
+        if not gray:
+            self._tile_coloured()
+            return
+        lid = self.lid
+        n_players = self.n_players
+        while self._tiling_player < n_players:
+            seat = self._tiling_player
+            board = self._own_board(seat)
+            counts = board.line_count
+            line = self._tiling_line
+            while line < 5:
+                if counts[line] == line + 1:
                     colour = board.line_colour[line]
                     if not gray:
-                        self._place_line(board, line, (line + colour) % 5, colour)
+                        board.score += board.place(line, (line + colour) % 5, colour)
+                        lid[colour] += line
+                        counts[line] = 0
+                        board.line_colour[line] = -1
+                        bit = BIT[line]
+                        acc = board.accept
+                        for c in FREE_COLOURS[board.row_colours[line]]:
+                            acc[c] |= bit
                     else:
-                        cols = board.gray_columns(line, colour)
-                        if len(cols) == 1:
-                            self._place_line(board, line, cols[0], colour)
-                        elif not cols:
+                        free = FULL & ~(board.row_cells[line] | board.colour_cols[colour])
+                        options = PLACE_OPTIONS[free]
+                        if len(options) == 1:
+                            self._place_line(board, line, options[0][0], colour)
+                        elif not options:
                             self._line_to_floor(board, line, colour)
                         else:
-                            self._place_options = [PLACES[c] for c in cols]
-                            self.current_player = self._tiling_player
-                            self.decision = Decision.PLACE
+                            self._tiling_line = line
+                            self._place_options = options
+                            self.current_player = seat
+                            self.decision = _PLACE
                             return
-                self._tiling_line += 1
-            self._score_floor(board)
-            self._tiling_player += 1
+                line += 1
+            floor = board.floor
+            if floor:
+                board.score = max(0, board.score - FLOOR_PENALTY[len(floor)])
+                for item in floor:
+                    if item != MARKER:
+                        lid[item] += 1
+                board.floor = []
+            self._tiling_player = seat + 1
             self._tiling_line = 0
-        self._place_options = []
+        self._place_options = ()
         self._end_round()
 
     def _line_to_floor(self, board: Board, line: int, colour: int) -> None:
@@ -542,24 +719,19 @@ class Game:
         put = min(n, free)
         board.floor += [colour] * put
         self.lid[colour] += n - put
-        board.line_count[line] = 0
-        board.line_colour[line] = -1
-
-    def _score_floor(self, board: Board) -> None:
-        floor = board.floor
-        board.score = max(0, board.score - FLOOR_PENALTY[len(floor)])
-        lid = self.lid
-        for item in floor:
-            if item != MARKER:
-                lid[item] += 1
-        board.floor = []
+        self._empty_line(board, line)
 
     def _end_round(self) -> None:
-        log = self.rounds[-1]
-        log.scores = [b.score for b in self.boards]
-        for board in self.boards:
-            board.refresh_accept()
-        if any(FULL in b.row_cells for b in self.boards):
+        if not self._owned & _LOG_BIT:
+            self._own_log()
+        boards = self.boards
+        self.rounds[-1].scores = [b.score for b in boards]
+        complete = False
+        for board in boards:
+            if FULL in board.row_cells:
+                complete = True
+                break
+        if complete:
             self._finish(EndReason.NORMAL)
         elif self.round >= self.round_limit:
             self._finish(EndReason.ROUND_LIMIT)
@@ -570,53 +742,103 @@ class Game:
 
     def _finish(self, reason: EndReason) -> None:
         self.end_reason = reason
-        self.decision = Decision.OVER
+        self.decision = _OVER
 
     # ------------------------------------------------------------------ dealing
 
     def _start_round(self) -> None:
         n_factories = len(self.factories)
         if self._deals is None:
-            deal = self._draw(n_factories)
+            codes, dealt = self._draw(n_factories)
         else:
             if self._deal_pos >= len(self._deals):
                 raise IllegalDeal(f"no deal given for round {self.round + 1}")
             deal = [list(f) for f in self._deals[self._deal_pos]]
             self._take_deal(deal, n_factories)  # checks first: nothing moves if it raises
             self._deal_pos += 1
+            codes = [factory_code(counts) for counts in deal]
+            dealt = sum(map(sum, deal))
         self.round += 1
         self._first_player = self._next_first
         self.current_player = self._next_first
         self.marker_in_centre = True
-        self.decision = Decision.DRAFT
-        self.factories = [factory_code(counts) for counts in deal]
-        self._table_tiles = sum(sum(counts) for counts in deal)
-        self.rounds.append(RoundLog(self.round, self._first_player, deal))
+        self.decision = _DRAFT
+        self.factories = codes[:]
+        self._table_tiles = dealt
+        log = RoundLog(self.round, self._first_player, codes)
+        self.rounds.append(log)
+        self._log = log.decisions
+        self._owned |= _LOG_BIT
 
-    def _draw(self, n_factories: int) -> Deal:
-        """Fill factories one by one with random tiles from the bag (lid poured when empty)."""
-        bag, lid, rng = self.bag, self.lid, self._rng
-        total = sum(bag)
-        deal: Deal = []
+    def _draw(self, n_factories: int) -> tuple[list[int], int]:
+        """Fill factories one by one with random tiles from the bag (lid poured when empty).
+
+        Each tile is drawn uniformly from the tiles in the bag, laid out as a list so
+        that a draw is one index and a swap-remove, not a scan of the counts. One
+        generator step fills a factory: its top 48 bits are read as a fraction, each
+        draw takes the integer part of fraction x tiles left and keeps the remainder
+        (like arithmetic decoding), so the four draws use the state's best ~27 bits
+        and keep over 20 bits of precision (bias below one in a million).
+        Returns the factory codes and the number of tiles dealt.
+        """
+        bag, lid, state = self.bag, self.lid, self._rng
+        tiles = _tile_list(bag)
+        total = len(tiles)
+        start = total
+        taken = 0
+        """Tiles drawn from the current bag, per colour, 7 bits each (see ``CODE_WIDE``)."""
+        codes = []
+        mul, add, mask, weight, low = LCG_MUL, LCG_ADD, MASK64, POW5, _LOW48
         for _ in range(n_factories):
-            counts = [0] * N_COLOURS
-            for _ in range(TILES_PER_FACTORY):
-                if not total:
-                    total = sum(lid)
-                    if not total:
-                        break
-                    bag[:] = lid
-                    lid[:] = [0] * N_COLOURS
-                r = rng.randrange(total)
-                c = 0
-                while r >= bag[c]:
-                    r -= bag[c]
-                    c += 1
-                bag[c] -= 1
-                counts[c] += 1
+            if total >= TILES_PER_FACTORY:
+                state = (state * mul + add) & mask
+                x = (state >> 16) * total
+                i = x >> 48
                 total -= 1
-            deal.append(counts)
-        return deal
+                code = weight[tiles[i]]
+                tiles[i] = tiles[total]
+                x = (x & low) * total
+                i = x >> 48
+                total -= 1
+                code += weight[tiles[i]]
+                tiles[i] = tiles[total]
+                x = (x & low) * total
+                i = x >> 48
+                total -= 1
+                code += weight[tiles[i]]
+                tiles[i] = tiles[total]
+                x = (x & low) * total
+                i = x >> 48
+                total -= 1
+                code += weight[tiles[i]]
+                tiles[i] = tiles[total]
+                taken += CODE_WIDE[code]
+            else:
+                code = 0
+                for _ in range(TILES_PER_FACTORY):
+                    if not total:
+                        # The bag is empty: the lid is poured in and becomes the bag.
+                        start -= total
+                        bag[:] = lid
+                        lid[:] = [0] * N_COLOURS
+                        tiles = _tile_list(bag)
+                        total = start = len(tiles)
+                        taken = 0
+                        if not total:
+                            break
+                    state = (state * mul + add) & mask
+                    i = (state >> 16) * total >> 48
+                    total -= 1
+                    c = tiles[i]
+                    tiles[i] = tiles[total]
+                    code += weight[c]
+                    taken += CODE_WIDE[weight[c]]
+            codes.append(code)
+        if taken:
+            for c in range(N_COLOURS):
+                bag[c] -= taken >> (7 * c) & 127
+        self._rng = state
+        return codes, sum(map(CODE_TILES.__getitem__, codes))
 
     def _take_deal(self, deal: Deal, n_factories: int) -> None:
         """Remove an injected deal from the bag/lid, checking it was drawable."""
@@ -666,34 +888,33 @@ class Game:
     # ------------------------------------------------------------------ copies & views
 
     def copy(self, seed: int | None = None) -> Game:
-        """An independent copy. With ``seed``, future deals use a fresh RNG.
+        """An independent copy. With ``seed``, future deals use a fresh generator.
 
-        Without it, the copy continues the same random sequence (and deals).
+        Without it, the copy continues the same random sequence (and deals). Boards
+        and the current round's log are shared until either game changes them.
         """
-        g = Game.__new__(Game)
+        g = _new_game(Game)
         g.n_players = self.n_players
         g.variant = self.variant
         g.seed = self.seed
         g.round_limit = self.round_limit
-        g._rng = random.Random()
-        if seed is None:
-            g._rng.setstate(self._rng.getstate())
-        else:
-            g._rng.seed(seed)
+        g._rng = self._rng if seed is None else seed_state(seed)
         g._deals = self._deals
         g._deal_pos = self._deal_pos
+        g._owned = self._owned = 0
         g.bag = self.bag[:]
         g.lid = self.lid[:]
-        g.boards = [b.copy() for b in self.boards]
+        g.boards = self.boards[:]
         g.factories = self.factories[:]
         g.centre = self.centre[:]
         g.marker_in_centre = self.marker_in_centre
-        g.rounds = [log.copy() for log in self.rounds]
+        g.rounds = self.rounds[:]
+        g._log = self._log
         g.round = self.round
         g.end_reason = self.end_reason
         g._first_player = self._first_player
         g._next_first = self._next_first
-        g._place_options = self._place_options[:]
+        g._place_options = self._place_options
         g._tiling_player = self._tiling_player
         g._tiling_line = self._tiling_line
         g._table_tiles = self._table_tiles
@@ -717,7 +938,8 @@ class Game:
         g.variant = Variant(obs["variant"])
         g.seed = seed
         g.round_limit = obs["round_limit"]
-        g._rng = random.Random(seed)
+        g._rng = seed_state(seed)
+        g._owned = _ALL_OWNED
         g._deals = None
         g._deal_pos = 0
         g.bag = list(obs["bag"])
@@ -747,16 +969,17 @@ class Game:
             board.score = view_of["score"]
             board.refresh_accept()
             g.boards.append(board)
-        deal = [list(f) for f in obs["factories"]]
-        g.rounds = [RoundLog(obs["round"], obs["first_player"], deal)]
+        codes = [factory_code(counts) for counts in obs["factories"]]
+        g.rounds = [RoundLog(obs["round"], obs["first_player"], codes)]
+        g._log = g.rounds[0].decisions
         pending = obs.get("pending_line")
         g._tiling_player = g.current_player
         g._tiling_line = pending or 0
-        g._place_options = []
+        g._place_options = ()
         if g.decision is Decision.PLACE and pending is not None:
             board = g.boards[g.current_player]
             colour = board.line_colour[pending]
-            g._place_options = [PLACES[c] for c in board.gray_columns(pending, colour)]
+            g._place_options = tuple(PLACES[c] for c in board.gray_columns(pending, colour))
         return g
 
     def observation_dict(self) -> dict[str, Any]:
@@ -788,3 +1011,13 @@ class Game:
             f"<Game {self.n_players}p {self.variant.value} round {self.round} "
             f"{self.decision.value} seat {self.current_player} scores {self.scores()}>"
         )
+
+
+_new_game = object.__new__
+_LOW48 = (1 << 48) - 1
+
+
+def _tile_list(counts: list[int]) -> list[int]:
+    """The tiles of a bag (or lid) given as counts per colour, as a list of colours."""
+    c0, c1, c2, c3, c4 = counts
+    return [0] * c0 + [1] * c1 + [2] * c2 + [3] * c3 + [4] * c4

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena.engine.tables import (
     CENTRE,
+    CODE_COUNTS,
     FLOOR,
     LETTERS,
     MOVE_OF,
@@ -172,25 +173,33 @@ def rank_seats(keys: Sequence[tuple[int, int]], forfeited: Sequence[int] = ()) -
     return out
 
 
-def build_record(
+def record_data(
     game: Game,
     players: Sequence[str] | None = None,
     forfeited: Sequence[int] = (),
-) -> GameRecord:
-    """Record of ``game`` (which must be over)."""
+) -> dict[str, Any]:
+    """The record of ``game`` (which must be over) as plain JSON-ready data.
+
+    The referee adds its per-decision facts (``think_ms``, ``auto``, ...) to the
+    decision dicts and its ``faults``, then validates the whole once (:func:`build_record`).
+    """
     if not game.is_over() or game.end_reason is None:
         raise ValueError("the game is not over yet")
     names = list(players) if players is not None else [f"seat{i}" for i in range(game.n_players)]
     if len(names) != game.n_players:
         raise ValueError(f"{len(names)} player names for {game.n_players} players")
+    notation = _NOTATION
     rounds = [
-        RoundRecord(
-            number=log.number,
-            first_player=log.first_player,
-            factories=deal_text(log.factories),
-            decisions=[DecisionRecord(seat=seat, move=str(move)) for seat, move in log.decisions],
-            scores=list(log.scores),
-        )
+        {
+            "number": log.number,
+            "first_player": log.first_player,
+            "factories": [_CODE_TEXT[code] for code in log.codes],
+            "decisions": [
+                {"seat": seat, "move": notation.get(move) or str(move)}
+                for seat, move in log.decisions
+            ],
+            "scores": list(log.scores),
+        }
         for log in game.rounds
     ]
     breakdowns = game.breakdowns()
@@ -199,28 +208,48 @@ def build_record(
         forfeited,
     )
     final = [
-        FinalScore(
-            seat=seat,
-            player=names[seat],
-            rounds=b.rounds,
-            rows=b.rows,
-            columns=b.columns,
-            colours=b.colours,
-            total=b.total,
-            rank=ranks[seat],
-        )
+        {
+            "seat": seat,
+            "player": names[seat],
+            "rounds": b.rounds,
+            "rows": b.rows,
+            "columns": b.columns,
+            "colours": b.colours,
+            "total": b.total,
+            "rank": ranks[seat],
+        }
         for seat, b in enumerate(breakdowns)
     ]
-    return GameRecord(
-        variant=game.variant.value,
-        n_players=game.n_players,
-        players=names,
-        seed=game.seed,
-        round_limit=game.round_limit,
-        rounds=rounds,
-        final=final,
-        end_reason=game.end_reason.value,
-    )
+    return {
+        "format": RECORD_FORMAT,
+        "version": RECORD_VERSION,
+        "variant": game.variant.value,
+        "n_players": game.n_players,
+        "players": names,
+        "seed": game.seed,
+        "round_limit": game.round_limit,
+        "rounds": rounds,
+        "final": final,
+        "end_reason": game.end_reason.value,
+        "faults": [],
+    }
+
+
+def build_record(
+    game: Game,
+    players: Sequence[str] | None = None,
+    forfeited: Sequence[int] = (),
+) -> GameRecord:
+    """Record of ``game`` (which must be over), validated once from plain data."""
+    return GameRecord.model_validate(record_data(game, players, forfeited))
+
+
+_NOTATION: dict[AnyMove, str] = {move: str(move) for move in MOVE_OF.values()}
+_NOTATION.update({place: str(place) for place in PLACES})
+_CODE_TEXT: tuple[str, ...] = tuple(
+    "".join(LETTERS[c] * counts[c] for c in range(N_COLOURS)) for counts in CODE_COUNTS
+)
+"""A factory code's tiles as letters in colour order (the record's ``factories``)."""
 
 
 __all__ = [
@@ -239,4 +268,5 @@ __all__ = [
     "parse_deal",
     "parse_move",
     "rank_seats",
+    "record_data",
 ]

@@ -196,3 +196,83 @@ RUN: tuple[tuple[int, ...], ...] = tuple(
 
 BIT = (1, 2, 4, 8, 16)
 FULL = 31
+NOT_BIT = tuple(~b for b in BIT)
+POW5 = (1, 5, 25, 125, 625)
+"""``factory_code`` weight of each colour: adding ``POW5[c]`` adds one tile of colour ``c``."""
+CODE_TILES: tuple[int, ...] = tuple(sum(counts) for counts in CODE_COUNTS)
+CODE_WIDE: tuple[int, ...] = tuple(
+    sum(counts[c] << (7 * c) for c in range(N_COLOURS)) for counts in CODE_COUNTS
+)
+"""A factory's counts with 7 bits per colour, so that the tiles of many factories add up
+in one int without carries (at most 100 tiles of a colour)."""
+MASK_COLOURS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(c for c in range(N_COLOURS) if mask >> c & 1) for mask in range(32)
+)
+"""``MASK_COLOURS[mask]``: the colours whose bits are set in ``mask``."""
+FREE_COLOURS: tuple[tuple[int, ...], ...] = tuple(MASK_COLOURS[FULL ^ mask] for mask in range(32))
+"""``FREE_COLOURS[row_colours]``: the colours an emptied pattern line accepts again."""
+
+# --- dealing randomness -----------------------------------------------------------
+# A 64-bit linear congruential generator: its whole state is one int, so copying a
+# game copies its future deals for free (``random.Random`` state costs ~25 µs to copy).
+# Each tile uses the top 32 bits, which are well distributed for this purpose.
+
+LCG_MUL = 6364136223846793005
+LCG_ADD = 1442695040888963407
+MASK64 = (1 << 64) - 1
+
+
+def seed_state(seed: int | None) -> int:
+    """The generator state for ``seed`` (any int; None = unpredictable), via SplitMix64."""
+    if seed is None:
+        import secrets
+
+        z = secrets.randbits(64)
+    else:
+        seed = int(seed)
+        z = 0 if seed >= 0 else 0xD1B54A32D192ED03  # -n and n give different games
+        seed = abs(seed)
+        while True:  # fold arbitrarily large seeds 64 bits at a time
+            z = (z ^ (seed & MASK64)) * 0xBF58476D1CE4E5B9 & MASK64
+            seed >>= 64
+            if not seed:
+                break
+    z = (z + 0x9E3779B97F4A7C15) & MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+PLACE_POINTS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(1 if h <= 1 and v <= 1 else (h if h > 1 else 0) + (v if v > 1 else 0) for v in range(6))
+    for h in range(6)
+)
+"""``PLACE_POINTS[h][v]``: points for a tile whose row run is ``h`` and column run ``v``."""
+
+REPEAT: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple((c,) * n for n in range(FLOOR_SLOTS + 1)) for c in range(N_COLOURS + 1)
+)
+"""``REPEAT[c][n]``: ``n`` floor items of colour ``c`` (appended without building a list)."""
+
+PLACE_OPTIONS: tuple[tuple[Place, ...], ...] = tuple(
+    tuple(PLACES[col] for col in MASK_COLOURS[mask]) for mask in range(32)
+)
+"""``PLACE_OPTIONS[mask]``: the gray-wall placements for the free columns in ``mask``."""
+
+FactoryMoves = tuple[tuple[int, tuple[tuple[Move, ...], ...]], ...]
+_FACTORY_CODES = [code for code in range(N_CODES) if CODE_TILES[code] <= TILES_PER_FACTORY]
+
+
+def _factory_moves(i: int) -> tuple[FactoryMoves, ...]:
+    parts: list[FactoryMoves] = [()] * N_CODES
+    for code in _FACTORY_CODES:
+        parts[code] = tuple((c, MOVES_BY_SOURCE[i][c]) for c in CODE_COLOURS[code])
+    return tuple(parts)
+
+
+FACTORY_MOVES: tuple[tuple[FactoryMoves, ...], ...] = tuple(
+    _factory_moves(i) for i in range(MAX_FACTORIES)
+)
+"""``FACTORY_MOVES[factory][code]``: per colour in the factory, its moves by line mask
+(``MOVES_BY_SOURCE`` pre-indexed, so that listing moves does one look-up less per colour)."""
+CENTRE_MOVES = MOVES_BY_SOURCE[CENTRE_INDEX]

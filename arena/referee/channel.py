@@ -2,13 +2,17 @@
 
 Writes are non-blocking and bounded by the same deadline as the read that
 follows (a bot that stops reading its stdin times out instead of blocking
-us); reads use ``selectors`` with a deadline and cap the line length.
+us); reads wait with ``poll`` up to a deadline and cap the line length. ``poll``
+objects are used directly (not ``selectors``): this is the per-decision path,
+and a read is attempted only once the pipe is readable (two system calls per
+reply, not three).
 """
 
 from __future__ import annotations
 
+import math
 import os
-import selectors
+import select
 import time
 from dataclasses import dataclass
 from enum import Enum
@@ -51,15 +55,15 @@ class Channel:
         os.set_blocking(write_fd, False)
         os.set_blocking(read_fd, False)
         self._buf = bytearray()
-        self._rsel = selectors.DefaultSelector()
-        self._rsel.register(read_fd, selectors.EVENT_READ)
-        self._wsel = selectors.DefaultSelector()
-        self._wsel.register(write_fd, selectors.EVENT_WRITE)
+        self._rpoll = select.poll()
+        self._rpoll.register(read_fd, select.POLLIN)
+        self._wpoll = select.poll()
+        self._wpoll.register(write_fd, select.POLLOUT)
         self.last_line: bytes | None = None
 
     def close(self) -> None:
-        self._rsel.close()
-        self._wsel.close()
+        """Forget the descriptors (the process owns and closes them)."""
+        self._rpoll = self._wpoll = select.poll()
 
     def send(self, data: bytes, deadline: float) -> ChannelError | None:
         """Write ``data`` (one or more complete lines) before ``deadline`` (monotonic)."""
@@ -75,8 +79,7 @@ class Channel:
                 pass
             except OSError:  # EPIPE, EBADF, EIO...: whatever it is, the bot cannot hear us
                 return ChannelError.CLOSED
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not self._wsel.select(remaining):
+            if not _wait(self._wpoll, deadline):
                 return ChannelError.TIMEOUT
         return None
 
@@ -96,12 +99,11 @@ class Channel:
                 return line
             if len(buf) >= self.max_line:
                 return self._too_long()
+            if not _wait(self._rpoll, deadline):
+                return ReadFailure(ChannelError.TIMEOUT, bytes(buf[:200]))
             try:
                 chunk = os.read(self._rfd, 65536)
-            except BlockingIOError:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not self._rsel.select(remaining):
-                    return ReadFailure(ChannelError.TIMEOUT, bytes(buf[:200]))
+            except BlockingIOError:  # woken without data after all: wait again
                 continue
             except OSError:
                 chunk = b""  # a broken pipe reads as the end of the stream
@@ -113,3 +115,12 @@ class Channel:
         partial = bytes(self._buf[:200])
         self._buf.clear()
         return ReadFailure(ChannelError.TOO_LONG, partial)
+
+
+def _wait(poller: select.poll, deadline: float) -> bool:
+    """Wait until ``poller`` reports an event (readable, writable, hang-up, error) or
+    ``deadline`` (monotonic) passes; True when an event came."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return bool(poller.poll(0))
+    return bool(poller.poll(math.ceil(remaining * 1000)))

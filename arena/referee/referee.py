@@ -6,9 +6,10 @@ import random
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from arena.engine import Game, Variant
-from arena.engine.record import DecisionRecord, FaultRecord, GameRecord, build_record
+from arena.engine.record import FaultRecord, GameRecord, record_data
 from arena.engine.tables import DEFAULT_ROUND_LIMIT
 from arena.protocol.messages import GameEnd, GameStart, SeatResult
 from arena.referee.clock import Clock, TimeControl
@@ -71,7 +72,8 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
     forfeited: list[bool] = [False] * n
     faults: list[FaultRecord] = []
     think: list[list[float]] = [[] for _ in seats]
-    decisions: list[DecisionRecord] = []
+    decisions: list[dict[str, Any]] = []
+    """Plain data on the per-decision path: validated once, with the whole record."""
 
     def fault(seat: int, f: Fault, always_forfeit: bool = False) -> None:
         strikes[seat] += 1
@@ -105,49 +107,46 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
             fault(i, problem, always_forfeit=True)  # a bot that cannot start cannot play
 
     req_id = 0
-    while not game.is_over():
+    is_over, legal_moves, apply = game.is_over, game.legal_moves, game.apply
+    while not is_over():
         current = game.current_player
-        options = game.legal_moves()
-        auto = forfeited[current]
-        think_ms: float | None = None
-        cpu_ms: float | None = None
-        if auto:
+        options = legal_moves()
+        if forfeited[current]:
             index = auto_rng[current].randrange(len(options))
+            decisions.append({"think_ms": None, "auto": True})
         else:
             req_id += 1
             answer = seats[current].decide(
                 req_id, game, options, clocks[current].allowance_ms(), game_id
             )
             if isinstance(answer, Choice):
-                index = answer.index
-                think_ms, cpu_ms = answer.think_ms, answer.cpu_ms
+                index, think_ms = answer.index, answer.think_ms
                 clocks[current].charge(answer.spent)
                 think[current].append(think_ms)
+                cpu = answer.cpu_ms
+                decisions.append(
+                    {
+                        "think_ms": round(think_ms, 3),
+                        "cpu_ms": None if cpu is None else round(cpu, 3),
+                        "auto": False,
+                    }
+                )
             else:
                 fault(current, answer)
                 index = auto_rng[current].randrange(len(options))
-                auto = True
-        decisions.append(
-            DecisionRecord(
-                seat=current,
-                move=str(options[index]),
-                think_ms=round(think_ms, 3) if think_ms is not None else None,
-                cpu_ms=round(cpu_ms, 3) if cpu_ms is not None else None,
-                auto=auto,
-            )
-        )
-        game.apply(options[index])
+                decisions.append({"think_ms": None, "auto": True})
+        apply(options[index])
 
     lost_seats = [i for i in range(n) if forfeited[i]]
-    record = build_record(game, names, lost_seats)
-    # Attach think times / auto flags to the per-round decision lists, in order.
+    data = record_data(game, names, lost_seats)
+    # Add the referee's facts (think times, auto flags) to the decisions, in order.
     it = iter(decisions)
-    rounds = [
-        r.model_copy(update={"decisions": [next(it) for _ in r.decisions]}) for r in record.rounds
-    ]
-    record = record.model_copy(
-        update={"rounds": rounds, "faults": faults, "clock": settings.time_control.clock.value}
-    )
+    for rnd in data["rounds"]:
+        for decision in rnd["decisions"]:
+            decision.update(next(it))
+    data["faults"] = [f.model_dump() for f in faults]
+    data["clock"] = settings.time_control.clock.value
+    record = GameRecord.model_validate(data)
 
     fault_of = {f.seat: f.kind for f in faults if f.forfeit}
     end = GameEnd(

@@ -45,9 +45,9 @@ from arena.sandbox import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Choice:
-    """A seat's answer to a decision request."""
+    """A seat's answer to a decision request (not frozen: cheaper to build per decision)."""
 
     index: int
     think_ms: float

@@ -267,6 +267,6 @@ def snapshot(game: Game) -> dict[str, Any]:
         )
     }
     data["place_options"] = list(game._place_options)
-    data["rng"] = game._rng.getstate()
+    data["rng"] = game._rng
     data["legal"] = list(game.legal_moves())
     return data

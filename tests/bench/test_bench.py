@@ -1,0 +1,56 @@
+"""The benchmarks run and report what they claim (no timing thresholds: speed lives in
+``arena bench``, never in tests)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arena.bench.engine import bench_engine, load_reference, reference_playouts
+from arena.cli import main
+from arena.engine import Variant
+
+
+def test_engine_bench_times_the_reference_model_on_the_same_workload() -> None:
+    bench = bench_engine(games=4, repeats=1, seed=3)
+    assert bench.reference_model is not None
+    assert [(r.variant, r.players) for r in bench.playouts] == [
+        (v, p) for v in Variant for p in (2, 3, 4)
+    ]
+    for r in bench.playouts:
+        assert 40 < r.moves_per_game < 400
+        assert r.reference_us_per_game is not None and r.vs_reference is not None
+        assert r.vs_reference == pytest.approx(r.reference_us_per_game / r.us_per_game)
+    assert bench.copy.copy_us > 0 and bench.copy.copy_legal_apply_us > bench.copy.copy_us
+
+
+def test_reference_playouts_finish_games_the_rules_accept() -> None:
+    model = load_reference()
+    assert model is not None
+    for variant in Variant:
+        _, moves = reference_playouts(model, 3, variant, 2, seed=1)
+        assert moves > 60  # two whole games, every deal and move accepted by the model
+
+
+def test_bench_engine_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "engine", "--games", "2", "--repeats", "1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {"games", "repeats", "playouts", "copy", "reference_model"} <= set(data)
+    row = data["playouts"][0]
+    assert row["variant"] == "coloured" and row["players"] == 2
+    assert row["vs_reference"] > 0 and row["games_per_s"] > 0
+    assert set(data["copy"]) == {"copy_us", "copy_legal_apply_us"}
+
+
+@pytest.mark.slow
+def test_bench_protocol_json(capsys: pytest.CaptureFixture[str]) -> None:
+    bot = Path(__file__).resolve().parents[2] / "bots" / "c-greedy"
+    argv = ["bench", "protocol", "--bot", str(bot), "--games", "2", "--sandbox", "off"]
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for key in ("overhead_us", "overhead_wall_us", "spawn_ms", "pipe_roundtrip_us", "think_us"):
+        assert data[key] > 0, key
+    assert data["games"] == 2 and data["decisions"] > 60
+    assert isinstance(data["spawn_layers"], list)
