@@ -160,6 +160,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    from arena.viewer.command import ViewError, write_views
+
+    try:
+        write_views(
+            Path(args.target),
+            args.game or [],
+            Path(args.out) if args.out else None,
+            args.open,
+            say=console.print,
+        )
+    except ViewError as exc:
+        raise UserError(str(exc)) from None
+    return 0
+
+
 # ---------------------------------------------------------------- match
 
 
@@ -215,9 +231,21 @@ def _fault_policy(text: str) -> FaultPolicy:
         raise UserError(str(exc)) from None
 
 
-def cmd_match(args: argparse.Namespace) -> int:
-    import time
+def _match_folder(out: str | None) -> Path:
+    """``--out`` if it holds no record yet, else a new timestamped folder: never overwrite."""
+    from arena.referee.match import new_match_folder
 
+    if out is not None:
+        if (Path(out) / "record.json").exists():
+            raise UserError(f"{out} already holds a game record; choose another --out")
+        return Path(out)
+    try:
+        return new_match_folder(Path("results") / "matches")
+    except OSError as exc:
+        raise UserError(f"cannot create a folder in results/matches: {exc}") from None
+
+
+def cmd_match(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from arena.engine import Variant
@@ -237,9 +265,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         fault_policy=_fault_policy(args.fault_policy),
     )
     sandbox = _sandbox_settings(args.sandbox)
-    out = (
-        Path(args.out) if args.out else Path("results") / "matches" / time.strftime("%Y%m%d-%H%M%S")
-    )
+    out = _match_folder(args.out)
     try:
         result = run_match(specs, settings, out, sandbox, transcripts=args.transcript)
     except (BuildError, SandboxBusy) as exc:
@@ -288,6 +314,57 @@ def cmd_match(args: argparse.Namespace) -> int:
     console.print(f"record: {result.record_path}   (verify: arena replay {result.record_path})")
     console.print(f"bot logs: {out}/")
     return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from arena.engine import Variant
+    from arena.human.command import play_with_human
+    from arena.referee import GameSettings
+    from arena.referee.build import BuildError
+
+    if not args.human:
+        raise UserError("arena play seats a person: add --human (bots only: arena match)")
+    if not 1 <= len(args.bots) <= 3:
+        raise UserError(f"a game needs 1-3 bots beside you, not {len(args.bots)}")
+    settings = GameSettings(
+        variant=Variant(args.variant),
+        seed=args.seed,
+        round_limit=args.round_limit,
+        time_control=_time_control(args),
+        fault_policy=_fault_policy(args.fault_policy),
+    )
+    specs = _load_bots(args.bots)
+    sandbox = _sandbox_settings(args.sandbox)
+    out = _match_folder(args.out) if args.out else _play_folder()
+    try:
+        result = play_with_human(
+            specs,
+            settings,
+            out,
+            human_seat=args.seat,
+            human_name=args.name,
+            browser=args.browser,
+            open_browser=not args.no_open,
+            sandbox=sandbox,
+            say=console.print,
+        )
+    except (BuildError, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    record = result.outcome.record
+    console.print(result.final_position.render(record.players))
+    for f in sorted(record.final, key=lambda f: (f.rank, f.seat)):
+        console.print(f"#{f.rank} {esc(f.player)} (seat {f.seat}): {f.total}")
+    console.print(f"record: {result.record_path}   (replay: arena view {result.record_path})")
+    return 0
+
+
+def _play_folder() -> Path:
+    from arena.referee.match import new_match_folder
+
+    try:
+        return new_match_folder(Path("results") / "play")
+    except OSError as exc:
+        raise UserError(f"cannot create a folder in results/play: {exc}") from None
 
 
 # ---------------------------------------------------------------- check-bot
@@ -500,10 +577,10 @@ def _print_report(out: Path, bootstrap: int | None, quiet: bool = False) -> int:
     resamples = DEFAULT_RESAMPLES if bootstrap is None else bootstrap
     if resamples < 0:
         raise UserError("--bootstrap must be 0 or more")
-    status: int = report_command(out, console=console, bootstrap=resamples)
     if not quiet:
-        console.print(f"Next: arena report {out}   (re-render the report at any time)")
-    return status
+        console.print(f"(arena report {out} re-renders the report at any time)")
+    status: int = report_command(out, console=console, bootstrap=resamples)
+    return status  # its last line is the path of the report site
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
@@ -787,6 +864,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser(
+        "view",
+        help="write an HTML replay of a game (open it in any browser, no network needed)",
+        description=(
+            "Re-execute a game record through the engine and write a single self-contained "
+            "HTML file that replays it: the board, every move with think time and the bot's "
+            "stderr, faults, the final breakdown and the command that reproduces the game. "
+            "A record file gives NAME.html beside it; a tournament folder gives "
+            "OUTDIR/replays/GAME_ID.html for each game (or those picked with --game)."
+        ),
+    )
+    p.add_argument("target", metavar="RECORD|OUTDIR", help="game record file or tournament folder")
+    p.add_argument("--game", action="append", metavar="GAME_ID", help="only this game (repeatable)")
+    p.add_argument("--out", help="output file (one game) or folder")
+    p.add_argument("--open", action="store_true", help="open the (first) replay in a browser")
+    p.set_defaults(func=cmd_view)
+
+    p = sub.add_parser(
         "match",
         help="play one game between 2-4 bot folders",
         description=(
@@ -805,6 +899,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_game_options(p)
     p.set_defaults(func=cmd_match)
+
+    p = sub.add_parser(
+        "play",
+        help="play against bots yourself, in the terminal or a browser",
+        description=(
+            "Seat a person (--human) against 1-3 bot folders. In the terminal: the board and a "
+            "numbered move list; answer with a number or the move's notation. With --browser: "
+            "a local page on 127.0.0.1 shows the board and takes clicks. The person is one "
+            "more seat behind the referee: same clocks (5 minutes per move by default) and a "
+            "game record at the end."
+        ),
+    )
+    p.add_argument("bots", nargs="+", metavar="BOT_DIR", help="bot folders (1-3)")
+    p.add_argument("--human", action="store_true", help="seat a person (required)")
+    p.add_argument("--seat", type=int, default=0, help="your seat (default 0: you start)")
+    p.add_argument("--name", default="human", help="your name in the record (default human)")
+    p.add_argument("--browser", action="store_true", help="play in a browser page")
+    p.add_argument("--no-open", action="store_true", help="with --browser: only print the URL")
+    p.add_argument("--variant", choices=["coloured", "gray"], default="coloured")
+    p.add_argument("--seed", type=int, default=1, help="deal seed (default 1)")
+    p.add_argument("--out", help="output folder (default results/play/TIMESTAMP)")
+    _add_game_options(p)
+    for action in p._actions:  # a person needs a generous clock (for every seat alike)
+        if action.dest == "time_per_move":
+            action.default, action.help = 300_000, "time per decision in ms (default 300000)"
+    p.set_defaults(func=cmd_play)
 
     p = sub.add_parser(
         "check-bot",

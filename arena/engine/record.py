@@ -61,6 +61,11 @@ class DecisionRecord(_Model):
     auto: bool = Field(
         default=False, description="Played by the referee's random policy for a faulted bot."
     )
+    stderr: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,  # old and quiet records look the same
+        description="What the bot wrote to stderr while deciding (capped; absent when nothing).",
+    )
 
 
 class RoundRecord(_Model):

@@ -16,6 +16,21 @@ from arena.referee.referee import GameOutcome, GameSettings, play_game
 from arena.referee.seats import BotSeat, SandboxSettings
 
 
+def new_match_folder(root: Path, stamp: str | None = None) -> Path:
+    """A new, empty folder ``root/STAMP`` (``STAMP-2``, ``-3``... if taken), created
+    atomically: two matches started in the same second never share a folder."""
+    stamp = stamp or time.strftime("%Y%m%d-%H%M%S")
+    root.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        folder = root / (stamp if n == 1 else f"{stamp}-{n}")
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        return folder
+    raise FileExistsError(f"{root}: no free folder name for {stamp}")
+
+
 @dataclass(frozen=True)
 class MatchResult:
     outcome: GameOutcome

@@ -16,6 +16,10 @@ from arena.referee.clock import Clock, TimeControl
 from arena.referee.faults import Fault, FaultPolicy
 from arena.referee.seats import Choice, Seat
 
+GAME_STDERR_BYTES = 32 * 1024
+"""Per seat and game, at most this much per-decision stderr goes into the record
+(the full log is in the bot's stderr file)."""
+
 
 @dataclass(frozen=True)
 class GameSettings:
@@ -74,6 +78,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
     think: list[list[float]] = [[] for _ in seats]
     decisions: list[dict[str, Any]] = []
     """Plain data on the per-decision path: validated once, with the whole record."""
+    stderr_room = [GAME_STDERR_BYTES] * n
 
     def fault(seat: int, f: Fault, always_forfeit: bool = False) -> None:
         strikes[seat] += 1
@@ -123,14 +128,13 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
                 index, think_ms = answer.index, answer.think_ms
                 clocks[current].charge(answer.spent)
                 think[current].append(think_ms)
-                cpu = answer.cpu_ms
-                decisions.append(
-                    {
-                        "think_ms": round(think_ms, 3),
-                        "cpu_ms": None if cpu is None else round(cpu, 3),
-                        "auto": False,
-                    }
-                )
+                decision: dict[str, Any] = {"think_ms": round(think_ms, 3), "auto": False}
+                if answer.cpu_ms is not None:
+                    decision["cpu_ms"] = round(answer.cpu_ms, 3)
+                if answer.stderr is not None and stderr_room[current] > 0:
+                    decision["stderr"] = _capped(answer.stderr, stderr_room[current])
+                    stderr_room[current] -= len(answer.stderr)
+                decisions.append(decision)
             else:
                 fault(current, answer)
                 index = auto_rng[current].randrange(len(options))
@@ -163,3 +167,9 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
         if not forfeited[i]:
             seat.end(end)
     return GameOutcome(record=record, think=[ThinkStats.of(t) for t in think])
+
+
+def _capped(text: str, room: int) -> str:
+    if len(text) <= room:
+        return text
+    return text[:room] + "\n[... per-game stderr cap reached: see the bot's stderr log ...]"

@@ -52,6 +52,8 @@ class Choice:
     index: int
     think_ms: float
     """Wall time from request written to reply read."""
+    stderr: str | None = None
+    """What the bot wrote to stderr while deciding (capped), if anything."""
     cpu_ms: float | None = None
     """CPU time of the bot's process tree meanwhile (None: not measured)."""
     clock: ClockKind = ClockKind.WALL
@@ -112,6 +114,10 @@ def _text(raw: bytes | None, limit: int = 300) -> str | None:
         return None
     text = raw[:limit].decode("utf-8", errors="replace")
     return text + ("…" if len(raw) > limit else "")
+
+
+DECISION_STDERR_BYTES = 2048
+"""Per decision, at most this much of what a bot wrote to stderr goes into the record."""
 
 
 class BotSeat:
@@ -306,6 +312,8 @@ class BotSeat:
         if chan is None:
             return Fault("crash", "the bot process is gone")
         payload = encode_decide(req_id, game_id, game.current_player, game, options, time_left_ms)
+        sink = self._proc.sink if self._proc is not None else None
+        stderr_mark = sink.mark() if sink is not None else 0
         watch = self._stopwatch(time_left_ms)
         error = chan.send(payload, watch.ceiling)  # writing costs a bot no CPU time
         if error is ChannelError.CLOSED:
@@ -343,7 +351,8 @@ class BotSeat:
                 return result
             if over:  # answered, but after its time (CPU clocks check between readings)
                 return self._fault("timeout", over, line)
-            return Choice(result, spent.wall_ms, spent.cpu_ms, spent.clock)
+            stderr = sink.since(stderr_mark, DECISION_STDERR_BYTES) if sink is not None else None
+            return Choice(result, spent.wall_ms, stderr, spent.cpu_ms, spent.clock)
 
     def _parse_reply(self, line: bytes, req_id: int, options: list[AnyMove]) -> int | Fault | None:
         try:

@@ -15,7 +15,8 @@ from arena.ratings import DEFAULT_RESAMPLES, DEFAULT_SEED
 from arena.report.build import Report, build_report
 from arena.report.data import load_results
 from arena.report.files import write_report
-from arena.report.terminal import leaderboard_table
+from arena.report.site import write_site
+from arena.report.terminal import fault_groups_table, leaderboard_table
 from arena.tournament.store import StoreError
 
 EXIT_OK = 0
@@ -56,9 +57,15 @@ def report_command(
     else:
         console.print(
             leaderboard_table(
-                report.leaderboard, finished=results.finished, scheduled=results.scheduled
+                report.leaderboard,
+                finished=results.finished,
+                scheduled=results.scheduled,
+                width=console.width,
             )
         )
+        faults = fault_groups_table(report.fault_log, width=console.width)
+        if faults is not None:
+            console.print(faults)
     loaded = report.summary["host_load_games"]
     if loaded:
         console.print(
@@ -69,8 +76,13 @@ def report_command(
         return EXIT_OK
     try:
         files = write_report(report, results.outdir)
+        with console.status("Writing the report site (a replay page per new game)..."):
+            site = write_site(report, results.outdir)
     except OSError as exc:
         console.print(f"[red]error:[/red] cannot write the report: {escape(str(exc))}")
         return EXIT_WRITE_FAILED
-    console.print(f"report: {escape(str(files.html))} (also report.md, report.json, CSV files)")
+    for problem in site.problems:
+        console.print(f"[yellow]warning:[/yellow] {escape(problem)}")
+    console.print(f"tables: {escape(str(files.html))} (also report.md, report.json, CSV files)")
+    console.print(f"report site: {escape(str(site.index))}   (open it in a browser)")
     return EXIT_OK

@@ -38,6 +38,24 @@ def rating_history_svg(history: pd.DataFrame, order: Sequence[str]) -> str:
         return _svg(fig)
 
 
+def score_distribution_svg(seats: pd.DataFrame) -> str:
+    """Histogram of one bot's final scores (``seats`` rows of that bot), one series per
+    player count."""
+    with matplotlib.rc_context(_RC):  # type: ignore[arg-type]  # stubs want literal keys
+        fig = Figure(figsize=(7, 3.2), layout="constrained")
+        ax = fig.add_subplot()
+        if len(seats):
+            top = max(int(seats["score"].max()), 1)
+            bins = list(range(0, top + 6, max(1, (top + 5) // 30)))
+            for n, group in seats.groupby("n_players"):
+                ax.hist(group["score"], bins=bins, alpha=0.6, label=f"{n} players")
+            ax.legend(fontsize="small", frameon=False)
+        ax.set_xlabel("final score")
+        ax.set_ylabel("games")
+        ax.grid(alpha=0.3)
+        return _svg(fig)
+
+
 _NO_METADATA: dict[str, str | None] = {"Creator": None, "Date": None, "Format": None, "Type": None}
 
 

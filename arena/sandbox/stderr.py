@@ -9,9 +9,13 @@ last few KiB for fault reports.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
+import sys
+import termios
 import threading
+import time
 from pathlib import Path
 from typing import BinaryIO
 
@@ -44,6 +48,12 @@ class StderrSink:
         self._tail_bytes = tail_bytes
         self._tail = bytearray()
         self._lock = threading.Lock()
+        self._reading = threading.Lock()
+        """Held from a read to its bookkeeping, so :meth:`since` sees whole reads."""
+        self._fd_open = True
+        self._probe = select.poll()
+        """Asks "anything unread in the pipe?" for :meth:`since` (cheaper than FIONREAD)."""
+        self._probe.register(fd, select.POLLIN)
         self._log: BinaryIO | None = None
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,17 +79,20 @@ class StderrSink:
                     return
                 if not events.get(self._fd):
                     continue
-                try:
-                    chunk = os.read(self._fd, _CHUNK)
-                except InterruptedError:
-                    continue
-                except OSError:
-                    return
-                if not chunk:
-                    return
-                self._take(chunk)
+                with self._reading:
+                    try:
+                        chunk = os.read(self._fd, _CHUNK)
+                    except InterruptedError:
+                        continue
+                    except OSError:
+                        return
+                    if not chunk:
+                        return
+                    self._take(chunk)
         finally:
-            os.close(self._fd)
+            with self._reading:
+                self._fd_open = False
+                os.close(self._fd)
             os.close(self._wake_r)
 
     def _drain_nonblocking(self) -> None:
@@ -113,6 +126,47 @@ class StderrSink:
                 except OSError:
                     keep = b""
             self.dropped += len(chunk) - len(keep)
+
+    def mark(self) -> int:
+        """The stream position now (bytes read so far), for :meth:`since`."""
+        return self.total  # one attribute read: atomic, no lock needed
+
+    def since(self, mark: int, limit: int, settle_s: float = 0.05) -> str | None:
+        """What the bot wrote after ``mark`` (the last ``limit`` bytes of it at most), or None.
+
+        Used per decision: a bot writes its stderr lines before its answer, so they are
+        already in the pipe; this waits (at most ``settle_s``, only while bytes are
+        pending, so a quiet bot costs nothing) until the reader has taken
+        everything the pipe holds, then reads the kept tail.
+        """
+        # Quiet bot (the usual case), without locks: the pipe is empty, so every byte written
+        # so far was read; no read is in progress, so each was counted in ``total``.
+        if not self._probe.poll(0) and not self._reading.locked() and self.total == mark:
+            return None
+        deadline = time.monotonic() + settle_s
+        while True:
+            with self._reading:
+                pending = self._pending()
+                if pending == 0 or time.monotonic() >= deadline:
+                    with self._lock:
+                        new = self.total - mark
+                        if new <= 0:
+                            return None
+                        keep = min(new, limit, len(self._tail))
+                        data = bytes(self._tail[len(self._tail) - keep :])
+                    text = data.decode("utf-8", errors="replace")
+                    return text if keep == new else f"[... {new - keep} bytes before ...]\n{text}"
+            time.sleep(0.0002)
+
+    def _pending(self) -> int:
+        """Bytes waiting in the pipe (0 once it is closed). Call with ``_reading`` held."""
+        if not self._fd_open:
+            return 0
+        try:
+            buf = fcntl.ioctl(self._fd, termios.FIONREAD, b"\0\0\0\0")
+        except OSError:
+            return 0
+        return int.from_bytes(buf, sys.byteorder)
 
     def tail(self) -> str:
         """The last few KiB the bot wrote, decoded leniently, for fault reports."""

@@ -175,6 +175,6 @@ def test_files_are_reproducible(hand_outdir: Path) -> None:
     """Same finished games, same bytes (no timestamps, fixed SVG ids, seeded bootstrap)."""
     assert report_command(hand_outdir, console=console(), bootstrap=10) == 0
     folder = report_dir(hand_outdir)
-    first = {p.name: p.read_bytes() for p in folder.iterdir()}
+    first = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     assert report_command(hand_outdir, console=console(), bootstrap=10) == 0
-    assert {p.name: p.read_bytes() for p in folder.iterdir()} == first
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == first

@@ -1,0 +1,89 @@
+"""``arena play BOT... --human``: a person plays against bots, in the terminal or a browser."""
+
+from __future__ import annotations
+
+import time
+import webbrowser
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.engine import Game, replay
+from arena.human.browser import BrowserSeat
+from arena.human.terminal import TerminalSeat
+from arena.recordio import save_record
+from arena.referee.build import build_bot
+from arena.referee.manifest import BotSpec
+from arena.referee.referee import GameOutcome, GameSettings, play_game
+from arena.referee.seats import BotSeat, SandboxSettings, Seat
+
+HUMAN_MOVE_MS = 300_000
+"""Default time per decision in a game with a person: generous, and the same for every seat."""
+
+
+@dataclass(frozen=True)
+class PlayResult:
+    outcome: GameOutcome
+    final_position: Game
+    record_path: Path
+
+
+def play_with_human(
+    specs: Sequence[BotSpec],
+    settings: GameSettings,
+    out_dir: Path,
+    *,
+    human_seat: int = 0,
+    human_name: str = "human",
+    browser: bool = False,
+    open_browser: bool = True,
+    sandbox: SandboxSettings | None = None,
+    say: Callable[[str], None] = print,
+    seat_factory: Callable[[], Seat] | None = None,
+) -> PlayResult:
+    """Build the bots, seat the person at ``human_seat``, play, save and verify the record.
+
+    ``seat_factory`` replaces the person's seat (tests drive a :class:`BrowserSeat` or a
+    scripted :class:`TerminalSeat`)."""
+    n = len(specs) + 1
+    if not 0 <= human_seat < n:
+        raise ValueError(f"--seat must be between 0 and {n - 1}")
+    sandbox = sandbox or SandboxSettings()
+    for spec in {s.folder: s for s in specs}.values():
+        build_bot(spec, sandbox.level)
+    game_id = f"play-{int(time.time())}-{settings.seed}"
+    with ExitStack() as stack:
+        if seat_factory is not None:
+            human: Seat = seat_factory()
+        elif browser:
+            web = BrowserSeat(human_name)
+            stack.callback(web.close)
+            say(f"Your seat is in the browser: {web.url}   (Ctrl-C stops the game)")
+            if open_browser:
+                webbrowser.open(web.url)
+            human = web
+        else:
+            human = TerminalSeat(human_name)
+        bots = iter(specs)
+        seats: list[Seat] = []
+        for i in range(n):
+            if i == human_seat:
+                seats.append(human)
+                continue
+            spec = next(bots)
+            bot = BotSeat(
+                spec,
+                time_control=settings.time_control,
+                sandbox=SandboxSettings(sandbox.level, sandbox.limits, sandbox.slot + i),
+                stderr_log=out_dir / f"seat{i}-{spec.name}.stderr.log",
+                persistent=False,
+            )
+            stack.callback(bot.close)
+            seats.append(bot)
+        outcome = play_game(seats, settings, game_id)
+        if isinstance(human, BrowserSeat):
+            human.wait_seen(10.0)  # let the page show the result before the server stops
+    record_path = out_dir / "record.json"
+    save_record(outcome.record, record_path)
+    return PlayResult(outcome, replay(outcome.record), record_path)

@@ -1,0 +1,154 @@
+"""A game record turned into what the viewer draws: one position per decision.
+
+The record is re-executed through the engine (``arena.engine.replay``), so the
+positions are the rules' own, any valid record works, and a record that does not
+verify is refused instead of drawn wrongly. Positions are compact JSON-ready data
+(colours as the letters ``B Y R K W``), the viewer script only draws them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+from typing import Any
+
+from arena.engine import Game, GameRecord, replay
+from arena.engine.render import tiles_text
+from arena.engine.tables import CODE_COUNTS, LETTERS, MARKER
+
+assert len(LETTERS) == MARKER  # _FLOOR below relies on it
+
+VIEWER_DATA_FORMAT = "azul-arena/viewer-data"
+"""Tag of the JSON the viewer script reads (one per game)."""
+
+
+_CELL = ".BYRKW"
+"""Wall cell text by colour + 1 (-1 = empty)."""
+_FLOOR = LETTERS + "1"
+"""Floor item text by item (colours 0-4, ``MARKER`` = 5)."""
+_FACTORY_TEXT = [tiles_text(counts) for counts in CODE_COUNTS]
+"""Factory contents as letters, by factory code."""
+
+
+def position(game: Game) -> dict[str, Any]:
+    """The whole public position, compact: ``f`` factories, ``c`` centre, ``m`` marker in the
+    centre, ``p`` per player ``s`` score, ``l`` pattern lines, ``w`` wall (25 cells, a letter
+    or ``.``), ``f`` floor (``1`` = the first-player marker)."""
+    players = []
+    for board in game.boards:
+        colours, counts = board.line_colour, board.line_count
+        players.append(
+            {
+                "s": board.score,
+                "l": [LETTERS[colours[i]] * counts[i] if counts[i] else "" for i in range(5)],
+                "w": "".join([_CELL[cell + 1] for cell in board.wall]),
+                "f": "".join([_FLOOR[item] for item in board.floor]),
+            }
+        )
+    return {
+        "r": game.round,
+        "cp": game.current_player,
+        "fp": game.first_player,
+        "d": game.decision.value,
+        "pl": game.pending_line,
+        "f": [_FACTORY_TEXT[code] for code in game.factories],
+        "c": tiles_text(game.centre),
+        "m": game.marker_in_centre,
+        "p": players,
+    }
+
+
+def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What changed from one position to the next: changed keys only; ``f`` (factories) and
+    ``p`` (players) as ``{index: new value}`` with, per player, only its changed keys.
+    A decision changes a factory or the centre and one board, so deltas are ~5x smaller.
+
+    >>> before = {"cp": 0, "f": ["BB", "RY"], "p": [{"s": 0, "f": ""}]}
+    >>> delta(before, {"cp": 1, "f": ["", "RY"], "p": [{"s": 0, "f": "1"}]})
+    {'cp': 1, 'f': {'0': ''}, 'p': {'0': {'f': '1'}}}
+    """
+    out: dict[str, Any] = {}
+    for key, value in after.items():
+        old = before[key]
+        if key == "f":
+            changed: dict[str, Any] = {
+                str(i): new
+                for i, (was, new) in enumerate(zip(old, value, strict=True))
+                if was != new
+            }
+            if changed:
+                out[key] = changed
+        elif key == "p":
+            players = {
+                str(seat): {k: v for k, v in new.items() if was[k] != v}
+                for seat, (was, new) in enumerate(zip(old, value, strict=True))
+                if was != new
+            }
+            if players:
+                out[key] = players
+        elif old != value:
+            out[key] = value
+    return out
+
+
+def reproduce_command(record: GameRecord) -> str:
+    """The ``arena match`` command that replays this game's deal with the same seats.
+
+    Bot folders are not in the record: each seat's name stands for its folder.
+    """
+    parts = ["arena", "match", *(shlex.quote(name) for name in record.players)]
+    parts += ["--variant", record.variant]
+    if record.seed is not None:
+        parts += ["--seed", str(record.seed)]
+    if record.round_limit != 100:
+        parts += ["--round-limit", str(record.round_limit)]
+    return " ".join(parts)
+
+
+def fault_steps(record: GameRecord) -> list[int | None]:
+    """For each fault, the index of the decision it cost (the first matching move the referee
+    played for that seat), or None when the record does not show one."""
+    steps: list[int | None] = []
+    claimed: set[int] = set()
+    for fault in record.faults:
+        found = None
+        index = 0
+        for rnd in record.rounds:
+            for dec in rnd.decisions:
+                if (
+                    found is None
+                    and index not in claimed
+                    and rnd.number >= fault.round
+                    and dec.seat == fault.seat
+                    and dec.auto
+                ):
+                    found = index
+                index += 1
+        if found is not None:
+            claimed.add(found)
+        steps.append(found)
+    return steps
+
+
+def viewer_data(record: GameRecord, game_id: str | None = None) -> dict[str, Any]:
+    """Everything one replay page shows: the record itself plus the position before each
+    decision and the final position (``frames[i]`` is before decision ``i``; the first in
+    full, each next as its :func:`delta` from the one before)."""
+    frames: list[dict[str, Any]] = []
+    frames_append = frames.append
+
+    def before(game: Game, move: str, seat: int) -> None:
+        frames_append(position(game))
+
+    final = replay(record, on_decision=before)
+    frames.append(position(final))
+    encoded = [frames[0]] + [delta(a, b) for a, b in itertools.pairwise(frames)]
+    return {
+        "format": VIEWER_DATA_FORMAT,
+        "game_id": game_id,
+        "record": record.model_dump(mode="json"),
+        "frames_encoding": "delta",
+        "frames": encoded,
+        "fault_steps": fault_steps(record),
+        "reproduce": reproduce_command(record),
+    }

@@ -1,0 +1,82 @@
+"""The report site: index, games, bot pages and replays, from a real small tournament."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from arena.report.command import make_report, report_command
+from arena.report.site import REPLAY_STAMP, slug, write_site
+
+
+@pytest.fixture(scope="module")
+def site(small_tournament: Path) -> Path:
+    console = Console(file=open("/dev/null", "w"), width=80)  # noqa: SIM115
+    assert report_command(small_tournament, console=console, bootstrap=0) == 0
+    return small_tournament / "report"
+
+
+def test_the_site_has_every_page(site: Path) -> None:
+    assert (site / "index.html").is_file() and (site / "games.html").is_file()
+    assert {p.name for p in (site / "bots").iterdir()} == {
+        "chatty.html",
+        "faulty.html",
+        "python-random.html",
+    }
+    assert len(list((site / "replays").glob("*.html"))) == 12
+    for name in ("viewer.js", "viewer.css", "site.js"):
+        assert (site / name).stat().st_size > 1000
+
+
+def test_replays_link_the_shared_script_and_hold_only_data(site: Path) -> None:
+    page = next((site / "replays").glob("*.html")).read_text()
+    assert page.startswith(REPLAY_STAMP)
+    assert '<script src="../viewer.js"></script>' in page
+    assert "function drawBoard" not in page
+    assert len(page) < 60_000
+
+
+def test_index_shows_settings_date_versions_and_links(site: Path) -> None:
+    index = (site / "index.html").read_text()
+    for text in ("10000 ms per decision", "fault policy", "forfeit", "master seed", "UTC"):
+        assert text in index
+    assert 'href="bots/faulty.html"' in index and 'href="games.html"' in index
+    assert "A. &lt;Tester&gt; &amp; co" in index  # bot.toml text is escaped
+    assert re.search(r"<code>[0-9a-f]{12}</code>", index)  # the folder's version hash
+
+
+def test_a_bot_page_groups_its_faults_with_one_example(site: Path) -> None:
+    page = (site / "bots" / "faulty.html").read_text()
+    groups = re.findall(
+        r'data-kind="(\w+)"><strong>\w+</strong> ×\s*<span class="az-count">(\d+)', page
+    )
+    assert groups == [("malformed", "8")]  # one group: 8 games, 8 faults, one example
+    assert page.count("this is not json") == 1
+    assert 'href="../replays/' in page  # the example and worst losses link to replays
+
+
+def test_existing_replays_are_kept(small_tournament: Path, site: Path) -> None:
+    report = make_report(small_tournament, bootstrap=0)
+    files = write_site(report, small_tournament)
+    assert (files.replays_written, files.replays_kept) == (0, 12)
+
+
+def test_slugs_are_safe_and_distinct() -> None:
+    assert slug("a/b") != slug("a_b") and "/" not in slug("a/b")
+    assert slug("..") != ".." and slug("ok-name.v2") == "ok-name.v2"
+
+
+def test_arena_view_of_a_tournament_game(
+    small_tournament: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.cli import main
+
+    game_id = "2p-gray-d0-chatty+faulty-r1"
+    assert main(["view", str(small_tournament), "--game", game_id, "--out", str(tmp_path)]) == 0
+    page = (tmp_path / f"{game_id}.html").read_text()
+    assert "function drawBoard" in page  # standalone: the viewer is inlined
+    assert main(["view", str(small_tournament), "--game", "nope"]) == 2
+    assert "no game 'nope'" in capsys.readouterr().err
