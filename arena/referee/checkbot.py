@@ -50,6 +50,8 @@ class CheckReport:
     wins: int = 0
     scores: list[int] = field(default_factory=list)
     think_ms: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
+    """CPU time of the bot's process tree per decision (where measured)."""
     faults: list[tuple[str, FaultRecord]] = field(default_factory=list)
     """(game description, fault)"""
 
@@ -118,6 +120,12 @@ def check_bot(
                     for r in record.rounds
                     for d in r.decisions
                     if d.seat == my_seat and d.think_ms is not None
+                ]
+                report.cpu_ms += [
+                    d.cpu_ms
+                    for r in record.rounds
+                    for d in r.decisions
+                    if d.seat == my_seat and d.cpu_ms is not None
                 ]
                 where = f"{variant.value} game {g + 1} (seat {my_seat})"
                 report.faults += [(where, f) for f in record.faults if f.seat == my_seat]
