@@ -16,6 +16,7 @@ from arena.errors import ArenaError
 from arena.textsafe import visible
 
 if TYPE_CHECKING:
+    from arena.engine.record import DecisionRecord
     from arena.referee import BotSpec, SandboxSettings
     from arena.referee.settings import PlaySettings
     from arena.tournament import TournamentConfig
@@ -63,6 +64,18 @@ def _replay_sources(paths: Sequence[str], game_ids: Sequence[str]) -> Iterator[t
             yield text, load_record(path)
 
 
+def _times_text(decision: DecisionRecord) -> str:
+    """``"  (wall 3.1 ms, CPU 0.4 ms)"`` for ``replay --show``; empty when not measured."""
+    parts = [
+        f"{label} {value:.1f} ms"
+        for label, value in (("wall", decision.think_ms), ("CPU", decision.cpu_ms))
+        if value is not None
+    ]
+    if decision.auto:
+        parts.append("played by the referee")
+    return f"  ({', '.join(parts)})" if parts else ""
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from arena.engine import Game, ReplayError, replay
 
@@ -71,11 +84,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
     verbose = args.show or len(sources) <= 20
     for label, record in sources:
         names = record.players
+        times = iter([_times_text(d) for r in record.rounds for d in r.decisions])
 
-        def show(game: Game, move: str, seat: int, names: list[str] = names) -> None:
+        def show(
+            game: Game,
+            move: str,
+            seat: int,
+            names: list[str] = names,
+            times: Iterator[str] = times,
+        ) -> None:
             if game.rounds[-1].decisions == [] and game.decision.value == "draft":
                 console.print(f"\n{game.render(names)}")
-            console.print(f"  round {game.round}  {names[seat]} (seat {seat}): {move}")
+            spent = next(times, "")
+            console.print(f"  round {game.round}  {names[seat]} (seat {seat}): {move}{spent}")
 
         try:
             game = replay(record, on_decision=show if args.show else None)
@@ -172,6 +193,7 @@ def _play_settings(args: argparse.Namespace) -> PlaySettings:
                 "init_ms": args.init_time,
                 "bank_ms": args.time_bank,
                 "increment_ms": args.increment,
+                "clock": args.clock,
             }.items()
             if v is not None
         },
@@ -232,11 +254,21 @@ def cmd_match(args: argparse.Namespace) -> int:
     record = result.outcome.record
     names = [f"{name} (seat {i})" for i, name in enumerate(record.players)]
     console.print(result.final_position.render(names))
-    table = Table(title=f"{record.variant} wall, seed {args.seed}, end: {record.end_reason}")
-    for col in ("rank", "seat", "bot", "rounds", "+rows", "+cols", "+colours", "total", "think ms"):
+    table = Table(
+        title=f"{record.variant} wall, seed {args.seed}, end: {record.end_reason}, "
+        f"{record.clock} clock"
+    )
+    cols = ("rank", "seat", "bot", "rounds", "+rows", "+cols", "+colours", "total", "think ms")
+    for col in (*cols, "cpu ms"):
         table.add_column(col, justify="right" if col not in ("bot",) else "left")
+    cpu: dict[int, list[float]] = {}
+    for rnd in record.rounds:
+        for d in rnd.decisions:
+            if d.cpu_ms is not None:
+                cpu.setdefault(d.seat, []).append(d.cpu_ms)
     for f in sorted(record.final, key=lambda f: (f.rank, f.seat)):
         stats = result.outcome.think[f.seat]
+        used = cpu.get(f.seat, [])
         table.add_row(
             str(f.rank),
             str(f.seat),
@@ -247,6 +279,7 @@ def cmd_match(args: argparse.Namespace) -> int:
             str(f.colours),
             f"[bold]{f.total}[/bold]",
             f"{stats.mean_ms:.1f} avg / {stats.max_ms:.1f} max" if stats.decisions else "-",
+            f"{sum(used) / len(used):.1f} avg / {max(used):.1f} max" if used else "-",
         )
     console.print(table)
     for fault in record.faults:
@@ -309,6 +342,8 @@ def _play_folder() -> Path:
 
 
 def cmd_check_bot(args: argparse.Namespace) -> int:
+    import statistics
+
     from arena.referee.checkbot import advice, check_bot
     from arena.sandbox import SandboxBusy
 
@@ -351,6 +386,12 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
     for problem in report.problems:  # may quote the build's output: bot-controlled
         text = esc(visible(problem, multiline=True)).replace("\n", "\n      ")
         console.print(f"  [red]problem[/red] {text}")
+    if report.cpu_ms:
+        ordered = sorted(report.cpu_ms)
+        console.print(
+            f"  CPU time       median {statistics.median(ordered):.2f} ms, max {ordered[-1]:.2f} "
+            f"ms per decision; this arena charges {tc.clock.value} time"
+        )
     for where, fault in report.faults:
         console.print(
             f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {shown(fault.message)}"
@@ -423,6 +464,7 @@ def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
             "init_ms": args.init_time,
             "bank_ms": args.time_bank,
             "increment_ms": args.increment,
+            "clock": args.clock,
         },
     }
     return load_config(Path(args.config) if args.config else None, overrides)
@@ -636,6 +678,27 @@ def cmd_bench_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_clocks(args: argparse.Namespace) -> int:
+    import json
+
+    from arena.bench.clocks import bench_clocks, print_clocks
+    from arena.sandbox import Level
+
+    if args.oversubscription < 2 or args.decisions < 1:
+        raise UserError("--oversubscription must be at least 2 and --decisions at least 1")
+    if args.move_ms < 300:
+        raise UserError("--move-ms must be at least 300: 20% over it must exceed the 50 ms grace")
+    with console.status(f"honest and over-budget bots at 1x and {args.oversubscription}x…"):
+        result = bench_clocks(
+            args.oversubscription, args.decisions, args.move_ms, level=Level(args.sandbox)
+        )
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print_clocks(result, console.print)
+    return 0 if result["goal_met"] else 1
+
+
 def _bundled_bots() -> list[Path]:
     from arena.kits import NOT_IN_DEMO
 
@@ -682,6 +745,14 @@ def _add_game_options(p: argparse.ArgumentParser) -> None:
         type=int,
         metavar="MS",
         help=f"time to start and answer the handshake (default {time.init_ms})",
+    )
+    p.add_argument(
+        "--clock",
+        choices=["cpu", "wall"],
+        help=f"what a decision is charged (default {time.clock.value}): cpu = CPU time of the "
+        "bot's process tree, so a loaded host costs it nothing (an idle ceiling of "
+        f"{time.wall_ceiling:g}x the decision's time still stops a bot that sleeps); "
+        "wall = elapsed time",
     )
     p.add_argument(
         "--fault-policy",
@@ -1094,6 +1165,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print a JSON list of {games, seconds, peak_mb, path}"
     )
     b.set_defaults(func=cmd_bench_report)
+    b = bench.add_parser(
+        "clocks",
+        help="false timeouts under wall vs CPU clocks on an oversubscribed host",
+        description=(
+            "A bot burning 80%% of its move time in CPU and one burning 120%%, run with as "
+            "many busy bots as cores and then 4x as many, half on wall clocks and half on "
+            "CPU clocks side by side. Counts false timeouts (honest bot) and timeouts of "
+            "the over-budget bot per clock. Exits 1 unless CPU clocks have no false "
+            "timeout and time out every over-budget decision. About a minute."
+        ),
+    )
+    b.add_argument("--oversubscription", type=int, default=4, help="busy bots per core")
+    b.add_argument("--decisions", type=int, default=6, help="decisions per bot (default 6)")
+    b.add_argument("--move-ms", type=int, default=500, help="time per decision (default 500)")
+    b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
+    b.add_argument("--json", action="store_true", help="print one JSON document")
+    b.set_defaults(func=cmd_bench_clocks)
     return parser
 
 

@@ -107,6 +107,8 @@ class CheckReport:
     think_ms: list[float] = field(default_factory=list)
     slow: list[tuple[float, int]] = field(default_factory=list)
     """(think ms, time it had) of decisions that used more than SLOW_FRACTION of it."""
+    cpu_ms: list[float] = field(default_factory=list)
+    """CPU time of the bot's process tree per decision (where measured)."""
     faults: list[tuple[str, FaultRecord]] = field(default_factory=list)
     """(game description, fault)"""
     problems: list[str] = field(default_factory=list)
@@ -255,6 +257,12 @@ def check_bot(
                         for r in record.rounds
                         for d in r.decisions
                         if d.seat == my_seat and d.think_ms is not None
+                    ]
+                    report.cpu_ms += [
+                        d.cpu_ms
+                        for r in record.rounds
+                        for d in r.decisions
+                        if d.seat == my_seat and d.cpu_ms is not None
                     ]
                     where = f"{n_players}-player {variant.value} game (seat {my_seat})"
                     report.faults += [(where, f) for f in record.faults if f.seat == my_seat]

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from arena.sandbox import layers, reaper, uids
+from arena.sandbox import cputime, layers, reaper, uids
 from arena.sandbox.cgroups import BotCgroup, sweep_stale
 from arena.sandbox.launch import check_readable, launch_spec
 from arena.sandbox.spec import Level, Limits, SandboxError
@@ -133,6 +133,21 @@ class BotProcess:
     def stderr_bytes(self) -> int:
         """Total bytes the bot wrote to stderr so far (logged or not)."""
         return self._sink.total
+
+    def cpu_ns(self) -> int | None:
+        """CPU time the bot's whole process tree has used so far, in ns: the cgroup's
+        accounting (exact, one file read), else a /proc scan (see cputime.py); None
+        when neither is readable."""
+        if self._cgroup is not None:
+            used = self._cgroup.cpu_ns()
+            if used is not None:
+                return used
+        return cputime.tree_cpu_ns(self.pid, self.uid)
+
+    def cpu_wait_ns(self) -> int | None:
+        """Time the bot's tasks waited for a CPU while runnable (ns; cgroup v2 pressure
+        stall information), None where the kernel does not offer it."""
+        return self._cgroup.cpu_wait_ns() if self._cgroup is not None else None
 
     def pipes_held(self) -> tuple[bool, bool] | None:
         """Whether the bot's own processes still hold (stdin, stdout).
