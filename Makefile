@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+# CI adds the optional Ray extra (EXTRAS=dev,ray) so the Ray executor tests run.
+EXTRAS ?= dev
 
 .PHONY: setup demo test lint clean
 
@@ -11,7 +13,7 @@ $(BIN)/arena: pyproject.toml
 	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV) && $(PYTHON) -m venv --without-pip $(VENV) \
 		&& $(PYTHON) -m pip --python $(BIN)/python install --quiet pip; }
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $(BIN)/arena
 
 setup: $(BIN)/arena

@@ -16,6 +16,7 @@ from arena.errors import ArenaError
 from arena.textsafe import visible
 
 if TYPE_CHECKING:
+    from arena.engine.record import DecisionRecord
     from arena.referee import BotSpec, SandboxSettings
     from arena.referee.settings import PlaySettings
     from arena.tournament import TournamentConfig
@@ -63,6 +64,18 @@ def _replay_sources(paths: Sequence[str], game_ids: Sequence[str]) -> Iterator[t
             yield text, load_record(path)
 
 
+def _times_text(decision: DecisionRecord) -> str:
+    """``"  (wall 3.1 ms, CPU 0.4 ms)"`` for ``replay --show``; empty when not measured."""
+    parts = [
+        f"{label} {value:.1f} ms"
+        for label, value in (("wall", decision.think_ms), ("CPU", decision.cpu_ms))
+        if value is not None
+    ]
+    if decision.auto:
+        parts.append("played by the referee")
+    return f"  ({', '.join(parts)})" if parts else ""
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from arena.engine import Game, ReplayError, replay
 
@@ -71,11 +84,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
     verbose = args.show or len(sources) <= 20
     for label, record in sources:
         names = record.players
+        times = iter([_times_text(d) for r in record.rounds for d in r.decisions])
 
-        def show(game: Game, move: str, seat: int, names: list[str] = names) -> None:
+        def show(
+            game: Game,
+            move: str,
+            seat: int,
+            names: list[str] = names,
+            times: Iterator[str] = times,
+        ) -> None:
             if game.rounds[-1].decisions == [] and game.decision.value == "draft":
                 console.print(f"\n{game.render(names)}")
-            console.print(f"  round {game.round}  {names[seat]} (seat {seat}): {move}")
+            spent = next(times, "")
+            console.print(f"  round {game.round}  {names[seat]} (seat {seat}): {move}{spent}")
 
         try:
             game = replay(record, on_decision=show if args.show else None)
@@ -137,11 +158,12 @@ def _load_bots(folders: Sequence[str]) -> list[BotSpec]:
         raise UserError(str(exc)) from None
 
 
-def _sandbox_settings(level: str) -> SandboxSettings:
+def _sandbox_settings(play: PlaySettings) -> SandboxSettings:
+    """The sandbox for ``play`` (level, declared toolchains), after checking its layers."""
     from arena.referee import SandboxSettings
     from arena.sandbox import Level, SandboxUnavailable, detect_layers, sandbox_warning
 
-    settings = SandboxSettings(level=Level(level))
+    settings = SandboxSettings(level=play.sandbox, toolchains=play.toolchains)
     if settings.level is Level.STRICT:
         missing = [layer for layer in detect_layers() if not layer.on]
         if missing:
@@ -171,12 +193,14 @@ def _play_settings(args: argparse.Namespace) -> PlaySettings:
                 "init_ms": args.init_time,
                 "bank_ms": args.time_bank,
                 "increment_ms": args.increment,
+                "clock": args.clock,
             }.items()
             if v is not None
         },
         "fault_policy": args.fault_policy,
         "sandbox": args.sandbox,
         "round_limit": args.round_limit,
+        "toolchains": args.toolchain,
     }
     try:
         return PlaySettings.model_validate({k: v for k, v in data.items() if v is not None})
@@ -211,6 +235,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 
     from arena.referee.build import BuildError
     from arena.referee.match import run_match
+    from arena.referee.toolchains import explain_build_failure
     from arena.sandbox import SandboxBusy
 
     if not 2 <= len(args.bots) <= 4:
@@ -218,20 +243,32 @@ def cmd_match(args: argparse.Namespace) -> int:
     specs = _load_bots(args.bots)
     play = _play_settings(args)
     settings = play.game(args.variant, args.seed)
-    sandbox = _sandbox_settings(play.sandbox.value)
+    sandbox = _sandbox_settings(play)
     out = _match_folder(args.out)
     try:
         result = run_match(specs, settings, out, sandbox, transcripts=args.transcript)
-    except (BuildError, SandboxBusy) as exc:
+    except SandboxBusy as exc:
         raise UserError(str(exc)) from None
+    except BuildError as exc:
+        raise UserError(explain_build_failure(str(exc), sandbox.toolchains)) from None
     record = result.outcome.record
     names = [f"{name} (seat {i})" for i, name in enumerate(record.players)]
     console.print(result.final_position.render(names))
-    table = Table(title=f"{record.variant} wall, seed {args.seed}, end: {record.end_reason}")
-    for col in ("rank", "seat", "bot", "rounds", "+rows", "+cols", "+colours", "total", "think ms"):
+    table = Table(
+        title=f"{record.variant} wall, seed {args.seed}, end: {record.end_reason}, "
+        f"{record.clock} clock"
+    )
+    cols = ("rank", "seat", "bot", "rounds", "+rows", "+cols", "+colours", "total", "think ms")
+    for col in (*cols, "cpu ms"):
         table.add_column(col, justify="right" if col not in ("bot",) else "left")
+    cpu: dict[int, list[float]] = {}
+    for rnd in record.rounds:
+        for d in rnd.decisions:
+            if d.cpu_ms is not None:
+                cpu.setdefault(d.seat, []).append(d.cpu_ms)
     for f in sorted(record.final, key=lambda f: (f.rank, f.seat)):
         stats = result.outcome.think[f.seat]
+        used = cpu.get(f.seat, [])
         table.add_row(
             str(f.rank),
             str(f.seat),
@@ -242,6 +279,7 @@ def cmd_match(args: argparse.Namespace) -> int:
             str(f.colours),
             f"[bold]{f.total}[/bold]",
             f"{stats.mean_ms:.1f} avg / {stats.max_ms:.1f} max" if stats.decisions else "-",
+            f"{sum(used) / len(used):.1f} avg / {max(used):.1f} max" if used else "-",
         )
     console.print(table)
     for fault in record.faults:
@@ -267,7 +305,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     play = _play_settings(args)
     settings = play.game(args.variant, args.seed)
     specs = _load_bots(args.bots)
-    sandbox = _sandbox_settings(play.sandbox.value)
+    sandbox = _sandbox_settings(play)
     out = _match_folder(args.out) if args.out else _play_folder()
     try:
         result = play_with_human(
@@ -304,22 +342,22 @@ def _play_folder() -> Path:
 
 
 def cmd_check_bot(args: argparse.Namespace) -> int:
-    from arena.referee.build import BuildError
-    from arena.referee.checkbot import ADVICE, check_bot
+    import statistics
+
+    from arena.referee.checkbot import advice, check_bot
     from arena.sandbox import SandboxBusy
 
     (spec,) = _load_bots([args.bot])
+    if args.games < 1:
+        raise UserError("--games must be 1 or more")
     play = _play_settings(args)
-    sandbox = _sandbox_settings(play.sandbox.value)
+    sandbox = _sandbox_settings(play)
     tc = play.time
     with console.status(f"checking {spec.name}…"):
         try:
-            report = check_bot(spec, sandbox, tc, games_per_variant=args.games)
+            report = check_bot(spec, sandbox, tc, games_per_setting=args.games)
         except SandboxBusy as exc:
             raise UserError(str(exc)) from None
-        except BuildError as exc:
-            console.print(f"[red]FAIL[/red] {esc(visible(str(exc), multiline=True))}")
-            return 1
     console.print(f"bot {spec.name} ({esc(str(spec.folder))})")
     if report.build_s is not None:
         console.print(f"  build          ok in {report.build_s:.1f} s")
@@ -327,11 +365,15 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         console.print(f"  start          {report.spawn_ms:.0f} ms (sandboxed spawn)")
     if report.handshake_ms is not None:
         who = ", ".join(f"{k} {v}" for k, v in report.reported.items() if v)
-        console.print(f"  handshake      {report.handshake_ms:.0f} ms; says: {shown(who)}")
+        console.print(
+            f"  handshake      {report.handshake_ms:.0f} ms (limit {tc.init_ms} ms); "
+            f"says: {shown(who)}"
+        )
     if report.games:
         mean = sum(report.scores) / len(report.scores)
+        settings = ", ".join(f"{n}p {wall}" for n, wall in report.played)
         console.print(
-            f"  games          {report.games} vs random (both walls, both seats): "
+            f"  games          {report.games} vs random ({settings}): "
             f"{report.wins} won, mean score {mean:.1f}"
         )
     latency = report.latency()
@@ -341,13 +383,26 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
             f"  think time     median {med:.2f} ms, p95 {p95:.2f} ms, max {worst:.2f} ms "
             f"(limit {tc.move_ms} ms)"
         )
+    for problem in report.problems:  # may quote the build's output: bot-controlled
+        text = esc(visible(problem, multiline=True)).replace("\n", "\n      ")
+        console.print(f"  [red]problem[/red] {text}")
+    if report.cpu_ms:
+        ordered = sorted(report.cpu_ms)
+        console.print(
+            f"  CPU time       median {statistics.median(ordered):.2f} ms, max {ordered[-1]:.2f} "
+            f"ms per decision; this arena charges {tc.clock.value} time"
+        )
     for where, fault in report.faults:
         console.print(
             f"  [red]{fault.kind}[/red] in {where}, round {fault.round}: {shown(fault.message)}"
         )
         _print_evidence(fault, "      ")
     for kind in dict.fromkeys(fault.kind for _, fault in report.faults):
-        console.print(f"  how to fix {kind}: {ADVICE[kind]}")
+        console.print(f"  how to fix {kind}: {esc(advice(kind, report.language))}")
+    for note in report.explanations():  # quotes the bot's line
+        console.print(f"  why: {shown(note)}")
+    for warning in report.warnings():
+        console.print(f"  [yellow]warning[/yellow] {esc(warning)}")
     if report.ok:
         opponent = "bots/python-random" if spec.name == "python-greedy" else "bots/python-greedy"
         console.print(
@@ -359,6 +414,24 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
         "[red]FAIL[/red]: fix the problems above (protocol/SPEC.md explains each message)"
     )
     return 1
+
+
+# ---------------------------------------------------------------- new-bot
+
+
+def cmd_new_bot(args: argparse.Namespace) -> int:
+    from arena.kits import KitError, kit_for, new_bot
+
+    try:
+        folder = new_bot(args.name, args.language, Path(args.dir))
+    except KitError as exc:
+        raise UserError(str(exc)) from None
+    kit = kit_for(args.language)
+    assert kit is not None
+    console.print(f"created {esc(str(folder))} from the {kit.language} kit (bots/{kit.folder})")
+    console.print(f"  JSON: {kit.json}; flush: {kit.flush}")
+    console.print(f"Next: edit choose() in it, then: arena check-bot {esc(str(folder))}")
+    return 0
 
 
 # ---------------------------------------------------------------- tournament
@@ -381,13 +454,17 @@ def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
         "output": args.out,
         "fault_policy": args.fault_policy,
         "sandbox": args.sandbox,
+        "toolchains": args.toolchain,
         "round_limit": args.round_limit,
         "persistent": False if args.per_game_processes else None,
+        "executor": getattr(args, "executor", None),
+        "ray_address": getattr(args, "ray_address", None),
         "time": {
             "move_ms": args.time_per_move,
             "init_ms": args.init_time,
             "bank_ms": args.time_bank,
             "increment_ms": args.increment,
+            "clock": args.clock,
         },
     }
     return load_config(Path(args.config) if args.config else None, overrides)
@@ -399,7 +476,7 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
 
     mode = "jsonl" if args.jsonl else "quiet" if args.quiet else "bar"
     if config.sandbox.value != "off":
-        _sandbox_settings(config.sandbox.value)
+        _sandbox_settings(config)
     outcome = run_with_progress(
         config, mode=mode, extend=args.extend, console=console, err_console=err_console
     )
@@ -434,12 +511,17 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return run_tournament_command(config, args)
 
 
-DEMO_SEEDS = 34
-"""2p: 6 pairs x 2 seatings, 4p: 12 balanced seatings; x 2 walls x 34 deals = 1,632 games."""
+DEMO_SEEDS = 6
+"""5 bots: 2p: 10 pairs x 2 seatings, 4p: 5 sets x 12 balanced seatings; x 2 walls x 6 deals
+= 960 games (the search bot c-mcts costs about twice a quick bot per game)."""
+DEMO_BANK_MS = 1000
+"""Per-game time bank in the demo: ample for the greedy and random bots, and it keeps
+the search bot (bots/c-mcts, which spends half a fair share of its bank per move) quick."""
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """A round-robin of every bundled bot: both walls, 2- and 4-player games."""
+    from arena.referee.clock import TimeControl
     from arena.tournament import TournamentConfig
 
     bots = _bundled_bots()
@@ -450,6 +532,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         variants=["coloured", "gray"],
         seeds=args.seeds,
         master_seed=1,
+        time=TimeControl(bank_ms=DEMO_BANK_MS),
         workers=args.workers or 0,
         output=out,
     )
@@ -460,6 +543,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
     args.extend = False
     return run_tournament_command(config, args)
+
+
+def cmd_sprt(args: argparse.Namespace) -> int:
+    from arena.sprt.command import sprt_command
+
+    play = _play_settings(args)
+    if play.sandbox.value != "off":
+        _sandbox_settings(play)  # strict: refuse early; auto: say what is missing
+    return sprt_command(args, play, console, err_console, UserError)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -547,6 +639,10 @@ def cmd_bench_tournament(args: argparse.Namespace) -> int:
     from arena.bench.tournament import bench_tournament
 
     folders = [Path(b) for b in args.bots] if args.bots else _bundled_bots()
+    if args.executor == "ray":
+        from arena.bench.distributed import print_ray_bench
+
+        return print_ray_bench(folders, args.seeds or 30, args.ray_address, console, args.json)
     if args.end_to_end:
         from arena.bench.endtoend import print_end_to_end
 
@@ -582,9 +678,36 @@ def cmd_bench_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_clocks(args: argparse.Namespace) -> int:
+    import json
+
+    from arena.bench.clocks import bench_clocks, print_clocks
+    from arena.sandbox import Level
+
+    if args.oversubscription < 2 or args.decisions < 1:
+        raise UserError("--oversubscription must be at least 2 and --decisions at least 1")
+    if args.move_ms < 300:
+        raise UserError("--move-ms must be at least 300: 20% over it must exceed the 50 ms grace")
+    with console.status(f"honest and over-budget bots at 1x and {args.oversubscription}x…"):
+        result = bench_clocks(
+            args.oversubscription, args.decisions, args.move_ms, level=Level(args.sandbox)
+        )
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print_clocks(result, console.print)
+    return 0 if result["goal_met"] else 1
+
+
 def _bundled_bots() -> list[Path]:
+    from arena.kits import NOT_IN_DEMO
+
     root = Path(__file__).resolve().parents[1] / "bots"
-    found = sorted(p for p in root.iterdir() if (p / "bot.toml").is_file()) if root.is_dir() else []
+    found = sorted(
+        p
+        for p in (root.iterdir() if root.is_dir() else [])
+        if (p / "bot.toml").is_file() and p.name not in NOT_IN_DEMO
+    )
     if len(found) < 2:
         raise UserError(f"no bundled bots found in {root}")
     return found
@@ -624,6 +747,14 @@ def _add_game_options(p: argparse.ArgumentParser) -> None:
         help=f"time to start and answer the handshake (default {time.init_ms})",
     )
     p.add_argument(
+        "--clock",
+        choices=["cpu", "wall"],
+        help=f"what a decision is charged (default {time.clock.value}): cpu = CPU time of the "
+        "bot's process tree, so a loaded host costs it nothing (an idle ceiling of "
+        f"{time.wall_ceiling:g}x the decision's time still stops a bot that sleeps); "
+        "wall = elapsed time",
+    )
+    p.add_argument(
         "--fault-policy",
         metavar="POLICY",
         help=f"'forfeit' or 'strikes:N' (default {DEFAULTS.fault_policy})",
@@ -638,6 +769,13 @@ def _add_game_options(p: argparse.ArgumentParser) -> None:
         choices=["auto", "strict", "off"],
         help=f"auto: every layer available (default {DEFAULTS.sandbox.value}); strict: refuse "
         "unless all are on; off: process group and rlimits only (for debugging your own bot)",
+    )
+    p.add_argument(
+        "--toolchain",
+        action="append",
+        metavar="PATH",
+        help="a toolchain folder outside /usr (e.g. /opt/rust) to show read-only inside the "
+        "sandbox, its bin/ added to PATH; repeatable",
     )
 
 
@@ -744,15 +882,35 @@ def build_parser() -> argparse.ArgumentParser:
         "check-bot",
         help="check a bot before a tournament: build, handshake, quick games, verdict",
         description=(
-            "Build the bot, run the handshake, play quick games in both walls against the "
-            "built-in random policy, and print a verdict with latency figures and any protocol "
-            "mistake explained in plain words. Exit status 0 on PASS, 1 on FAIL."
+            "Build the bot, run the handshake, play quick 2-, 3- and 4-player games on both "
+            "walls against the built-in random policy, and print a verdict with latency "
+            "figures, warnings for slow answers and any protocol mistake explained in plain "
+            "words. Exit status 0 on PASS, 1 on FAIL."
         ),
     )
     p.add_argument("bot", metavar="BOT_DIR", help="bot folder (with bot.toml)")
-    p.add_argument("--games", type=int, default=2, help="games per wall variant (default 2)")
+    p.add_argument(
+        "--games",
+        type=int,
+        default=1,
+        help="games per player count (2, 3, 4) and wall (default 1, so 6 games)",
+    )
     _add_game_options(p)
     p.set_defaults(func=cmd_check_bot)
+
+    p = sub.add_parser(
+        "new-bot",
+        help="start a bot from a language's starter kit",
+        description=(
+            "Copy the starter kit of a language (a small commented greedy bot that passes "
+            "check-bot) into a new folder, renamed. Languages: python, javascript, typescript, "
+            "c, cpp, java, go, rust."
+        ),
+    )
+    p.add_argument("name", help="the new bot's name (a-z, 0-9, '.', '_', '-'); also its folder")
+    p.add_argument("--language", "-l", required=True, help="python, javascript, typescript, ...")
+    p.add_argument("--dir", default="bots", help="parent folder (default bots)")
+    p.set_defaults(func=cmd_new_bot)
 
     p = sub.add_parser(
         "tournament",
@@ -790,6 +948,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, help="deals per pairing (default 4)")
     p.add_argument("--master-seed", type=int, help="derives every game's deal (default 1)")
     p.add_argument("--workers", type=int, help="parallel games (default: one per core)")
+    p.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        help="local: a process pool here (default); ray: a Ray cluster (pip install "
+        "'azul-arena[ray]'), games sent in batches, bots as bundles built on each node",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="with --executor ray: 'auto' joins the running cluster (ray start), "
+        "ray://HOST:10001 a remote one; unset starts a local one",
+    )
     p.add_argument("--out", help="output folder (default results/tournament)")
     p.add_argument(
         "--per-game-processes", action="store_true", help="start bots afresh for every game"
@@ -831,6 +1001,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--jsonl", action="store_true", help="one JSON line per finished game")
     p.set_defaults(func=cmd_demo)
+
+    from arena.sprt.command import DESCRIPTION as SPRT_DESCRIPTION
+    from arena.sprt.command import add_arguments as add_sprt_arguments
+
+    p = sub.add_parser(
+        "sprt",
+        help="is NEW stronger than OLD? a sequential test on 2-player game pairs",
+        description=SPRT_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_sprt_arguments(p)
+    _add_game_options(p)
+    p.set_defaults(func=cmd_sprt)
 
     p = sub.add_parser(
         "report",
@@ -944,6 +1127,14 @@ def build_parser() -> argparse.ArgumentParser:
         "in the same run, for before/after ratios",
     )
     b.add_argument("--json", action="store_true", help="with --end-to-end: JSON output")
+    b.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="ray: instead, the same tournament on the local pool and on Ray (games/s, "
+        "per-game overhead of Ray)",
+    )
+    b.add_argument("--ray-address", metavar="ADDR", help="with --executor ray (default: local)")
     b.set_defaults(func=cmd_bench_tournament)
     b = bench.add_parser(
         "report",
@@ -974,6 +1165,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print a JSON list of {games, seconds, peak_mb, path}"
     )
     b.set_defaults(func=cmd_bench_report)
+    b = bench.add_parser(
+        "clocks",
+        help="false timeouts under wall vs CPU clocks on an oversubscribed host",
+        description=(
+            "A bot burning 80%% of its move time in CPU and one burning 120%%, run with as "
+            "many busy bots as cores and then 4x as many, half on wall clocks and half on "
+            "CPU clocks side by side. Counts false timeouts (honest bot) and timeouts of "
+            "the over-budget bot per clock. Exits 1 unless CPU clocks have no false "
+            "timeout and time out every over-budget decision. About a minute."
+        ),
+    )
+    b.add_argument("--oversubscription", type=int, default=4, help="busy bots per core")
+    b.add_argument("--decisions", type=int, default=6, help="decisions per bot (default 6)")
+    b.add_argument("--move-ms", type=int, default=500, help="time per decision (default 500)")
+    b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
+    b.add_argument("--json", action="store_true", help="print one JSON document")
+    b.set_defaults(func=cmd_bench_clocks)
     return parser
 
 

@@ -50,7 +50,13 @@ class DecisionRecord(_Model):
     seat: int = Field(ge=0, le=3, description="Seat that made the decision.")
     move: str = Field(description="Compact move notation, e.g. '3:R>2', 'C:K>F', 'col4'.")
     think_ms: float | None = Field(
-        default=None, description="Bot think time as measured by the referee."
+        default=None,
+        description="Bot think time as measured by the referee: wall time, request to reply.",
+    )
+    cpu_ms: float | None = Field(
+        default=None,
+        description="CPU time the bot's process tree used meanwhile (absent when not "
+        "measured, and in older records).",
     )
     auto: bool = Field(
         default=False, description="Played by the referee's random policy for a faulted bot."
@@ -107,6 +113,10 @@ class GameRecord(_Model):
     final: list[FinalScore]
     end_reason: Literal["normal", "round_limit", "no_tiles"]
     faults: list[FaultRecord] = Field(default_factory=list)
+    clock: Literal["cpu", "wall"] | None = Field(
+        default=None,
+        description="What decisions were charged: CPU time or wall time (absent in older records).",
+    )
 
 
 # --------------------------------------------------------------------- notation

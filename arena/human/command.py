@@ -6,7 +6,7 @@ import time
 import webbrowser
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from arena.engine import Game, replay
@@ -75,7 +75,7 @@ def play_with_human(
             bot = BotSeat(
                 spec,
                 time_control=settings.time_control,
-                sandbox=SandboxSettings(sandbox.level, sandbox.limits, sandbox.slot + i),
+                sandbox=replace(sandbox, slot=sandbox.slot + i),
                 stderr_log=out_dir / f"seat{i}-{spec.name}.stderr.log",
                 persistent=False,
             )

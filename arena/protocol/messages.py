@@ -45,6 +45,17 @@ class Limits(_Referee):
     )
     increment_ms: int = Field(default=0, description="Added to the bank after each decision.")
     max_line_bytes: int = Field(default=MAX_LINE_BYTES, description="Longest accepted bot line.")
+    clock: Literal["cpu", "wall"] = Field(
+        default="wall",
+        description="What a decision is charged: 'cpu' = the CPU time of the bot's whole "
+        "process tree while it thinks (a loaded host costs it nothing); 'wall' = elapsed "
+        "time from request to reply. Absent (older referees) means 'wall'.",
+    )
+    wall_ceiling: float | None = Field(
+        default=None,
+        description="CPU clock only: a decision also ends after this many times its time "
+        "in wall-clock time (a bot that sleeps or blocks still times out).",
+    )
 
 
 class Hello(_Referee):

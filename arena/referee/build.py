@@ -237,6 +237,7 @@ def build_bot(
     *,
     limits: BuildLimits | None = None,
     cache: Path | None = None,
+    toolchains: tuple[str, ...] = (),
 ) -> Built:
     """Stage ``spec``'s folder, build it sandboxed (or take it from the cache) and return
     the read-only built copy to launch.  Raises :class:`BuildError` with a message for
@@ -258,7 +259,8 @@ def build_bot(
             copy_checked(spec.folder, source, bot_limits.tree())
         except StagingError as exc:
             raise BuildError(f"{spec.name}: bot folder {spec.folder} refused: {exc}") from None
-        key_text = "\0".join([CACHE_FORMAT, tree_digest(source), command or ""])
+        # The declared toolchains are part of what a build used (none: the same key as before).
+        key_text = "\0".join([CACHE_FORMAT, tree_digest(source), command or "", *toolchains])
         key = hashlib.sha256(key_text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
         entry = root / key
         if entry.exists():
@@ -273,7 +275,7 @@ def build_bot(
         out = work / "bot"
         if command:
             try:
-                result = build(command, source, out, bot_limits, level=level)
+                result = build(command, source, out, bot_limits, level=level, ro_paths=toolchains)
             except SandboxError as exc:
                 raise BuildError(f"{spec.name}: cannot run the build: {exc}") from None
             if not result.ok:

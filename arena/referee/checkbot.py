@@ -5,24 +5,34 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from arena.engine import Variant
+import orjson
+
+from arena.engine import Game, Variant
 from arena.engine.record import FaultRecord
-from arena.referee.build import build_bot
+from arena.engine.tables import AnyMove
+from arena.kits import KITS, kit_for
+from arena.protocol.messages import GameEnd, GameStart
+from arena.referee.build import BuildError, build_bot
 from arena.referee.clock import TimeControl
+from arena.referee.faults import Fault
 from arena.referee.manifest import BotSpec
 from arena.referee.referee import GameSettings, play_game
-from arena.referee.seats import BotSeat, RandomSeat, SandboxSettings, Seat
+from arena.referee.seats import BotSeat, Choice, RandomSeat, SandboxSettings, Seat
+from arena.referee.toolchains import (
+    command_program,
+    explain_build_failure,
+    explain_not_found,
+    find_in_sandbox,
+)
 
 ADVICE: dict[str, str] = {
     "init": (
         "Answer the first line ('hello') with one line "
-        '{"type":"ready","protocol":1,"name":"..."} within the init time, and flush stdout.'
+        '{"type":"ready","protocol":1,"name":"..."} within the init time.'
     ),
-    "timeout": (
-        "Reply to every 'decide' within time_left_ms. Flush stdout after each line "
-        "(Python: print(..., flush=True); C: fflush(stdout)); log to stderr, not stdout."
-    ),
+    "timeout": ("Reply to every 'decide' within time_left_ms; log to stderr, not stdout."),
     "malformed": (
         "Each reply must be one JSON object on one line: "
         '{"type":"move","id":<the request id>,"index":<0-based option index>} '
@@ -39,23 +49,76 @@ ADVICE: dict[str, str] = {
 }
 
 
+PLAYER_COUNTS = (2, 3, 4)
+SLOW_FRACTION = 0.5
+"""Warn when the handshake or a decision used more than this share of its clock: a
+loaded tournament machine can easily double a time."""
+
+NO_REPLY_ADVICE = (
+    "The bot wrote {line} where a 'move' was expected. It looks like an answer to a message "
+    "that needs no reply ('game_start', 'game_end', or a type the bot does not know): the "
+    "line waits in the pipe and is read as the answer to the next 'decide'. Answer only "
+    "'hello' (with 'ready', once) and 'decide' (with one 'move'); read everything else "
+    "silently."
+)
+
+
+def flush_advice(language: str | None) -> str:
+    """How to flush stdout, for the bot's language (all of them when it is unknown)."""
+    kit = kit_for(language)
+    if kit is not None:
+        return f"{kit.language}: {kit.flush}"
+    return "; ".join(f"{k.language}: {k.flush}" for k in KITS)
+
+
+def advice(kind: str, language: str | None) -> str:
+    """How to fix a fault kind, naming the flush idiom of the bot's language."""
+    text = ADVICE[kind]
+    if kind in ("init", "timeout"):
+        text += f" Flush stdout after every line ({flush_advice(language)})."
+    return text
+
+
+def answers_no_request(line: str | None) -> bool:
+    """A JSON object that is not a move: an answer to a message that needs no reply."""
+    if not line:
+        return False
+    try:
+        obj = orjson.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(obj, dict) and obj.get("type") != "move"
+
+
 @dataclass
 class CheckReport:
     name: str
+    language: str | None = None
     build_s: float | None = None
     spawn_ms: float | None = None
     handshake_ms: float | None = None
+    init_ms: int = 0
     reported: dict[str, str | None] = field(default_factory=dict)
     games: int = 0
     wins: int = 0
+    played: dict[tuple[int, str], int] = field(default_factory=dict)
+    """Games per (players, wall)."""
     scores: list[int] = field(default_factory=list)
     think_ms: list[float] = field(default_factory=list)
+    slow: list[tuple[float, int]] = field(default_factory=list)
+    """(think ms, time it had) of decisions that used more than SLOW_FRACTION of it."""
+    cpu_ms: list[float] = field(default_factory=list)
+    """CPU time of the bot's process tree per decision (where measured)."""
     faults: list[tuple[str, FaultRecord]] = field(default_factory=list)
     """(game description, fault)"""
+    problems: list[str] = field(default_factory=list)
+    """Failures found before any game (build, missing program), in plain words."""
+    folder: Path | None = None
+    """The built bot folder that played."""
 
     @property
     def ok(self) -> bool:
-        return not self.faults and self.games > 0
+        return not self.faults and not self.problems and self.games > 0
 
     def latency(self) -> tuple[float, float, float] | None:
         """(median, p95, max) think time in ms."""
@@ -65,18 +128,87 @@ class CheckReport:
         p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
         return statistics.median(ordered), p95, ordered[-1]
 
+    def warnings(self) -> list[str]:
+        """Things that passed here but may fail on a busier machine."""
+        notes = []
+        if self.handshake_ms is not None and self.handshake_ms > SLOW_FRACTION * self.init_ms:
+            notes.append(
+                f"the handshake took {self.handshake_ms:.0f} ms, more than half of the "
+                f"{self.init_ms} ms init time: on a loaded machine it may miss it. Start "
+                "faster (load tables lazily, answer 'hello' first), or ask for more --init-time."
+            )
+        if self.slow:
+            worst, had = max(self.slow)
+            notes.append(
+                f"{len(self.slow)} decision(s) used more than half of their time (worst "
+                f"{worst:.0f} ms of {had} ms): on a loaded machine they may time out. Stop "
+                "thinking well before time_left_ms."
+            )
+        return notes
+
+    def explanations(self) -> list[str]:
+        """Plain-words causes beyond the fault kind's general advice."""
+        notes = []
+        for _where, fault in self.faults:
+            if fault.kind in ("malformed", "illegal") and answers_no_request(fault.last_message):
+                notes.append(NO_REPLY_ADVICE.format(line=fault.last_message))
+                break
+        return notes
+
+
+class _TimedSeat:
+    """Passes everything to the bot, noting decisions that used much of their time."""
+
+    def __init__(self, bot: BotSeat, report: CheckReport) -> None:
+        self.bot = bot
+        self.name = bot.name
+        self.report = report
+
+    def begin(self, start: GameStart) -> Fault | None:
+        return self.bot.begin(start)
+
+    def decide(
+        self, req_id: int, game: Game, options: list[AnyMove], time_left_ms: int, game_id: str
+    ) -> Choice | Fault:
+        answer = self.bot.decide(req_id, game, options, time_left_ms, game_id)
+        if isinstance(answer, Choice) and answer.think_ms > SLOW_FRACTION * time_left_ms:
+            self.report.slow.append((answer.think_ms, time_left_ms))
+        return answer
+
+    def end(self, end: GameEnd) -> None:
+        self.bot.end(end)
+
+    def abandon(self) -> None:
+        self.bot.abandon()
+
 
 def check_bot(
     spec: BotSpec,
     sandbox: SandboxSettings,
     time_control: TimeControl,
-    games_per_variant: int = 2,
+    games_per_setting: int = 1,
+    player_counts: tuple[int, ...] = PLAYER_COUNTS,
 ) -> CheckReport:
-    """Raises BuildError when the build fails; everything else ends up in the report."""
-    report = CheckReport(name=spec.name)
-    built = build_bot(spec, sandbox.level)
+    """Build, handshake, then games of every player count on both walls vs random.
+
+    Everything, a failed build included, ends up in the report."""
+    report = CheckReport(
+        name=spec.name, language=spec.manifest.language, init_ms=time_control.init_ms
+    )
+    try:
+        built = build_bot(spec, sandbox.level, toolchains=sandbox.toolchains)
+    except BuildError as exc:
+        report.problems.append(explain_build_failure(str(exc), sandbox.toolchains))
+        return report
     report.build_s = built.seconds if built.ran else None
-    bot = BotSeat(built.spec, time_control=time_control, sandbox=sandbox, persistent=True)
+    spec = built.spec
+    report.folder = spec.folder
+    program = command_program(spec.manifest.command)
+    if program and not find_in_sandbox(program, spec.folder, sandbox.toolchains):
+        report.problems.append(explain_not_found(program, "run", sandbox.toolchains))
+        return report
+    bot = BotSeat(spec, time_control=time_control, sandbox=sandbox, persistent=True)
+    timed = _TimedSeat(bot, report)
     try:
         start_fault = bot.start()
         report.spawn_ms, report.handshake_ms = bot.spawn_ms, bot.handshake_ms
@@ -102,25 +234,38 @@ def check_bot(
                 )
             )
             return report
-        for variant in Variant:
-            for g in range(games_per_variant):
-                my_seat = g % 2
-                seats: list[Seat] = [RandomSeat("random")]
-                seats.insert(my_seat, bot)
-                settings = GameSettings(variant=variant, seed=1000 + g, time_control=time_control)
-                outcome = play_game(seats, settings, f"check-{variant.value}-{g}")
-                record = outcome.record
-                report.games += 1
-                report.scores.append(record.final[my_seat].total)
-                report.wins += record.final[my_seat].rank == 1
-                report.think_ms += [
-                    d.think_ms
-                    for r in record.rounds
-                    for d in r.decisions
-                    if d.seat == my_seat and d.think_ms is not None
-                ]
-                where = f"{variant.value} game {g + 1} (seat {my_seat})"
-                report.faults += [(where, f) for f in record.faults if f.seat == my_seat]
+        k = 0
+        for n_players in player_counts:
+            for variant in Variant:
+                for g in range(games_per_setting):
+                    my_seat = k % n_players
+                    seats: list[Seat] = [RandomSeat(f"random{i}") for i in range(n_players - 1)]
+                    seats.insert(my_seat, timed)
+                    settings = GameSettings(
+                        variant=variant, seed=1000 + k, time_control=time_control
+                    )
+                    game_id = f"check-{n_players}p-{variant.value}-{g}"
+                    record = play_game(seats, settings, game_id).record
+                    k += 1
+                    report.games += 1
+                    key = (n_players, variant.value)
+                    report.played[key] = report.played.get(key, 0) + 1
+                    report.scores.append(record.final[my_seat].total)
+                    report.wins += record.final[my_seat].rank == 1
+                    report.think_ms += [
+                        d.think_ms
+                        for r in record.rounds
+                        for d in r.decisions
+                        if d.seat == my_seat and d.think_ms is not None
+                    ]
+                    report.cpu_ms += [
+                        d.cpu_ms
+                        for r in record.rounds
+                        for d in r.decisions
+                        if d.seat == my_seat and d.cpu_ms is not None
+                    ]
+                    where = f"{n_players}-player {variant.value} game (seat {my_seat})"
+                    report.faults += [(where, f) for f in record.faults if f.seat == my_seat]
     finally:
         bot.close()
     return report

@@ -1,15 +1,53 @@
-"""Time control: how long a bot may think, and the per-game bank."""
+"""Time control: how long a bot may think, on which clock, and the per-game bank.
+
+Two clocks (``TimeControl.clock``):
+
+* ``cpu`` (the default): a decision is charged the CPU time the bot's whole process
+  tree used while it thought (its cgroup's accounting; see ``BotProcess.cpu_ns``), so a
+  loaded host - more workers than cores, another job on the machine - slows a bot down
+  without costing it a single millisecond of its time. A wall-clock ceiling of
+  ``wall_ceiling`` x the allowance still ends a decision of a bot that sleeps, blocks or
+  waits for input, so no bot can stall a tournament.
+* ``wall``: a decision is charged the elapsed time from request written to reply read.
+
+Either way a decision times out when its charge exceeds the allowance plus the
+unannounced grace; banks and increments use the same charge.
+"""
 
 from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena.protocol.messages import Limits
 
 
+class ClockKind(enum.Enum):
+    CPU = "cpu"
+    WALL = "wall"
+
+
+DEFAULT_CLOCK = ClockKind.CPU
+"""CPU clocks by default: scores and ratings must measure the bot, not the host's load."""
+WALL_CEILING = 5.0
+"""CPU clocks: a decision also ends after this many times its allowance of wall time."""
+HARD_CEILING = 10.0
+"""CPU clocks: a decision ends after this many times the wall ceiling, however loaded the
+host (waiting for a CPU is forgiven up to here; a tournament can never stall)."""
+_EPS_MS = 1e-3
+"""Rounding slack: waking exactly at a ceiling must count as reaching it."""
+MIN_CHECK_S = 0.01
+"""CPU clocks: the shortest wait between two CPU-time readings while a bot thinks."""
+
+
 class TimeControl(BaseModel):
-    """How long a bot may think: the one definition of these settings and their defaults
-    (CLI flags, tournament files, workers and the referee all use this model)."""
+    """How long a bot may think and on which clock: the one definition of these settings
+    and their defaults (CLI flags, tournament files, workers and the referee all use it)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -21,16 +59,28 @@ class TimeControl(BaseModel):
     """Optional per-game bank; each decision may use what is left of it."""
     increment_ms: int = Field(default=0, ge=0, description="Added to the bank per decision.")
     grace_ms: int = Field(default=50, ge=0, exclude=True)
-    """Not announced to bots: absorbs pipe and scheduling jitter so a bot answering
-    within its announced time is never timed out by a loaded machine."""
+    """Not announced to bots: absorbs pipe and scheduling jitter (wall clocks) and CPU
+    accounting granularity (CPU clocks)."""
+    clock: ClockKind = Field(
+        default=DEFAULT_CLOCK,
+        description="cpu: charge the CPU time of the bot's process tree; wall: elapsed time.",
+    )
+    wall_ceiling: float = Field(
+        default=WALL_CEILING, ge=1, description="CPU clocks: idle-time cap, x the allowance."
+    )
 
-    def limits(self, max_line: int) -> Limits:
+    def limits(self, max_line: int, clock: ClockKind | None = None) -> Limits:
+        """What ``hello`` announces; ``clock`` is the clock that really applies (a CPU
+        clock falls back to wall time when the bot's CPU time cannot be read)."""
+        clock = clock or self.clock
         return Limits(
             init_ms=self.init_ms,
             move_ms=self.move_ms,
             time_bank_ms=self.bank_ms,
             increment_ms=self.increment_ms,
             max_line_bytes=max_line,
+            clock=clock.value,
+            wall_ceiling=self.wall_ceiling if clock is ClockKind.CPU else None,
         )
 
 
@@ -47,6 +97,166 @@ class Clock:
             return self.control.move_ms
         return max(0, int(min(self.bank_ms, self.control.move_ms)))
 
-    def charge(self, think_ms: float) -> None:
+    def charge(self, spent: Spent) -> None:
         if self.bank_ms is not None:
-            self.bank_ms = max(0.0, self.bank_ms - think_ms) + self.control.increment_ms
+            self.bank_ms = max(0.0, self.bank_ms - spent.charged_ms) + self.control.increment_ms
+
+
+class CpuMeter(Protocol):
+    """Where CPU time comes from: a bot process (``BotProcess``), or a fake in tests."""
+
+    def cpu_ns(self) -> int | None:
+        """CPU time the bot's process tree has used so far."""
+        ...
+
+    def cpu_wait_ns(self) -> int | None:
+        """Time the bot's tasks were runnable but waiting for a CPU (None: unknown)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What one decision (or handshake) cost."""
+
+    wall_ms: float
+    cpu_ms: float | None
+    """CPU time of the bot's process tree; None when it could not be read."""
+    clock: ClockKind
+    """The clock that applied (CPU falls back to wall when CPU time is unreadable)."""
+    wait_ms: float | None = None
+    """Time the bot was ready to run but the host gave its CPU to others (None: unknown)."""
+
+    @property
+    def charged_ms(self) -> float:
+        if self.clock is ClockKind.CPU and self.cpu_ms is not None:
+            return self.cpu_ms
+        return self.wall_ms
+
+    @property
+    def idle_ms(self) -> float:
+        """Wall time the bot neither ran nor waited for a CPU: it slept or blocked."""
+        return self.wall_ms - (self.cpu_ms or 0.0) - (self.wait_ms or 0.0)
+
+
+class Stopwatch:
+    """Times one decision against its allowance on the chosen clock.
+
+    CPU clocks end a decision when the bot's CPU time exceeds the allowance (plus
+    grace), when it has been *idle* (wall time minus CPU time minus time spent waiting
+    for a CPU) for ``wall_ceiling`` x the allowance, or - whatever the host's load - at
+    ``HARD_CEILING`` x that. Where the kernel cannot say how long the bot waited for a
+    CPU (no cgroup v2 pressure information), the ceiling is on plain wall time.
+
+    The reader waits for the bot's reply until :attr:`wake_at`, then calls
+    :meth:`overrun`: None means "still within its time, wait again" and sets a new
+    ``wake_at``. The CPU time is read only when the bot could have used up its
+    allowance: a bot that answers in time costs two readings (start and :meth:`stop`),
+    whatever the host's load. The wait counter is first read at the first
+    :meth:`overrun` (one allowance in), so waiting before that counts as idle: the idle
+    ceiling is effectively between ``wall_ceiling - 1`` and ``wall_ceiling`` allowances.
+    """
+
+    def __init__(
+        self,
+        allowance_ms: int,
+        control: TimeControl,
+        meter: CpuMeter | None,
+        *,
+        cores: float = 1.0,
+        clock: ClockKind | None = None,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """``meter`` is read whatever the clock, so a record shows CPU time under wall
+        clocks too; ``clock`` overrides ``control.clock`` (a seat's fallback)."""
+        self.allowance_ms = allowance_ms
+        self.budget_ms = allowance_ms + control.grace_ms
+        self._now = now
+        self._meter = meter
+        self._cores = max(1.0, cores)
+        """How many cores the bot can keep busy: its CPU time grows at most this fast."""
+        self._cpu0 = meter.cpu_ns() if meter is not None else None
+        wanted = clock or control.clock
+        self.clock = wanted if self._cpu0 is not None else ClockKind.WALL
+        self._wait0: int | None = None
+        self._wait_read = False
+        self.start = now()
+        if self.clock is ClockKind.CPU:
+            self.idle_limit_ms = max(self.budget_ms, allowance_ms * control.wall_ceiling)
+            self.hard_ms = self.idle_limit_ms * HARD_CEILING  # until we know there is no PSI
+            self.ceiling = self.start + self.hard_ms / 1000
+            first = min(self.budget_ms / self._cores, self.idle_limit_ms)
+            self.wake_at = self.start + first / 1000
+        else:
+            self.idle_limit_ms = self.hard_ms = self.budget_ms
+            self.ceiling = self.wake_at = self.start + self.budget_ms / 1000
+
+    def _since_start(self, reading: int | None, first: int | None) -> float | None:
+        return None if reading is None or first is None else max(0, reading - first) / 1e6
+
+    def stop(self) -> Spent:
+        """The cost so far (call it when the reply is in)."""
+        wall_ms = (self._now() - self.start) * 1000
+        meter = self._meter
+        cpu_ms = self._since_start(meter.cpu_ns() if meter else None, self._cpu0)
+        wait_ms = None
+        if (
+            meter is not None
+            and self._wait0 is not None
+            and wall_ms >= self.idle_limit_ms - _EPS_MS
+        ):
+            wait_ms = self._since_start(meter.cpu_wait_ns(), self._wait0)  # only when needed
+        return Spent(wall_ms, cpu_ms, self.clock, wait_ms)
+
+    def verdict(self, spent: Spent) -> str | None:
+        """Why ``spent`` is over the time, or None if it is within it."""
+        if self.clock is ClockKind.WALL or spent.cpu_ms is None:
+            if spent.wall_ms > self.budget_ms:
+                return f"no move within {self.allowance_ms} ms"
+            return None
+        if spent.cpu_ms > self.budget_ms:
+            return (
+                f"used {spent.cpu_ms:.0f} ms of CPU time, over its {self.allowance_ms} ms "
+                f"(wall time {spent.wall_ms:.0f} ms)"
+            )
+        if self._wait0 is None:  # no pressure information: a plain wall-clock ceiling
+            if spent.wall_ms >= self.idle_limit_ms - _EPS_MS:
+                return (
+                    f"no move within {spent.wall_ms:.0f} ms of wall time, the ceiling for "
+                    f"{self.allowance_ms} ms of CPU time (it used {spent.cpu_ms:.0f} ms: "
+                    "sleeping or blocked?)"
+                )
+            return None
+        if spent.idle_ms >= self.idle_limit_ms - _EPS_MS:
+            return (
+                f"no move after {spent.wall_ms:.0f} ms: idle {spent.idle_ms:.0f} ms (sleeping "
+                f"or blocked?), over the wall-clock ceiling of {self.idle_limit_ms:.0f} ms for "
+                f"{self.allowance_ms} ms of CPU time (it used {spent.cpu_ms:.0f} ms)"
+            )
+        if spent.wall_ms >= self.hard_ms - _EPS_MS:  # (only with pressure information)
+            return (
+                f"no move after {spent.wall_ms:.0f} ms of wall time, the hard ceiling for "
+                f"{self.allowance_ms} ms of CPU time (it used {spent.cpu_ms:.0f} ms; the host "
+                "is overloaded)"
+            )
+        return None
+
+    def overrun(self) -> str | None:
+        """Called at :attr:`wake_at` without a reply: the timeout message, or None
+        (and a later ``wake_at``) while the bot is within its time."""
+        if self.clock is ClockKind.CPU and not self._wait_read:
+            self._wait_read = True
+            self._wait0 = self._meter.cpu_wait_ns() if self._meter is not None else None
+            if self._wait0 is None:  # no pressure information: the ceiling is on wall time
+                self.hard_ms = self.idle_limit_ms
+                self.ceiling = self.start + self.idle_limit_ms / 1000
+        spent = self.stop()
+        why = self.verdict(spent)
+        if why is not None:
+            return why
+        if self.clock is ClockKind.WALL or spent.cpu_ms is None:
+            return f"no move within {self.allowance_ms} ms"  # woke at the deadline
+        cpu_left_ms = (self.budget_ms - spent.cpu_ms) / self._cores
+        idle_left_ms = self.idle_limit_ms - spent.idle_ms  # idle time grows at most as fast
+        step_s = max(MIN_CHECK_S, min(cpu_left_ms, idle_left_ms) / 1000)
+        self.wake_at = min(self.ceiling, self._now() + step_s)
+        return None

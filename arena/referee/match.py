@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from arena.engine import Game, replay
@@ -49,7 +49,8 @@ def run_match(
     """Build the bots, play one game, save the record and the bots' stderr logs."""
     sandbox = sandbox or SandboxSettings()
     built = {
-        s.folder: build_bot(s, sandbox.level).spec for s in {s.folder: s for s in specs}.values()
+        s.folder: build_bot(s, sandbox.level, toolchains=sandbox.toolchains).spec
+        for s in {s.folder: s for s in specs}.values()
     }
     specs = [built[s.folder] for s in specs]  # every bot runs from its built copy
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -61,7 +62,7 @@ def run_match(
             seat = BotSeat(
                 spec,
                 time_control=settings.time_control,
-                sandbox=SandboxSettings(sandbox.level, sandbox.limits, sandbox.slot + i),
+                sandbox=replace(sandbox, slot=sandbox.slot + i),
                 stderr_log=logs[i],
                 persistent=False,
                 transcript=out_dir / f"seat{i}-{spec.name}.transcript" if transcripts else None,

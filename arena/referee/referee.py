@@ -126,9 +126,11 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
             )
             if isinstance(answer, Choice):
                 index, think_ms = answer.index, answer.think_ms
-                clocks[current].charge(think_ms)
+                clocks[current].charge(answer.spent)
                 think[current].append(think_ms)
                 decision: dict[str, Any] = {"think_ms": round(think_ms, 3), "auto": False}
+                if answer.cpu_ms is not None:
+                    decision["cpu_ms"] = round(answer.cpu_ms, 3)
                 if answer.stderr is not None and stderr_room[current] > 0:
                     decision["stderr"] = _capped(answer.stderr, stderr_room[current])
                     stderr_room[current] -= len(answer.stderr)
@@ -147,6 +149,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
         for decision in rnd["decisions"]:
             decision.update(next(it))
     data["faults"] = [f.model_dump() for f in faults]
+    data["clock"] = settings.time_control.clock.value
     record = GameRecord.model_validate(data)
 
     fault_of = {f.seat: f.kind for f in faults if f.forfeit}

@@ -6,6 +6,7 @@ Both implement :class:`Seat`, the only thing :func:`arena.referee.play_game` kno
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
 import time
 from dataclasses import dataclass, field
@@ -29,9 +30,10 @@ from arena.protocol.messages import (
     Ready,
 )
 from arena.referee.channel import Channel, ChannelError, ReadFailure
-from arena.referee.clock import TimeControl
+from arena.referee.clock import ClockKind, Spent, Stopwatch, TimeControl
 from arena.referee.faults import Fault
 from arena.referee.manifest import BotSpec
+from arena.referee.memory import memory_message, mentions_memory, oom_killed
 from arena.referee.transcript import Transcript
 from arena.sandbox import (
     BotProcess,
@@ -50,8 +52,17 @@ class Choice:
 
     index: int
     think_ms: float
+    """Wall time from request written to reply read."""
     stderr: str | None = None
     """What the bot wrote to stderr while deciding (capped), if anything."""
+    cpu_ms: float | None = None
+    """CPU time of the bot's process tree meanwhile (None: not measured)."""
+    clock: ClockKind = ClockKind.WALL
+    """The clock the decision was charged on."""
+
+    @property
+    def spent(self) -> Spent:
+        return Spent(self.think_ms, self.cpu_ms, self.clock)
 
 
 class Seat(Protocol):
@@ -97,6 +108,8 @@ class SandboxSettings:
     limits: Limits = field(default_factory=Limits)
     slot: int = 0
     """Distinguishes concurrently running bots (each gets its own uid)."""
+    toolchains: tuple[str, ...] = ()
+    """Organiser-declared toolchain folders, shown read-only inside the sandbox."""
 
 
 def _text(raw: bytes | None, limit: int = 300) -> str | None:
@@ -141,9 +154,11 @@ class BotSeat:
         self._proc: BotProcess | None = None
         self._chan: Channel | None = None
         self._busy_s = 0.0
-        """Think time of the current process: a proxy for the CPU it used (its CPU
-        quota is at most one core), so a persistent process is recycled before it
-        reaches its CPU-seconds rlimit."""
+        """Think time of the current process (CPU time where measured, else wall time),
+        so a persistent process is recycled before it reaches its CPU-seconds rlimit."""
+        self.clock = self.time_control.clock
+        """The clock that applies to the current process (CPU falls back to wall when
+        the bot's CPU time cannot be read)."""
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -167,6 +182,7 @@ class BotSeat:
                 limits=self.sandbox.limits,
                 slot=self.sandbox.slot,
                 stderr_log=self.stderr_log,
+                ro_paths=self.sandbox.toolchains,
             )
         except (SandboxUnavailable, SandboxBusy):
             raise  # the arena's problem, not the bot's: never recorded as a fault
@@ -178,23 +194,56 @@ class BotSeat:
         self._proc = proc
         log = Transcript(self.transcript) if self.transcript else None  # closed in kill()
         self._chan = Channel(proc.stdin.fileno(), proc.stdout.fileno(), self.max_line, log)
-        hello = Hello(limits=self.time_control.limits(self.max_line), persistent=self.persistent)
-        deadline = t0 + self.time_control.init_ms / 1000
-        fault = self._handshake(encode(hello), deadline)
+        self.clock = self._usable_clock(proc)
+        hello = Hello(
+            limits=self.time_control.limits(self.max_line, self.clock),
+            persistent=self.persistent,
+        )
+        fault = self._handshake(encode(hello), self._stopwatch(self.time_control.init_ms))
         if fault is not None:
             self.kill()
             return fault
         self.handshake_ms = (time.monotonic() - t0) * 1000
         return None
 
-    def _handshake(self, hello: bytes, deadline: float) -> Fault | None:
+    def _usable_clock(self, proc: BotProcess) -> ClockKind:
+        if self.time_control.clock is ClockKind.CPU and proc.cpu_ns() is None:
+            _log.warning(
+                "%s: the bot's CPU time cannot be read (no cgroup accounting, no /proc): "
+                "its decisions are timed on the wall clock",
+                self.name,
+            )
+            return ClockKind.WALL
+        return self.time_control.clock
+
+    def _stopwatch(self, allowance_ms: int) -> Stopwatch:
+        return Stopwatch(
+            allowance_ms,
+            self.time_control,
+            self._proc,
+            cores=self.sandbox.limits.cpu_quota,
+            clock=self.clock,
+        )
+
+    def _read_reply(self, chan: Channel, watch: Stopwatch) -> tuple[bytes | ReadFailure, str]:
+        """The next line, or why there is none; a timeout comes with the clock's message."""
+        while True:
+            line = chan.read_line(watch.wake_at)
+            if isinstance(line, ReadFailure) and line.error is ChannelError.TIMEOUT:
+                why = watch.overrun()
+                if why is None:
+                    continue  # CPU clock: still within its CPU time
+                return line, why
+            return line, ""
+
+    def _handshake(self, hello: bytes, watch: Stopwatch) -> Fault | None:
         assert self._chan is not None
-        if self._chan.send(hello, deadline) is not None:
+        if self._chan.send(hello, watch.ceiling) is not None:
             return self._fault("init", "the bot did not read the hello message")
-        line = self._chan.read_line(deadline)
+        line, why = self._read_reply(self._chan, watch)
         if isinstance(line, ReadFailure):
             what = {
-                ChannelError.TIMEOUT: f"no 'ready' within {self.time_control.init_ms} ms",
+                ChannelError.TIMEOUT: f"no 'ready': {why}",
                 ChannelError.CLOSED: "the bot exited (or closed its stdout) during the handshake"
                 + self._exit_text(),
                 ChannelError.TOO_LONG: f"the 'ready' line is longer than {self.max_line} bytes",
@@ -269,15 +318,14 @@ class BotSeat:
         payload = encode_decide(req_id, game_id, game.current_player, game, options, time_left_ms)
         sink = self._proc.sink if self._proc is not None else None
         stderr_mark = sink.mark() if sink is not None else 0
-        start = time.monotonic()
-        deadline = start + (time_left_ms + self.time_control.grace_ms) / 1000
-        error = chan.send(payload, deadline)
+        watch = self._stopwatch(time_left_ms)
+        error = chan.send(payload, watch.ceiling)  # writing costs a bot no CPU time
         if error is ChannelError.CLOSED:
             return self._fault("crash", "the bot stopped reading its stdin" + self._exit_text())
         if error is ChannelError.TIMEOUT:
             return self._fault("timeout", f"the bot did not read its request in {time_left_ms} ms")
         while True:
-            line = chan.read_line(deadline)
+            line, why = self._read_reply(chan, watch)
             if isinstance(line, ReadFailure):
                 if line.error is ChannelError.TIMEOUT:
                     closed = self._closed_pipe()
@@ -285,9 +333,7 @@ class BotSeat:
                         return self._fault(
                             "crash", f"the bot closed its {closed} but kept running", None
                         )
-                    return self._fault(
-                        "timeout", f"no move within {time_left_ms} ms", line.partial or None
-                    )
+                    return self._fault("timeout", why, line.partial or None)
                 if line.error is ChannelError.CLOSED:
                     return self._fault(
                         "crash",
@@ -297,17 +343,20 @@ class BotSeat:
                 return self._fault(
                     "malformed", f"a line longer than {self.max_line} bytes", line.partial
                 )
-            think_ms = (time.monotonic() - start) * 1000
-            self._busy_s += think_ms / 1000
+            spent = watch.stop()
             result = self._parse_reply(line, req_id, options)
+            over = watch.verdict(spent)
             if result is None:  # a late answer to an earlier request: ignore it
-                if time.monotonic() > deadline:  # but a flood of them must not stop the clock
-                    return self._fault("timeout", f"no move within {time_left_ms} ms", line)
+                if over:  # but a flood of them must not stop the clock
+                    return self._fault("timeout", over, line)
                 continue
+            self._busy_s += (spent.cpu_ms if spent.cpu_ms is not None else spent.wall_ms) / 1000
             if isinstance(result, Fault):
                 return result
+            if over:  # answered, but after its time (CPU clocks check between readings)
+                return self._fault("timeout", over, line)
             stderr = sink.since(stderr_mark, DECISION_STDERR_BYTES) if sink is not None else None
-            return Choice(result, think_ms, stderr)
+            return Choice(result, spent.wall_ms, stderr, spent.cpu_ms, spent.clock)
 
     def _parse_reply(self, line: bytes, req_id: int, options: list[AnyMove]) -> int | Fault | None:
         try:
@@ -358,7 +407,29 @@ class BotSeat:
     def _fault(self, kind: str, message: str, last: bytes | None = None) -> Fault:
         tail = self._proc.stderr_tail() if self._proc is not None else None
         last = last if last is not None else (self._chan.last_line if self._chan else None)
+        if kind in ("crash", "malformed", "init") and self._died_of_memory(kind, last, tail):
+            # A runtime's out-of-memory report may reach stdout first (the JVM's does):
+            # the death is the fault, not the text.
+            kind = "init" if kind == "init" else "crash"
+            message = f"{memory_message(self.sandbox.limits)}: {message}"
         return Fault(kind, message, _text(last), tail or None)  # type: ignore[arg-type]
+
+    def _died_of_memory(self, kind: str, last: bytes | None, tail: str | None) -> bool:
+        if oom_killed(self._proc):
+            return True
+        if not mentions_memory(last, tail):
+            return False
+        if kind != "malformed":
+            return True
+        # A line that mentions memory is a crash only if the process then dies.
+        proc = self._proc
+        if proc is None:
+            return False
+        try:
+            proc.wait(MEMORY_DEATH_WAIT_S)
+        except Exception:
+            return False
+        return True
 
     def _closed_pipe(self) -> str | None:
         """Which of its pipes a still-running bot has closed (the sandbox hides the EOF)."""
@@ -385,6 +456,10 @@ class BotSeat:
 
 
 KEPT_LOGS = 3
+MEMORY_DEATH_WAIT_S = 1.0
+"""How long a bot whose stray line mentions memory gets to die before it counts as
+``malformed`` rather than an out-of-memory ``crash``."""
+_log = logging.getLogger(__name__)
 
 
 def _rotate(log: Path, keep: int = KEPT_LOGS) -> None:

@@ -1,4 +1,5 @@
-"""Play settings: time control, fault policy, sandbox level and round limit, defined once.
+"""Play settings: time control, fault policy, sandbox level, toolchains and round limit,
+defined once.
 
 ``PlaySettings`` is the single owner of these defaults. ``arena match``/``check-bot`` flags,
 the tournament file (``TournamentConfig`` extends it), the worker's jobs and the referee's
@@ -7,12 +8,13 @@ the tournament file (``TournamentConfig`` extends it), the worker's jobs and the
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from arena.engine.tables import DEFAULT_ROUND_LIMIT, Variant
 from arena.referee.clock import TimeControl
 from arena.referee.faults import FaultPolicy
 from arena.referee.referee import GameSettings
+from arena.referee.toolchains import validate_toolchains
 from arena.sandbox import Level
 
 
@@ -27,6 +29,16 @@ class PlaySettings(BaseModel):
     )
     sandbox: Level = Field(default=Level.AUTO, description="auto, strict or off.")
     round_limit: int = Field(default=DEFAULT_ROUND_LIMIT, ge=1)
+    toolchains: tuple[str, ...] = Field(
+        default=(),
+        description="Organiser-declared toolchain folders (e.g. /opt/rust), shown read-only "
+        "inside the sandbox with their bin/ on PATH.",
+    )
+
+    @field_validator("toolchains")
+    @classmethod
+    def _toolchains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return validate_toolchains(value)
 
     def game(self, variant: Variant | str, seed: int) -> GameSettings:
         """The referee's settings for one game."""

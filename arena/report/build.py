@@ -23,6 +23,7 @@ from arena.ratings.bootstrap import HIGH_PERCENTILE, LOW_PERCENTILE
 from arena.ratings.incremental import finished_frontier, load_state, save_state
 from arena.report.data import Results
 from arena.report.headtohead import head_to_head_matrix, head_to_head_pairs
+from arena.report.hostload import host_load
 from arena.report.seating import seat_advantage
 from arena.report.stats import bot_stats, split_stats
 
@@ -45,6 +46,8 @@ class Report:
     by_players: pd.DataFrame
     fault_log: pd.DataFrame
     """Every fault of every finished game, with its game id: the evidence trail."""
+    host_load: pd.DataFrame
+    """Games whose wall time far exceeded their CPU time (an overloaded host?)."""
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table as a flat frame (the matrix with its ``bot`` row labels as a column)."""
@@ -56,6 +59,7 @@ class Report:
             "by_variant": self.by_variant,
             "by_players": self.by_players,
             "faults": self.fault_log,
+            "host_load": self.host_load,
             "rating_history": self.ratings.history,
         }
 
@@ -115,6 +119,7 @@ def build_report(
         by_variant=split_stats(seats, "variant"),
         by_players=split_stats(seats, "n_players"),
         fault_log=fault_log(results),
+        host_load=host_load(results),
     )
 
 
@@ -147,6 +152,7 @@ def summarise(results: Results, ratings: Ratings) -> dict[str, Any]:
         "end_reasons": counts("end_reason"),
         "mean_duration_s": float(games["duration_s"].mean()) if len(games) else None,
         "faults": len(results.faults),
+        "host_load_games": len(host_load(results)),
         "trueskill": asdict(ratings.params),
         "bootstrap": {
             "resamples": ratings.resamples,

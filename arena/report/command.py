@@ -76,6 +76,12 @@ def report_command(
         faults = fault_groups_table(report.fault_log, width=console.width)
         if faults is not None:
             console.print(faults)
+    loaded = report.summary["host_load_games"]
+    if loaded:
+        console.print(
+            f"[yellow]note:[/yellow] in {loaded} game(s) the bots' wall time far exceeded their "
+            "CPU time (overloaded host, or a bot that sleeps): see Host load in the report"
+        )
     if not write:
         return EXIT_OK
     try:

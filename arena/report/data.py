@@ -53,6 +53,8 @@ SEAT_COLUMNS = {
     "think_mean_ms": "float64",
     "think_p95_ms": "float64",
     "think_max_ms": "float64",
+    "cpu_mean_ms": "float64",  # NaN: not measured (older stores, or no CPU accounting)
+    "cpu_max_ms": "float64",
     "n_players": "int64",
     "variant": "str",
     "seed_index": "int64",

@@ -92,6 +92,7 @@ _LEADERBOARD: list[tuple[str, str, Formatter, bool]] = [
     ("forfeits", "Forfeits", integer, False),
     ("think_mean_ms", "Think ms", number(1), True),
     ("think_p95_ms", "p95 ms", number(1), False),
+    ("cpu_mean_ms", "CPU ms", number(1), True),
 ]
 
 
@@ -174,6 +175,20 @@ def fault_log_display(log: pd.DataFrame) -> pd.DataFrame:
             "round": ("Round", integer),
             "forfeit": ("Forfeit", forfeit_text),
             "message": ("What happened", text),
+        },
+    )
+
+
+def host_load_display(games: pd.DataFrame) -> pd.DataFrame:
+    return display(
+        games,
+        {
+            "game_id": ("Game", text),
+            "decisions": ("Decisions", integer),
+            "think_mean_ms": ("Wall ms", number(1)),
+            "cpu_mean_ms": ("CPU ms", number(1)),
+            "wall_per_cpu": ("Wall/CPU", number(1)),
+            "seats": ("Wall/CPU by bot", text),
         },
     )
 

@@ -14,12 +14,14 @@ from arena.report.format import (
     FAULT_LOG_ROWS,
     NOT_SEPARABLE,
     fault_log_display,
+    host_load_display,
     leaderboard_display,
     matrix_display,
     pairs_display,
     seat_display,
     split_display,
 )
+from arena.report.hostload import LOAD_RATIO, MIN_EXCESS_MS
 from arena.report.terminal import progress_text
 
 
@@ -52,6 +54,10 @@ def overview_lines(report: Report) -> list[str]:
         lines.append("end reasons: " + ", ".join(f"{r} {c}" for r, c in s["end_reasons"].items()))
     if s["faults"]:
         lines.append(f"faults recorded: {s['faults']}")
+    if s["host_load_games"]:
+        lines.append(
+            f"games where wall time far exceeded CPU time: {s['host_load_games']} (see Host load)"
+        )
     return lines
 
 
@@ -103,8 +109,10 @@ def sections(report: Report) -> list[Section]:
             method_note(report)
             + " A win is a first place (shared first places count for each bot). Margin = "
             "winner's score minus the bot's, averaged over games. Fault columns count every "
-            "fault, forgiven strikes included. Think ms: decision-weighted mean; p95 is the "
-            "decision-weighted mean of the per-game 95th percentiles (approximate).",
+            "fault, forgiven strikes included. Think ms (wall time, request to reply): "
+            "decision-weighted mean; p95 is the decision-weighted mean of the per-game 95th "
+            "percentiles (approximate). CPU ms: CPU time of the bot's process tree per "
+            "decision, where measured.",
             leaderboard_display(report.leaderboard),
         ),
         Section(
@@ -149,4 +157,29 @@ def sections(report: Report) -> list[Section]:
             else "No bot faulted.",
             fault_log_display(report.fault_log),
         ),
+        Section(
+            "host_load",
+            "Host load",
+            f"Games whose bots spent at least {LOAD_RATIO:g}x as much wall time as CPU time "
+            f"per decision (and {MIN_EXCESS_MS:g} ms more): the host was overloaded if every "
+            "bot of the game shows it, a bot slept or blocked if only its seat does. "
+            f"This tournament ran on {_clock(report)} clocks"
+            + (
+                ": decisions were charged CPU time, so these games stayed fair."
+                if _clock(report) == "cpu"
+                else ": decisions were charged wall time, so in these games the machine "
+                "may have cost bots time (consider --clock cpu, or fewer workers)."
+            )
+            if len(report.host_load)
+            else "No game's wall time far exceeded its CPU time (or CPU time was not measured).",
+            host_load_display(report.host_load),
+        ),
     ]
+
+
+def _clock(report: Report) -> str:
+    """The clock the tournament's config names (stores from before clocks: wall)."""
+    config = report.summary.get("config") or {}
+    time = config.get("time") if isinstance(config, dict) else None
+    clock = time.get("clock") if isinstance(time, dict) else None
+    return str(clock) if clock in ("cpu", "wall") else "wall"

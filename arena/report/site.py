@@ -298,6 +298,12 @@ def _settings(config: dict[str, Any] | None) -> list[tuple[str, str]]:
     clock = f"{time.get('move_ms', '?')} ms per decision, {time.get('init_ms', '?')} ms start-up"
     if time.get("bank_ms"):
         clock += f", bank {time['bank_ms']} ms (+{time.get('increment_ms', 0)} ms per decision)"
+    kind = time.get("clock", "wall")  # stores from before clocks were selectable: wall
+    clock += (
+        f", {kind} clock"
+        if kind != "cpu"
+        else f", cpu clock (idle ceiling {time.get('wall_ceiling', '?')}x)"
+    )
     rows = [
         ("bots", ", ".join(str(b) for b in config.get("bots", []))),
         ("player counts", ", ".join(str(p) for p in config.get("players", []))),

@@ -10,6 +10,8 @@ Definitions (the report repeats them):
 * **think time**: the store keeps per-game summaries, not every decision, so the mean is
   exact (decision-weighted mean of per-game means) while the p95 is the decision-weighted
   mean of per-game p95s, an approximation of the true percentile; ``think_max_ms`` is exact.
+  Think time is wall time (request written to reply read); ``cpu_mean_ms`` is the CPU time
+  of the bot's process tree per decision, over the decisions where it was measured.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ BOT_STAT_COLUMNS = [
     "think_mean_ms",
     "think_p95_ms",
     "think_max_ms",
+    "cpu_mean_ms",
 ]
 SPLIT_COLUMNS = ["games", "wins", "win_rate", "mean_score"]
 
@@ -50,6 +53,9 @@ def bot_stats(seats: pd.DataFrame, faults: pd.DataFrame, bots: Sequence[str]) ->
     s = with_margins(seats)
     s["think_total"] = s["think_mean_ms"] * s["decisions"]
     s["think_p95_total"] = s["think_p95_ms"] * s["decisions"]
+    measured = s["cpu_mean_ms"].notna()
+    s["cpu_total"] = (s["cpu_mean_ms"] * s["decisions"]).where(measured, 0.0)
+    s["cpu_decisions"] = s["decisions"].where(measured, 0)
     grouped = s.groupby("bot")
     out = pd.DataFrame(
         {
@@ -62,6 +68,8 @@ def bot_stats(seats: pd.DataFrame, faults: pd.DataFrame, bots: Sequence[str]) ->
             "think_total": grouped["think_total"].sum(),
             "think_p95_total": grouped["think_p95_total"].sum(),
             "think_max_ms": grouped["think_max_ms"].max(),
+            "cpu_total": grouped["cpu_total"].sum(),
+            "cpu_decisions": grouped["cpu_decisions"].sum(),
         }
     ).reindex(pd.Index(list(bots), name="bot"))
     for column in ("games", "wins", "forfeits", "decisions"):
@@ -69,6 +77,7 @@ def bot_stats(seats: pd.DataFrame, faults: pd.DataFrame, bots: Sequence[str]) ->
     out["win_rate"] = _ratio(out["wins"], out["games"])
     out["think_mean_ms"] = _ratio(out["think_total"], out["decisions"])
     out["think_p95_ms"] = _ratio(out["think_p95_total"], out["decisions"])
+    out["cpu_mean_ms"] = _ratio(out["cpu_total"], out["cpu_decisions"].fillna(0))
     counts = fault_counts(faults, bots)
     out = out.join(counts)
     return out[[*BOT_STAT_COLUMNS, *(c for c in counts.columns if c not in BOT_STAT_COLUMNS)]]

@@ -21,7 +21,7 @@ import select
 import subprocess
 import tarfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,20 +113,22 @@ def build(
     *,
     level: Level = Level.AUTO,
     env: Mapping[str, str] | None = None,
+    ro_paths: Sequence[str] = (),
 ) -> BuildResult:
     """Build a copy of the (already staged) folder ``source`` into the new folder ``dest``.
 
     ``dest`` exists afterwards only if the build succeeded and its result passed the
     staging rules (plain files, the size budget...).  ``source`` is never written.
+    ``ro_paths`` are organiser-declared toolchain folders, visible read-only.
     """
     limits = limits or BuildLimits()
     plan = layers.plan(level)
     lease = uids.lease(BUILD_SLOT, plan.setpriv) if plan.separate_uid else None
     try:
         if plan.bwrap:
-            result = _build_in_bwrap(command, source, dest, limits, plan, lease, env)
+            result = _build_in_bwrap(command, source, dest, limits, plan, lease, env, ro_paths)
         else:
-            result = _build_on_host(command, source, dest, limits, plan, lease, env)
+            result = _build_on_host(command, source, dest, limits, plan, lease, env, ro_paths)
     except BaseException:
         remove_tree(dest)
         raise
@@ -257,6 +259,7 @@ def _build_in_bwrap(
     plan: layers.Plan,
     lease: uids.UidLease | None,
     env: Mapping[str, str] | None,
+    ro_paths: Sequence[str] = (),
 ) -> BuildResult:
     began = time.monotonic()
     deadline = began + limits.timeout_s
@@ -268,6 +271,7 @@ def _build_in_bwrap(
         limits.sandbox_limits(),
         uid=lease.uid if lease else None,
         extra_env=env,
+        ro_paths=ro_paths,
         build_area=limits.area_bytes,
         head_bytes=OUTPUT_HEAD,
         tail_bytes=OUTPUT_TAIL,
@@ -321,6 +325,7 @@ def _build_on_host(
     plan: layers.Plan,
     lease: uids.UidLease | None,
     env: Mapping[str, str] | None,
+    ro_paths: Sequence[str] = (),
 ) -> BuildResult:
     began = time.monotonic()
     work = dest.with_name(dest.name + ".work")
@@ -338,6 +343,7 @@ def _build_on_host(
             limits.sandbox_limits(),
             uid=lease.uid if lease else None,
             extra_env=env,
+            ro_paths=ro_paths,
             merge_output=True,
             head_bytes=OUTPUT_HEAD,
             tail_bytes=OUTPUT_TAIL,

@@ -56,6 +56,8 @@ class Support:
     kill: str  # "cgroup.kill", "freezer", "procs" or ""
     kill_hierarchy: Hierarchy | None
     problems: tuple[str, ...] = ()
+    cpuacct: Hierarchy | None = None
+    """Where the CPU time of a bot's whole tree is read (v1 cpuacct, or any v2 cpu.stat)."""
 
     @property
     def complete(self) -> bool:
@@ -71,6 +73,12 @@ class Support:
             f"limits: {', '.join(have) or 'none'}",
             f"tree kill: {self.kill or 'none'}",
         ]
+        if self.cpuacct is not None:
+            source = "cpuacct" if self.cpuacct.version == 1 else "cpu.stat"
+            waits = any(
+                h.version == 2 and (h.base / "cpu.pressure").exists() for h in self.hierarchies
+            )
+            parts.append(f"CPU clock: {source}" + (" + cpu.pressure" if waits else ""))
         if self.problems:
             parts.append("; ".join(self.problems))
         return "; ".join(parts)
@@ -262,11 +270,12 @@ def probe() -> Support:
     caps: dict[str, Hierarchy] = {}
     kill = ""
     kill_h: Hierarchy | None = None
+    accounting: list[Hierarchy] = []
     trial: list[tuple[Hierarchy, Path]] = []
     denied: dict[str, list[str]] = {}
     limits = Limits()
     for h in discover():
-        if h.version == 1 and not h.controllers & {"memory", "pids", "cpu", "freezer"}:
+        if h.version == 1 and not h.controllers & {"memory", "pids", "cpu", "cpuacct", "freezer"}:
             continue
         try:
             d = _make_child(h, f"probe-{os.getpid()}-{next(_counter)}")
@@ -292,6 +301,8 @@ def probe() -> Support:
                 kill, kill_h = "cgroup.kill", h
             elif h.version == 1 and "freezer" in h.controllers and not kill:
                 kill, kill_h = "freezer", h
+            if _read_cpu_ns(d, h) is not None:
+                accounting.append(h)
         finally:
             _rmdir(d)
             _rmdir(d.parent)
@@ -304,6 +315,12 @@ def probe() -> Support:
         problems.append(f"no usable {'/'.join(lacking)} controller")
     # Only hierarchies that limit something or do the kill get a per-bot directory.
     needed = {id(h) for h in (*caps.values(), kill_h) if h is not None}
+    # CPU accounting: prefer a hierarchy the bot joins anyway (no extra mkdir per spawn).
+    cpuacct = next(
+        (h for h in accounting if id(h) in needed), accounting[0] if accounting else None
+    )
+    if cpuacct is not None:
+        needed.add(id(cpuacct))
     return Support(
         hierarchies=tuple(h for h in usable if id(h) in needed),
         memory=caps.get("memory"),
@@ -312,7 +329,21 @@ def probe() -> Support:
         kill=kill,
         kill_hierarchy=kill_h,
         problems=tuple(problems),
+        cpuacct=cpuacct,
     )
+
+
+def _read_cpu_ns(d: Path, h: Hierarchy) -> int | None:
+    """CPU time used by everything ever in cgroup ``d`` (ns), or None if not readable."""
+    try:
+        if h.version == 1:
+            return int(_read(d / "cpuacct.usage")) if "cpuacct" in h.controllers else None
+        for line in _read(d / "cpu.stat").splitlines():
+            if line.startswith("usage_usec "):
+                return int(line.split()[1]) * 1000
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _rmdir(d: Path, wait_s: float = 0.0) -> bool:
@@ -337,6 +368,10 @@ class BotCgroup:
     support: Support
     dirs: dict[Path, Hierarchy] = field(default_factory=dict)
     removed: bool = False
+    _fds: list[int] = field(default_factory=list, repr=False)
+    _cpu_fd: int | None = field(default=None, repr=False)
+    _cpu_v1: bool = field(default=False, repr=False)
+    _wait_fd: int | None = field(default=None, repr=False)
 
     @classmethod
     def create(cls, support: Support, limits: Limits, tag: str = "bot") -> BotCgroup:
@@ -372,6 +407,58 @@ class BotCgroup:
             except (OSError, ValueError):
                 continue
         return found
+
+    def cpu_ns(self) -> int | None:
+        """CPU time the bot's whole tree has used so far (ns; exited processes included):
+        a pread() of a file kept open (a few µs), so the referee can afford it around
+        every decision."""
+        if self._cpu_fd is None:
+            h = self.support.cpuacct
+            d = self._dir_of(h)
+            if h is None or d is None:
+                return None
+            self._cpu_v1 = h.version == 1
+            self._cpu_fd = self._open(d / ("cpuacct.usage" if self._cpu_v1 else "cpu.stat"))
+        text = self._pread(self._cpu_fd)
+        if self._cpu_v1:
+            return int(text) if text.strip().isdigit() else None
+        first = text.split(b"\n", 1)[0]
+        return int(first[11:]) * 1000 if first.startswith(b"usage_usec ") else None
+
+    def cpu_wait_ns(self) -> int | None:
+        """How long the bot's tasks were runnable but waiting for a CPU (ns): the v2
+        pressure stall counter (PSI "some"), None where there is none. Time a loaded host
+        kept the bot from running, as opposed to time it slept or blocked."""
+        if self._wait_fd is None:
+            d = next((d for d, h in self.dirs.items() if h.version == 2), None)
+            if d is None:
+                return None
+            self._wait_fd = self._open(d / "cpu.pressure")
+        total = self._pread(self._wait_fd).split(b"\n", 1)[0].rpartition(b"total=")[2]
+        return int(total) * 1000 if total.strip().isdigit() else None
+
+    def _open(self, path: Path) -> int:
+        """A descriptor kept open on a counter file (-1 if it cannot be opened)."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return -1
+        self._fds.append(fd)
+        return fd
+
+    @staticmethod
+    def _pread(fd: int) -> bytes:
+        try:
+            return os.pread(fd, 512, 0) if fd >= 0 else b""
+        except OSError:
+            return b""
+
+    def _close_counters(self) -> None:
+        for fd in self._fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds.clear()
+        self._cpu_fd = self._wait_fd = -1
 
     def _dir_of(self, h: Hierarchy | None) -> Path | None:
         return next((d for d, owner in self.dirs.items() if owner == h), None)
@@ -419,6 +506,7 @@ class BotCgroup:
         The shared ``arena`` parent goes too when it is empty, so that we never keep
         our supervisor from removing the cgroup we were started in.
         """
+        self._close_counters()  # an open file would not keep the rmdir from working, but leak
         ok = True
         for d in list(self.dirs):
             if _rmdir(d, wait_s):

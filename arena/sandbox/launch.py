@@ -26,6 +26,7 @@ from pathlib import Path
 
 from arena.sandbox import rlimits
 from arena.sandbox.layers import Plan
+from arena.sandbox.runtime_env import runtime_env, toolchain_path
 from arena.sandbox.spec import Limits, SandboxError
 
 BOT_MOUNT = "/bot"
@@ -130,6 +131,24 @@ def _etc_entries() -> list[str]:
     return names
 
 
+_OWN_MOUNTS = frozenset({"/", "/tmp", "/usr", "/etc", "/proc", "/dev", BOT_MOUNT})
+
+
+def _searchable_parents(inside: str) -> list[str]:
+    """Create the folders above an extra mount point world-searchable: left to bubblewrap
+    they copy the host's modes (``/root`` is 0700), and the bot's uid could not reach
+    the mount."""
+    argv: list[str] = []
+    parent = os.path.dirname(os.path.normpath(inside))
+    parents: list[str] = []
+    while parent not in _OWN_MOUNTS and parent != os.path.dirname(parent):
+        parents.append(parent)
+        parent = os.path.dirname(parent)
+    for folder in reversed(parents):
+        argv += ["--perms", "0755", "--dir", folder]
+    return argv
+
+
 def bwrap_argv(
     bwrap: str,
     bot_dir: Path,
@@ -188,7 +207,7 @@ def bwrap_argv(
     for entry in _etc_entries():
         argv += ["--ro-bind-try", entry, entry]
     for host, inside in ro_binds:
-        argv += ["--ro-bind", str(host), inside]
+        argv += [*_searchable_parents(inside), "--ro-bind", str(host), inside]
     if build_area is None:
         argv += ["--ro-bind", str(bot_dir), BOT_MOUNT]
     else:
@@ -300,14 +319,19 @@ def launch_spec(
     build_area: int | None = None,
     ro_binds: Sequence[tuple[Path, str]] = (),
     nproc: bool | None = None,
+    ro_paths: Sequence[str] = (),
 ) -> LaunchSpec:
     """The full exec chain for ``command`` run in ``bot_dir`` under ``plan``.
 
     ``uid``/``gid`` switch identity with setpriv (needs root); ``procs_files`` are the
     cgroup.procs files to join first; ``build_area`` makes it a build (see bwrap_argv).
+    ``ro_paths`` are organiser-declared toolchain folders: bound read-only at the same
+    path, their ``bin`` appended to PATH.
     """
     argv_cmd = parse_command(command)
-    env = bot_env(extra_env)
+    told = {**runtime_env(limits), **toolchain_path(ro_paths, BOT_PATH)}
+    env = bot_env({**told, **(extra_env or {})})
+    ro_binds = [*ro_binds, *((Path(p), p) for p in ro_paths)]
     argv: list[str] = []
     if procs_files:
         argv += ["/bin/sh", "-c", JOIN_SCRIPT, "arena-join", *map(str, procs_files), "--"]

@@ -163,12 +163,15 @@ def _detect_uid() -> tuple[LayerStatus, str | None]:
     path = shutil.which("setpriv", path="/usr/bin:/bin")
     if path is None:
         return LayerStatus(UID, False, "setpriv not found: apt-get install util-linux"), None
+    # Probe with a uid outside the pool: a live bot (a fork bomb, say) may hold a pool uid
+    # at its process limit, and the probe must not mistake that for a missing layer.
+    probe_uid = UID_BASE - 1
     try:
         res = subprocess.run(
             [
                 path,
-                f"--reuid={UID_BASE}",
-                f"--regid={UID_BASE}",
+                f"--reuid={probe_uid}",
+                f"--regid={probe_uid}",
                 "--clear-groups",
                 "--no-new-privs",
                 "--",

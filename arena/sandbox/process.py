@@ -14,12 +14,12 @@ import signal
 import subprocess
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from arena.sandbox import layers, reaper, uids
+from arena.sandbox import cputime, layers, reaper, uids
 from arena.sandbox.cgroups import BotCgroup, sweep_stale
 from arena.sandbox.launch import check_readable, launch_spec
 from arena.sandbox.spec import Level, Limits, SandboxError
@@ -133,6 +133,21 @@ class BotProcess:
     def stderr_bytes(self) -> int:
         """Total bytes the bot wrote to stderr so far (logged or not)."""
         return self._sink.total
+
+    def cpu_ns(self) -> int | None:
+        """CPU time the bot's whole process tree has used so far, in ns: the cgroup's
+        accounting (exact, one file read), else a /proc scan (see cputime.py); None
+        when neither is readable."""
+        if self._cgroup is not None:
+            used = self._cgroup.cpu_ns()
+            if used is not None:
+                return used
+        return cputime.tree_cpu_ns(self.pid, self.uid)
+
+    def cpu_wait_ns(self) -> int | None:
+        """Time the bot's tasks waited for a CPU while runnable (ns; cgroup v2 pressure
+        stall information), None where the kernel does not offer it."""
+        return self._cgroup.cpu_wait_ns() if self._cgroup is not None else None
 
     def pipes_held(self) -> tuple[bool, bool] | None:
         """Whether the bot's own processes still hold (stdin, stdout).
@@ -261,6 +276,7 @@ def spawn(
     stderr_log: Path | None = None,
     env: Mapping[str, str] | None = None,
     stderr_cap: int = DEFAULT_CAP,
+    ro_paths: Sequence[str] = (),
 ) -> BotProcess:
     """Start ``command`` (a manifest string or an argv) in ``bot_dir``, sandboxed.
 
@@ -291,6 +307,7 @@ def spawn(
             extra_env=env,
             stderr_log=stderr_log,
             stderr_cap=stderr_cap,
+            ro_paths=ro_paths,
         )
     except BaseException:
         if lease is not None:
@@ -319,6 +336,7 @@ def start(
     stderr_log: Path | None = None,
     stderr_cap: int = DEFAULT_CAP,
     build_area: int | None = None,
+    ro_paths: Sequence[str] = (),
     merge_output: bool = False,
     head_bytes: int = 0,
     tail_bytes: int = TAIL_BYTES,
@@ -355,6 +373,7 @@ def start(
             procs_files=cgroup.procs_files if cgroup else None,
             extra_env=extra_env,
             build_area=build_area,
+            ro_paths=ro_paths,
             nproc=nproc,
         )
     except BaseException:

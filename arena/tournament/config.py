@@ -47,6 +47,16 @@ class TournamentConfig(PlaySettings):
     master_seed: int = Field(default=1, ge=0)
     workers: int = Field(default=0, ge=0, le=60, description="0 = one per core.")
     persistent: bool = Field(default=True, description="Reuse bot processes across games.")
+    executor: Literal["local", "ray"] = Field(
+        default="local",
+        description="local: a process pool on this machine; ray: a Ray cluster "
+        "(pip install 'azul-arena[ray]').",
+    )
+    ray_address: str | None = Field(
+        default=None,
+        description="ray: 'auto' joins the running cluster, 'ray://host:10001' a remote one; "
+        "unset starts a local one.",
+    )
     output: Path = Path("results/tournament")
 
     @field_validator("players", "variants")
@@ -81,6 +91,8 @@ class TournamentConfig(PlaySettings):
                 )
         elif self.challengers:
             raise ValueError("challengers: only for schedule = 'gauntlet'")
+        if self.ray_address is not None and self.executor != "ray":
+            raise ValueError("ray_address: only with executor = 'ray' (--executor ray)")
         if self.schedule == "sampled" and self.games is None:
             raise ValueError("games: a sampled schedule needs the number of games (--games N)")
         if self.schedule != "sampled" and self.games is not None:
@@ -94,10 +106,19 @@ class TournamentConfig(PlaySettings):
     def identity(self) -> dict[str, Any]:
         """What defines the games: a change here means a different tournament.
 
-        Workers, sandbox level, process mode and the output folder may change on resume.
+        Workers, sandbox level, toolchains, process mode and the output folder may change on
+        resume.
         """
         data = self.model_dump(mode="json")
-        for key in ("workers", "sandbox", "persistent", "output"):
+        for key in (
+            "workers",
+            "sandbox",
+            "toolchains",
+            "persistent",
+            "output",
+            "executor",
+            "ray_address",
+        ):
             data.pop(key)
         return data
 
@@ -109,6 +130,7 @@ class TournamentConfig(PlaySettings):
             fault_policy=self.fault_policy,
             sandbox=self.sandbox,
             round_limit=self.round_limit,
+            toolchains=self.toolchains,
         )
 
 

@@ -19,8 +19,11 @@ from arena.tournament.worker import GameJob, WorkerState, init_pool_worker, pool
 
 
 class Executor(Protocol):
-    workers: int
-    """How many games run at once (the runner keeps about twice this many submitted)."""
+    @property
+    def workers(self) -> int:
+        """How many games run at once (the runner keeps about twice this many submitted;
+        read again after every result, so it may grow, e.g. Ray's batches)."""
+        ...
 
     def submit(self, job: GameJob) -> None:
         """Start (or queue) one game."""

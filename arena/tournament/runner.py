@@ -19,6 +19,7 @@ from typing import Any
 from arena.referee import BotSpec, ManifestError, load_bot
 from arena.referee.build import BuildError, Built, build_bot
 from arena.referee.manifest import unique_names
+from arena.referee.toolchains import explain_build_failure
 from arena.tournament.config import ConfigError, TournamentConfig
 from arena.tournament.executors import Executor, LocalPoolExecutor
 from arena.tournament.schedule import (
@@ -254,7 +255,15 @@ class _Ledger:
             self._ledger.advance()
 
 
-def make_executor(config: TournamentConfig, workers: int | None = None) -> Executor:
+def make_executor(
+    config: TournamentConfig, workers: int | None = None, built: list[Built] | None = None
+) -> Executor:
+    if config.executor == "ray":
+        from arena.tournament.ray_executor import make_ray_executor
+
+        return make_ray_executor(
+            built or [], config.sandbox, config.ray_address, workers or config.workers or None
+        )
     return LocalPoolExecutor(workers or config.worker_count)
 
 
@@ -265,9 +274,9 @@ def build_bots(
     built = []
     for spec in specs:
         try:
-            done = build_bot(spec, config.sandbox)
+            done = build_bot(spec, config.sandbox, toolchains=config.toolchains)
         except BuildError as exc:
-            raise ConfigError(str(exc)) from None
+            raise ConfigError(explain_build_failure(str(exc), config.toolchains)) from None
         if on_built and done.ran:
             on_built(spec, done.seconds)
         built.append(done)
@@ -345,14 +354,13 @@ def run_tournament(
             progress.total = max(progress.done, store.scheduled_count())
             return progress  # nothing to play: no pool started
         ledger.prepare()  # load the rating libraries before play, not between results
-        executor = executor or make_executor(config)
-        window = max(2, 2 * executor.workers)
+        executor = executor or make_executor(config, built=built)
         aborted = True
         try:
             executor.submit(first)
             in_flight = 1
             while True:
-                while in_flight < window:
+                while in_flight < max(2, 2 * executor.workers):  # may grow (ray batches)
                     item = pull()
                     if item is None:
                         break  # all handed out, or the scheduler waits for results

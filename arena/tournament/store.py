@@ -35,8 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.referee.clock import WALL_CEILING
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 STORE_NAME = "tournament.sqlite"
 LOCK_NAME = "tournament.lock"
 LEGACY_VERSION = "v1-unknown"
@@ -95,6 +96,8 @@ CREATE TABLE IF NOT EXISTS seats (
     think_mean_ms REAL NOT NULL,
     think_p95_ms  REAL NOT NULL,
     think_max_ms  REAL NOT NULL,
+    cpu_mean_ms   REAL,                -- CPU time per decision (NULL: not measured)
+    cpu_max_ms    REAL,
     PRIMARY KEY (game_index, seat)
 );
 CREATE INDEX IF NOT EXISTS seats_bot ON seats(bot_id);
@@ -157,6 +160,9 @@ class SeatRow:
     think_mean_ms: float
     think_p95_ms: float
     think_max_ms: float
+    cpu_mean_ms: float | None = None
+    """CPU time of the bot's process tree per decision (think times are wall time)."""
+    cpu_max_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -399,6 +405,10 @@ class Store:
         found = self.get_meta("schema_version")
         if found is None or found == str(SCHEMA_VERSION):
             return
+        if found == "2":
+            if writable:
+                migrate_v2(self.db)
+            return  # read-only, it reads as a store whose CPU times were not measured
         if found == "1":
             if not writable:
                 raise StoreError(
@@ -407,6 +417,7 @@ class Store:
                     f"{self.path.parent}"
                 )
             migrate_v1(self.db)
+            migrate_v2(self.db)
             return
         raise StoreError(
             f"{self.path}: store schema version {found}, this arena reads {SCHEMA_VERSION} "
@@ -418,6 +429,10 @@ class Store:
     def get_meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    def columns(self, table: str) -> set[str]:
+        """The columns a table has (a schema-2 store opened read-only lacks newer ones)."""
+        return {str(row[1]) for row in self.db.execute(f"PRAGMA table_info({table})")}
 
     def set_meta(self, key: str, value: str) -> None:
         """Inside a caller's transaction (``with store.db:``) or auto-committed."""
@@ -623,7 +638,7 @@ class Store:
             if not cur.rowcount:
                 return False
             db.executemany(
-                "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         result.game_index,
@@ -642,6 +657,8 @@ class Store:
                         s.think_mean_ms,
                         s.think_p95_ms,
                         s.think_max_ms,
+                        s.cpu_mean_ms,
+                        s.cpu_max_ms,
                     )
                     for s in result.seats
                 ],
@@ -824,13 +841,16 @@ class Store:
     def seat_rows(self) -> Iterator[tuple[Any, ...]]:
         """Seats of finished games in schedule order, streamed: (game_index, seat, label,
         score, round_score, bonus_rows, bonus_columns, bonus_colours, rank, full_rows,
-        forfeit, fault, decisions, think_mean_ms, think_p95_ms, think_max_ms, n_players,
-        variant, seed_index, rotation)."""
+        forfeit, fault, decisions, think_mean_ms, think_p95_ms, think_max_ms, cpu_mean_ms,
+        cpu_max_ms, n_players, variant, seed_index, rotation); CPU times are None where
+        not measured (a schema-2 store read without upgrading: NULL)."""
         labels = self._label_map()
+        present = self.columns("seats")
+        cpu = ", ".join(f"t.{c}" if c in present else "NULL" for c in _CPU_COLUMNS)
         cur = self.db.execute(
             "SELECT t.game_index, t.seat, t.bot_id, t.score, t.round_score, t.bonus_rows, "
             "t.bonus_columns, t.bonus_colours, t.rank, t.full_rows, t.forfeit, t.fault, "
-            "t.decisions, t.think_mean_ms, t.think_p95_ms, t.think_max_ms, "
+            f"t.decisions, t.think_mean_ms, t.think_p95_ms, t.think_max_ms, {cpu}, "
             "s.n_players, s.variant, s.seed_index, s.rotation "
             "FROM seats t JOIN schedule s USING (game_index) ORDER BY t.game_index, t.seat"
         )
@@ -1015,7 +1035,10 @@ def migrate_v1(db: sqlite3.Connection) -> None:
             select = ", ".join(
                 "(SELECT bot_id FROM bots WHERE name = bot)" if c == "bot" else c for c in columns
             )
-            db.execute(f"INSERT INTO {table} SELECT {select} FROM {table}_v1 ORDER BY rowid")
+            into = ", ".join("bot_id" if c == "bot" else c for c in columns)
+            db.execute(
+                f"INSERT INTO {table}({into}) SELECT {select} FROM {table}_v1 ORDER BY rowid"
+            )
         for table in ("schedule_v1", "seats_v1", "faults_v1"):
             db.execute(f"DROP TABLE {table}")
         identity = db.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()
@@ -1031,7 +1054,40 @@ def migrate_v1(db: sqlite3.Connection) -> None:
                 "UPDATE meta SET value = ? WHERE key = 'identity'",
                 (json.dumps(data, sort_keys=True),),
             )
-        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+
+
+_CPU_COLUMNS = ("cpu_mean_ms", "cpu_max_ms")
+"""Schema 3's per-seat CPU time per decision (NULL: not measured)."""
+
+
+def migrate_v2(db: sqlite3.Connection) -> None:
+    """Schema 2 -> 3 in one transaction: seats get nullable CPU-time columns (old rows keep
+    NULL: not measured), and the stored definition names the clock its games were played
+    on - wall clocks, the only ones before schema 3 - so a resume keeps them."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        present = {str(r[1]) for r in db.execute("PRAGMA table_info(seats)")}
+        for column in _CPU_COLUMNS:
+            if column not in present:
+                db.execute(f"ALTER TABLE seats ADD COLUMN {column} REAL")
+        for key in ("identity", "config"):
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                continue
+            data = json.loads(row[0])
+            time_control = data.get("time") if isinstance(data, dict) else None
+            if isinstance(time_control, dict) and "clock" not in time_control:
+                time_control.update(clock="wall", wall_ceiling=WALL_CEILING)
+                db.execute(
+                    "UPDATE meta SET value = ? WHERE key = ?",
+                    (json.dumps(data, sort_keys=True), key),
+                )
+        db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
         db.commit()
     except BaseException:
         db.rollback()
@@ -1050,16 +1106,16 @@ def stored_schema_version(path: Path) -> str | None:
 
 def upgrade_store(outdir: Path) -> bool:
     """Upgrade a tournament folder's store in place, keeping a copy of the old file
-    (``tournament.sqlite.v1``). Returns False if it was already current."""
+    (``tournament.sqlite.v1``, ``.v2``). Returns False if it was already current."""
     path = store_file(Path(outdir))
     if not path.is_file():
         raise StoreError(f"{outdir}: no tournament store here ({STORE_NAME} is missing)")
     version = stored_schema_version(path)
     if version == str(SCHEMA_VERSION):
         return False
-    if version != "1":
+    if version not in ("1", "2"):
         raise StoreError(f"{path}: not a tournament store this arena can upgrade ({version})")
-    backup = path.with_name(path.name + ".v1")
+    backup = path.with_name(f"{path.name}.v{version}")
     try:
         src = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         with contextlib.closing(src), contextlib.closing(sqlite3.connect(backup)) as dst:

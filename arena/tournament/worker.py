@@ -71,6 +71,7 @@ class WorkerState:
             sandbox=SandboxSettings(
                 level=job.settings.sandbox,
                 slot=(self.worker_id * (self.max_live + 4) + slot) % MAX_SLOT,
+                toolchains=job.settings.toolchains,
             ),
             stderr_log=job.log_dir / f"{spec.name}.w{self.worker_id}.stderr.log",
             persistent=job.persistent,
@@ -97,7 +98,13 @@ def run_job(state: WorkerState, job: GameJob) -> GameResult:
         first_fault.setdefault(f.seat, f.kind)
     forfeits = {f.seat for f in record.faults if f.forfeit}
     rows = []
+    cpu: list[list[float]] = [[] for _ in record.players]
+    for rnd in record.rounds:
+        for d in rnd.decisions:
+            if d.cpu_ms is not None:
+                cpu[d.seat].append(d.cpu_ms)
     for final, think in zip(record.final, outcome.think, strict=True):
+        used = cpu[final.seat]
         full_rows = final.rows // 2
         rows.append(
             SeatRow(
@@ -116,6 +123,8 @@ def run_job(state: WorkerState, job: GameJob) -> GameResult:
                 think_mean_ms=think.mean_ms,
                 think_p95_ms=think.p95_ms,
                 think_max_ms=think.max_ms,
+                cpu_mean_ms=sum(used) / len(used) if used else None,
+                cpu_max_ms=max(used) if used else None,
             )
         )
     faults = tuple(

@@ -22,6 +22,6 @@ def test_the_twenty_line_bot_passes_check_bot(tmp_path: Path) -> None:
     (folder / "bot.py").write_text(code)
     (folder / "bot.toml").write_text('name = "tiny"\ncommand = "/usr/bin/python3 bot.py"\n')
     folder.chmod(0o755)
-    report = check_bot(load_bot(folder), SandboxSettings(), TimeControl(), games_per_variant=1)
+    report = check_bot(load_bot(folder), SandboxSettings(), TimeControl(), games_per_setting=1)
     assert report.ok, report.faults
     assert report.reported["name"] == "tiny"

@@ -1,12 +1,14 @@
-"""Every bundled bot (Python, JavaScript, C) plays real games through the sandbox."""
+"""Every bundled bot (every starter kit, and more) plays real games through the sandbox."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from arena.engine import Variant, replay
+from arena.kits import kit_for, missing_programs
 from arena.referee import BotSeat, GameSettings, RandomSeat, Seat, load_bot, play_game
 from arena.referee.build import build_bot
 
@@ -22,6 +24,13 @@ def test_all_languages_are_bundled() -> None:
 @pytest.mark.parametrize("name", BUNDLED)
 def test_bundled_bot_plays_clean_games(name: str) -> None:
     spec = load_bot(REPO / "bots" / name)
+    kit = kit_for(spec.manifest.language)
+    missing = missing_programs(kit) if kit is not None and kit.folder == name else []
+    if missing:  # the starter kits need their compilers
+        message = f"{name}: toolchain not installed ({', '.join(missing)})"
+        if os.environ.get("ARENA_REQUIRE_TOOLCHAINS") == "1":
+            pytest.fail(message + " (ARENA_REQUIRE_TOOLCHAINS=1)")
+        pytest.skip(message)
     bot = BotSeat(build_bot(spec).spec)  # bots run from their built copy
     try:
         for variant in Variant:

@@ -19,8 +19,10 @@ from arena.referee import (
     TimeControl,
     play_game,
 )
+from arena.referee.clock import ClockKind
 
 FAST = TimeControl(init_ms=5000, move_ms=400)
+WALL = TimeControl(init_ms=5000, move_ms=400, clock=ClockKind.WALL)
 
 
 @contextmanager
@@ -98,8 +100,8 @@ def test_fault_evidence_includes_last_message(scripted_bot: Callable[..., BotSpe
 
 def test_strikes_forgive_then_late_answer_is_ignored(scripted_bot: Callable[..., BotSpec]) -> None:
     policy = FaultPolicy.parse("strikes:1")
-    with seats_for(scripted_bot("late", after=2), None) as seats:
-        record = play_game(seats, settings(fault_policy=policy), "g").record
+    with seats_for(scripted_bot("late", after=2), None, tc=WALL) as seats:
+        record = play_game(seats, settings(fault_policy=policy, time_control=WALL), "g").record
     assert [(f.kind, f.forfeit) for f in record.faults] == [("timeout", False)]
     mine = [d for r in record.rounds for d in r.decisions if d.seat == 0]
     # One random move was played for the bot; every later decision is its own again.
@@ -145,11 +147,50 @@ def test_stderr_flood_does_not_block(scripted_bot: Callable[..., BotSpec]) -> No
     assert record.faults == []
 
 
-def test_time_bank_runs_out(scripted_bot: Callable[..., BotSpec]) -> None:
-    tc = TimeControl(init_ms=3000, move_ms=5000, bank_ms=600, increment_ms=0)
-    with seats_for(scripted_bot("late", after=1), None) as seats:
+@pytest.mark.parametrize(("clock", "mode"), [(ClockKind.WALL, "late"), (ClockKind.CPU, "burn")])
+def test_time_bank_runs_out(
+    scripted_bot: Callable[..., BotSpec], clock: ClockKind, mode: str
+) -> None:
+    tc = TimeControl(init_ms=3000, move_ms=5000, bank_ms=600, increment_ms=0, clock=clock)
+    with seats_for(scripted_bot(mode, after=1), None, tc=tc) as seats:
         record = play_game(seats, settings(time_control=tc), "g").record
     assert record.faults[0].kind == "timeout"
+
+
+def test_cpu_clock_charges_cpu_time_not_sleep(scripted_bot: Callable[..., BotSpec]) -> None:
+    """A bot that sleeps past its move time is not late on a CPU clock (the harness may
+    have been the one that was slow); the record keeps both times."""
+    with seats_for(scripted_bot("late", after=1), None) as seats:
+        record = play_game(seats, settings(), "g").record
+    assert record.faults == [] and record.clock == "cpu"
+    first = next(d for r in record.rounds for d in r.decisions if d.seat == 0)
+    assert first.think_ms is not None and first.think_ms > FAST.move_ms
+    assert first.cpu_ms is not None and first.cpu_ms < FAST.move_ms
+
+
+def test_cpu_clock_times_out_a_bot_over_its_cpu_time(scripted_bot: Callable[..., BotSpec]) -> None:
+    with seats_for(scripted_bot("burn", after=2), None) as seats:
+        record = play_game(seats, settings(), "g").record
+    assert [(f.kind, f.forfeit) for f in record.faults] == [("timeout", True)]
+    # Over its CPU time, or (on a host too loaded to give it the CPU) over the ceiling.
+    assert "CPU time" in record.faults[0].message
+
+
+def test_cpu_clock_wall_ceiling_stops_a_sleeping_bot(scripted_bot: Callable[..., BotSpec]) -> None:
+    tc = TimeControl(init_ms=5000, move_ms=200, wall_ceiling=3)
+    with seats_for(scripted_bot("timeout", after=1), None, tc=tc) as seats:
+        record = play_game(seats, settings(time_control=tc), "g").record
+    assert [f.kind for f in record.faults] == ["timeout"]
+    assert "ceiling" in record.faults[0].message
+
+
+@pytest.mark.parametrize("clock", list(ClockKind))
+def test_hello_announces_the_clock(scripted_bot: Callable[..., BotSpec], clock: ClockKind) -> None:
+    tc = TimeControl(clock=clock)
+    with seats_for(scripted_bot("clock"), None, tc=tc) as seats:
+        bot = seats[0]
+        assert isinstance(bot, BotSeat) and bot.start() is None
+        assert bot.ready is not None and bot.ready.name == f"clock-{clock.value}"
 
 
 def test_check_bot_verdicts(
@@ -158,13 +199,13 @@ def test_check_bot_verdicts(
     from arena.referee import SandboxSettings
     from arena.referee.checkbot import check_bot
 
-    good = check_bot(bundled("python-greedy"), SandboxSettings(), FAST, games_per_variant=1)
-    assert good.ok and good.games == 2 and good.reported["name"] == "python-greedy"
+    good = check_bot(bundled("python-greedy"), SandboxSettings(), FAST, games_per_setting=1)
+    assert good.ok and good.games == 6 and good.reported["name"] == "python-greedy"
     assert good.latency() is not None
-    bad = check_bot(scripted_bot("illegal", after=4), SandboxSettings(), FAST, games_per_variant=1)
+    bad = check_bot(scripted_bot("illegal", after=4), SandboxSettings(), FAST, games_per_setting=1)
     assert not bad.ok
     assert {f.kind for _, f in bad.faults} == {"illegal"}
-    silent = check_bot(scripted_bot("wrong-protocol"), SandboxSettings(), FAST, games_per_variant=1)
+    silent = check_bot(scripted_bot("wrong-protocol"), SandboxSettings(), FAST, games_per_setting=1)
     assert [f.kind for _, f in silent.faults] == ["init"] and silent.games == 0
     assert "protocol 99" in silent.faults[0][1].message
 
@@ -276,3 +317,38 @@ def test_restarted_bot_keeps_its_predecessors_stderr(
         bot.close()
     kept = sorted(p.name for p in log.parent.iterdir())
     assert kept == ["bot.stderr.log", "bot.stderr.log.1", "bot.stderr.log.2", "bot.stderr.log.3"]
+
+
+def test_cpu_clock_without_cgroups_reads_proc() -> None:
+    """`--sandbox off` has no cgroup: the CPU clock falls back to scanning /proc."""
+    import shutil
+    import tempfile
+
+    from arena.referee import SandboxSettings, load_bot
+    from arena.sandbox import Level
+
+    from .conftest import SCRIPT
+
+    # Without bubblewrap the per-bot uid must reach the folder through its ancestors.
+    root = Path(tempfile.mkdtemp(prefix="arena-burn-", dir="/tmp"))
+    try:
+        root.chmod(0o755)
+        shutil.copy(SCRIPT, root / "bot.py")
+        (root / "bot.toml").write_text(
+            'name = "burn"\ncommand = "/usr/bin/python3 bot.py burn 2"\n'
+        )
+        for path in (root / "bot.py", root / "bot.toml"):
+            path.chmod(0o644)
+        bot = BotSeat(load_bot(root), time_control=FAST)
+        bot.sandbox = SandboxSettings(level=Level.OFF)
+        try:
+            record = play_game([bot, RandomSeat("r")], settings(), "g").record
+        finally:
+            bot.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    assert bot.clock is ClockKind.CPU
+    first = next(d for r in record.rounds for d in r.decisions if d.seat == 0)
+    assert first.cpu_ms is not None
+    assert [f.kind for f in record.faults] == ["timeout"]
+    assert "CPU time" in record.faults[0].message

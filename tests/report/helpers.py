@@ -31,6 +31,7 @@ class Seat:
     think_p95_ms: float = 2.0
     think_max_ms: float = 3.0
     full_rows: int = 0
+    cpu_mean_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,8 @@ def result(g: Game) -> GameResult:
                 think_mean_ms=s.think_mean_ms,
                 think_p95_ms=s.think_p95_ms,
                 think_max_ms=s.think_max_ms,
+                cpu_mean_ms=s.cpu_mean_ms,
+                cpu_max_ms=s.cpu_mean_ms,
             )
             for i, s in enumerate(g.seats)
         ),

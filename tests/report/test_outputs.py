@@ -26,6 +26,7 @@ from .helpers import game, make_store
 
 TABLES = {
     "leaderboard",
+    "host_load",
     "head_to_head",
     "head_to_head_pairs",
     "seat_advantage",

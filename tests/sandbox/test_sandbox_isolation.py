@@ -28,6 +28,7 @@ from arena.sandbox import (
     uids,
 )
 from arena.sandbox.reaper import pids_of_uid
+from arena.sandbox.runtime_env import runtime_env
 
 from .conftest import PYTHON, MakeBot, RequireLayer
 from .helpers import assert_nothing_left, read_line, simulated
@@ -199,6 +200,7 @@ def test_environment_is_cleared(make_bot: MakeBot, monkeypatch: pytest.MonkeyPat
             "PATH": "/usr/bin:/bin",
             "HOME": "/tmp",
             "LANG": "C.UTF-8",
+            **runtime_env(Limits()),  # the limits, told to runtimes (SPEC §15)
             "SEED": "42",
         }
 

@@ -70,3 +70,16 @@ def test_the_readme_example_config_is_valid(tmp_path: Path) -> None:
     cfg = load_config(write(tmp_path, text), {})
     assert cfg.players == [2, 3] and cfg.variants == ["coloured", "gray"]
     assert cfg.time.move_ms == 1000 and cfg.persistent
+
+
+def test_clock_from_file_and_flag(tmp_path: Path) -> None:
+    from arena.referee.clock import DEFAULT_CLOCK, ClockKind
+
+    assert load_config(None, {"bots": ["a", "b"]}).time.clock is DEFAULT_CLOCK
+    path = write(tmp_path, 'bots = ["a", "b"]\n[time]\nclock = "wall"\n')
+    cfg = load_config(path, {})
+    assert cfg.time.clock is ClockKind.WALL
+    cfg = load_config(path, {"time": {"clock": "cpu", "move_ms": None}})
+    assert cfg.time.clock is ClockKind.CPU and cfg.time.wall_ceiling == 5
+    with pytest.raises(ConfigError, match=r"time\.clock"):
+        load_config(write(tmp_path, 'bots = ["a", "b"]\n[time]\nclock = "sundial"\n'), {})

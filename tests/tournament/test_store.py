@@ -108,6 +108,56 @@ def test_schema1_store_upgrades_and_keeps_every_result(tmp_path: Path) -> None:
         identity = json.loads(store.get_meta("identity") or "{}")
         assert identity["bots"][0] == ["a", LEGACY_VERSION]
         assert identity["seating"] == "rotations"  # how schema-1 stores seated bots
+        assert identity["time"]["clock"] == "wall"  # the only clock before schema 3
+        assert results.seats["cpu_mean_ms"].isna().all()  # not measured
+
+
+def schema2_store(tmp_path: Path) -> Path:
+    """A store as schema 2 wrote it: no per-seat CPU columns, no clock in its definition."""
+    cfg = config(tmp_path, BOTS[:3])
+    simulate(cfg, by_strength(STRENGTH))
+    path = cfg.output / STORE_NAME
+    db = sqlite3.connect(path)
+    for column in ("cpu_mean_ms", "cpu_max_ms"):
+        db.execute(f"ALTER TABLE seats DROP COLUMN {column}")
+    for key, data in (("identity", cfg.identity()), ("config", cfg.model_dump(mode="json"))):
+        for name in ("clock", "wall_ceiling"):
+            del data["time"][name]
+        db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(data)))
+    db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    return cfg.output
+
+
+def test_schema2_store_reads_without_cpu_times_and_upgrades_to_wall_clocks(
+    tmp_path: Path,
+) -> None:
+    folder = schema2_store(tmp_path)
+    before = load_results(folder)  # read-only, not upgraded: CPU times read as missing
+    assert before.finished > 0 and before.seats["cpu_mean_ms"].isna().all()
+    assert upgrade_store(folder)
+    assert (folder / (STORE_NAME + ".v2")).is_file()
+    assert not upgrade_store(folder)
+    with Store(folder / STORE_NAME, readonly=True) as store:
+        assert store.get_meta("schema_version") == str(SCHEMA_VERSION) == "3"
+        assert {"cpu_mean_ms", "cpu_max_ms"} <= store.columns("seats")
+        for key in ("identity", "config"):
+            time_control = json.loads(store.get_meta(key) or "{}")["time"]
+            assert (time_control["clock"], time_control["wall_ceiling"]) == ("wall", 5.0)
+    after = load_results(folder)
+    assert after.finished == before.finished
+    assert after.seats["cpu_mean_ms"].isna().all()
+    assert after.config is not None and after.config["time"]["clock"] == "wall"
+
+
+def test_a_current_store_keeps_its_clock(tmp_path: Path) -> None:
+    cfg = config(tmp_path, BOTS[:3])
+    simulate(cfg, by_strength(STRENGTH))
+    with Store(cfg.output / STORE_NAME) as store:
+        store.put_meta(identity=json.dumps(cfg.identity(), sort_keys=True))
+    with Store(cfg.output / STORE_NAME) as store:  # reopened for writing: nothing migrates
+        assert json.loads(store.get_meta("identity") or "{}")["time"]["clock"] == "cpu"
 
 
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:

@@ -97,8 +97,8 @@ REPO = Path(__file__).resolve().parents[2]
 def small_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished 12-game tournament: python-random, a bot that writes stderr on every other
     decision, and one that sends a malformed line at its third decision (forfeits)."""
-    from arena.tournament import TournamentConfig, run_tournament
     from arena.referee import TimeControl
+    from arena.tournament import TournamentConfig, run_tournament
 
     root = tmp_path_factory.mktemp("site")
     root.chmod(0o755)  # readable by the per-bot uid

@@ -1,0 +1,292 @@
+"""A Ray executor: games go to a Ray cluster in batches, results come back one by one.
+
+Why batches: one Azul game takes 10-200 ms, far too little to pay Ray's per-task
+scheduling; a batch is sized (from measured game durations) to ``batch_seconds`` of
+work. Each batch is a streaming generator task that yields a result per game, so a node
+that dies mid-batch loses only its unfinished games: those are re-queued. The parent
+stays the only store writer; the store inserts a game's result only if absent, so a
+game delivered twice is stored once. At most ``2 x cluster CPUs`` batches are in flight
+(``ray.wait`` back-pressure), so a huge tournament is never all submitted at once.
+
+Bots travel as content-addressed bundles (:mod:`arena.tournament.bundles`); every node
+checks its sandbox (``arena doctor``'s layer detection) before its first game and
+refuses work when it is weaker than the tournament's ``sandbox`` setting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import tempfile
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+from arena.referee import BotSpec
+from arena.sandbox import Level
+from arena.tournament.bundles import Bundle, build_on_node
+from arena.tournament.store import GameResult
+from arena.tournament.worker import GameJob, WorkerState, run_job
+
+MAX_BATCH = 200
+MAX_ATTEMPTS = 3
+"""A game whose batch was lost this many times (its node kept dying) stops the run."""
+
+
+class RayUnavailable(ArenaError):
+    """Ray is not installed, or the cluster cannot be reached."""
+
+
+class NodeRefused(ArenaError):
+    """A node's sandbox is weaker than the tournament asks for."""
+
+
+@dataclass(frozen=True)
+class NodeJob:
+    """A game as it travels: the job plus the bundle digest of each seat's bot."""
+
+    job: GameJob
+    digests: tuple[str, ...]
+
+
+# ---------------------------------------------------------------- on the node
+
+_NODE: dict[str, Any] = {}
+"""Per Ray worker process: the node check result and the built bundles."""
+
+
+def node_check(level: Level) -> None:
+    """Refuse work (once per worker process) when this node cannot give ``level``."""
+    if level is not Level.STRICT or _NODE.get("checked"):
+        return
+    from arena.sandbox import detect_layers
+    from arena.sandbox.layers import unavailable_message
+
+    missing = [layer for layer in detect_layers() if not layer.on]
+    if missing:
+        raise NodeRefused(f"node {os.uname().nodename}: {unavailable_message(missing)}")
+    _NODE["checked"] = True
+
+
+def node_doctor() -> tuple[str, list[tuple[str, bool, str]]]:
+    """``arena doctor``'s layer detection on this node: (node name, [(layer, on, why)])."""
+    from arena.sandbox import detect_layers
+
+    return os.uname().nodename, [(x.name, x.on, x.reason) for x in detect_layers()]
+
+
+def play_batch(items: list[NodeJob], bundles: dict[str, Bundle]) -> Any:
+    """Play a batch on this node, yielding each game's result as soon as it is done."""
+    first = items[0].job
+    node_check(first.settings.sandbox)
+    built: dict[str, BotSpec] = _NODE.setdefault("built", {})
+    log_dir = Path(tempfile.gettempdir()) / "azul-arena-node-logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    state = _NODE.get("state")
+    if state is None:
+        state = _NODE["state"] = WorkerState(worker_id=os.getpid() % 97)
+    try:
+        for item in items:
+            specs = []
+            for digest in item.digests:
+                if digest not in built:
+                    built[digest] = build_on_node(bundles[digest], item.job.settings.sandbox)
+                specs.append(built[digest])
+            job = dataclasses.replace(item.job, specs=tuple(specs), log_dir=log_dir)
+            yield run_job(state, job)
+    finally:
+        state.close()  # no bot outlives its batch (Ray may kill idle workers)
+        _NODE.pop("state", None)
+
+
+# ---------------------------------------------------------------- in the parent
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable("the ray executor needs Ray: pip install 'azul-arena[ray]'") from None
+    return ray
+
+
+@dataclass
+class _Batch:
+    items: dict[int, NodeJob]
+    """Games not yet delivered, by game index."""
+    gen: Any
+
+
+class RayExecutor:
+    """Runs games on a Ray cluster (see the module docstring)."""
+
+    def __init__(
+        self,
+        bundles: dict[str, Bundle],
+        digest_of: dict[str, str],
+        *,
+        address: str | None = None,
+        level: Level = Level.AUTO,
+        batch_seconds: float = 3.0,
+        num_cpus: int | None = None,
+    ) -> None:
+        ray = _ray()
+        self._ray = ray
+        self._started = not ray.is_initialized()
+        if self._started:
+            try:
+                ray.init(
+                    address=address,
+                    num_cpus=num_cpus if address is None else None,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    configure_logging=False,
+                )
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                where = address or "(a new local instance)"
+                raise RayUnavailable(
+                    f"cannot start or join the Ray cluster {where}: {exc}"
+                ) from None
+        self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._bundles_ref = ray.put(bundles)
+        self._digest_of = digest_of
+        self._remote = ray.remote(num_cpus=1, max_retries=0)(play_batch)
+        self.batch_seconds = batch_seconds
+        self.batch_size = 2
+        self._mean_s: float | None = None
+        self._queue: deque[NodeJob] = deque()
+        self._batches: list[_Batch] = []
+        self._ready: deque[GameResult] = deque()
+        self._attempts: dict[int, int] = {}
+        self.lost_batches = 0
+        self.doctor = self._doctor_every_node(level)
+
+    def _doctor_every_node(self, level: Level) -> dict[str, list[tuple[str, bool, str]]]:
+        """Run the sandbox check on every node with CPUs now (nodes that join later check
+        before their first game); with ``strict``, refuse the run if one falls short."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        ray = self._ray
+        nodes = [n for n in ray.nodes() if n.get("Alive") and n["Resources"].get("CPU", 0) > 0]
+        task = ray.remote(num_cpus=0, max_retries=0)(node_doctor)
+        refs = [
+            task.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+            ).remote()
+            for n in nodes
+        ]
+        found = {
+            f"{name} ({n['NodeManagerAddress']}, node {n['NodeID'][:8]})": layers
+            for n, (name, layers) in zip(nodes, ray.get(refs), strict=True)
+        }
+        weak = {node: [x for x in layers if not x[1]] for node, layers in found.items()}
+        weak = {node: off for node, off in weak.items() if off}
+        if level is Level.STRICT and weak:
+            lines = [
+                f"node {node}: sandbox layers off: "
+                + "; ".join(f"{name} ({why})" for name, _, why in off)
+                for node, off in weak.items()
+            ]
+            self.close()
+            raise NodeRefused(
+                "sandbox = 'strict' but these Ray nodes cannot give every layer "
+                "(run `arena doctor` on them):\n" + "\n".join(lines)
+            )
+        return found
+
+    @property
+    def workers(self) -> int:
+        """Games the runner keeps submitted: about one batch per CPU, twice over."""
+        return self.cpus * self.batch_size
+
+    def submit(self, job: GameJob) -> None:
+        digests = tuple(self._digest_of[s.name] for s in job.specs)
+        self._queue.append(NodeJob(job, digests))
+        self._dispatch(flush=False)
+
+    def _dispatch(self, flush: bool) -> None:
+        while self._queue and len(self._batches) < 2 * self.cpus:
+            if not flush and len(self._queue) < self.batch_size:
+                return
+            items = [self._queue.popleft() for _ in range(min(self.batch_size, len(self._queue)))]
+            gen = self._remote.remote(items, self._bundles_ref)
+            self._batches.append(_Batch({i.job.game.game_index: i for i in items}, gen))
+
+    def _learn(self, result: GameResult) -> None:
+        d = max(result.duration_s, 0.001)
+        self._mean_s = d if self._mean_s is None else 0.9 * self._mean_s + 0.1 * d
+        self.batch_size = max(1, min(MAX_BATCH, round(self.batch_seconds / self._mean_s)))
+
+    def _lost(self, batch: _Batch) -> None:
+        """A node died (or its worker crashed): re-queue the games it had not delivered."""
+        self.lost_batches += 1
+        for index, item in batch.items.items():
+            self._attempts[index] = self._attempts.get(index, 0) + 1
+            if self._attempts[index] >= MAX_ATTEMPTS:
+                raise ArenaError(
+                    f"game {index}: its Ray worker died {MAX_ATTEMPTS} times; stopping"
+                )
+            self._queue.appendleft(item)
+
+    def _poll(self, batch: _Batch) -> None:
+        ray = self._ray
+        from ray import exceptions as rx
+
+        try:
+            result: GameResult = ray.get(next(batch.gen))
+        except StopIteration:
+            self._batches.remove(batch)
+            return
+        except rx.RayTaskError as exc:
+            self._batches.remove(batch)
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, NodeRefused):
+                raise NodeRefused(str(cause)) from None
+            raise
+        except rx.RayError:
+            self._batches.remove(batch)
+            self._lost(batch)
+            return
+        batch.items.pop(result.game_index, None)
+        self._learn(result)
+        self._ready.append(result)
+
+    def next_result(self) -> GameResult:
+        ray = self._ray
+        while not self._ready:
+            self._dispatch(flush=True)
+            if not self._batches:
+                raise RuntimeError("next_result() with no game submitted")
+            ready, _ = ray.wait([b.gen for b in self._batches], num_returns=1, timeout=0.25)
+            for gen in ready:
+                batch = next(b for b in self._batches if b.gen is gen)
+                self._poll(batch)
+        return self._ready.popleft()
+
+    def close(self, abort: bool = False) -> None:
+        ray = self._ray
+        if abort:
+            for batch in self._batches:
+                with contextlib.suppress(Exception):
+                    ray.cancel(batch.gen, force=True)
+        self._batches.clear()
+        if self._started:
+            ray.shutdown()
+
+
+def make_ray_executor(
+    built: list[Any], level: Level, address: str | None, workers: int | None
+) -> RayExecutor:
+    """Pack every built bot's submitted folder and connect to (or start) a cluster."""
+    from arena.tournament.bundles import pack
+
+    bundles: dict[str, Bundle] = {}
+    digest_of: dict[str, str] = {}
+    for b in built:
+        bundle = pack(b.spec.name, b.source)
+        bundles[bundle.digest] = bundle
+        digest_of[b.spec.name] = bundle.digest
+    return RayExecutor(bundles, digest_of, address=address, level=level, num_cpus=workers)
