@@ -103,6 +103,8 @@ _CLEAR_KEYS = (
     "[libc.syscall(n, 7, ring) for ring in (-4, -3, -5)]\n"
 )
 _keys_cleared: set[int] = set()
+KEY_GC_WAIT_S = 5.0
+"""Longest wait for the kernel to free a dead bot's keyrings (usually milliseconds)."""
 
 
 def sysv_objects_of_uid(uid: int) -> list[tuple[str, int]]:
@@ -191,4 +193,10 @@ def clear_uid_state(uid: int, setpriv: str | None) -> list[str]:
             )
             removed.append(f"keys of uid {uid}")
         _keys_cleared.add(uid)
+        # A bot without a session keyring that adds a key to one gets an anonymous
+        # session keyring, which the kernel frees asynchronously once the bot is gone:
+        # wait for that, so the next bot of this uid cannot find its keys.
+        deadline = time.monotonic() + KEY_GC_WAIT_S
+        while keys_of_uid(uid) > 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
     return removed
