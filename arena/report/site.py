@@ -140,8 +140,7 @@ def _games(
     report: Report, folder: Path, say: Callable[[str], None] | None
 ) -> tuple[list[GameRow], dict[str, dict[str, FaultGroup]], int, int, list[str]]:
     """Read every finished game's record once: rows, fault groups, and replay pages."""
-    games = report.results.games
-    ids = dict(zip(games["game_index"], games["game_id"], strict=True))
+    ids = report.results.game_ids()
     rows: list[GameRow] = []
     groups: dict[str, dict[str, FaultGroup]] = {}
     written = kept = 0
@@ -338,7 +337,7 @@ def _index_page(
         {"bot": bot, "cells": [str(v) for v in cells]}
         for bot, cells in zip(report.leaderboard["bot"], shown.itertuples(index=False), strict=True)
     ]
-    games_of = report.results.seats.groupby("bot").size()
+    games_of = report.leaderboard.set_index("bot")["games"]
     bots = [
         {
             "name": bot,
@@ -354,11 +353,10 @@ def _index_page(
         for bot in report.leaderboard["bot"]
         for group in sorted(faults.get(bot, {}).values(), key=lambda g: -g.count)
     ]
-    finished = report.results.games["finished_at"]
     body = env.get_template("index.html").render(
         status=status_line(report),
-        first_game=_when(finished.min() if len(finished) else None),
-        last_game=_when(finished.max() if len(finished) else None),
+        first_game=_when(report.results.first_finished_at),
+        last_game=_when(report.results.last_finished_at),
         overview=overview_lines(report)[1:],
         lb_head=[str(c) for c in shown.columns],
         lb_rows=lb_rows,
@@ -404,8 +402,7 @@ def _bot_page(
         ("games", str(lb["games"])),
         ("wins", str(lb["wins"])),
     ]
-    seats = report.results.seats
-    mine = seats.loc[seats["bot"] == bot]
+    mine = report.results.bot_scores(bot)
     pairs = report.head_to_head_pairs
     h2h = pairs_display(pairs.loc[pairs["bot"] == bot])
     losses: list[dict[str, Any]] = []

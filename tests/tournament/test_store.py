@@ -99,8 +99,8 @@ def test_schema1_store_upgrades_and_keeps_every_result(tmp_path: Path) -> None:
     assert results.finished == 4 and results.scheduled == 6
     assert sorted(results.bots) == ["a", "b", "c"]
     assert list(results.faults["bot"]) == ["c", "c"]
-    wins = results.seats[results.seats["rank"] == 1]["bot"]
-    assert set(wins) == {"a"}
+    wins = results.bot_totals["wins"]
+    assert set(wins[wins > 0].index) == {"a"}
     with Store(folder / STORE_NAME, readonly=True) as store:
         assert store.integrity_problems() == []
         assert {b.version for b in store.bots()} == {LEGACY_VERSION}
@@ -109,7 +109,7 @@ def test_schema1_store_upgrades_and_keeps_every_result(tmp_path: Path) -> None:
         assert identity["bots"][0] == ["a", LEGACY_VERSION]
         assert identity["seating"] == "rotations"  # how schema-1 stores seated bots
         assert identity["time"]["clock"] == "wall"  # the only clock before schema 3
-        assert results.seats["cpu_mean_ms"].isna().all()  # not measured
+        assert (results.bot_totals["cpu_decisions"] == 0).all()  # not measured
 
 
 def schema2_store(tmp_path: Path) -> Path:
@@ -135,7 +135,7 @@ def test_schema2_store_reads_without_cpu_times_and_upgrades_to_wall_clocks(
 ) -> None:
     folder = schema2_store(tmp_path)
     before = load_results(folder)  # read-only, not upgraded: CPU times read as missing
-    assert before.finished > 0 and before.seats["cpu_mean_ms"].isna().all()
+    assert before.finished > 0 and (before.bot_totals["cpu_decisions"] == 0).all()
     assert upgrade_store(folder)
     assert (folder / (STORE_NAME + ".v2")).is_file()
     assert not upgrade_store(folder)
@@ -147,7 +147,7 @@ def test_schema2_store_reads_without_cpu_times_and_upgrades_to_wall_clocks(
             assert (time_control["clock"], time_control["wall_ceiling"]) == ("wall", 5.0)
     after = load_results(folder)
     assert after.finished == before.finished
-    assert after.seats["cpu_mean_ms"].isna().all()
+    assert (after.bot_totals["cpu_decisions"] == 0).all()
     assert after.config is not None and after.config["time"]["clock"] == "wall"
 
 
