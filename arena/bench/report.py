@@ -41,7 +41,8 @@ class ReportRun:
     games: int
     seconds: float
     peak_mb: float
-    path: str  # "new", "new, cached" (bootstrap read back) or "old" (library per resample)
+    path: str  # "new", "new, cached" (bootstrap read back), "old" (library per resample)
+    # or "before" (the --before source tree)
     cpu_seconds: float = 0.0  # user + system CPU of the report process (and its workers)
     ratings_seconds: float = 0.0  # of which rating (point ratings, history, bootstrap)
 
@@ -119,12 +120,16 @@ def synthetic_store(outdir: Path, games: int, bots: int, seed: int = 1) -> None:
             store.add_result(result)
 
 
-def time_report(outdir: Path, *, old: bool = False, keep_cache: bool = False) -> ReportRun:
-    """Wall time and peak memory of one ``arena report OUTDIR`` in a fresh process."""
+def time_report(
+    outdir: Path, *, old: bool = False, keep_cache: bool = False, source: Path | None = None
+) -> ReportRun:
+    """Wall time and peak memory of one ``arena report OUTDIR`` in a fresh process
+    (``source``: run another arena source tree's report instead, path "before")."""
     if not keep_cache:
         shutil.rmtree(outdir / RATINGS_CACHE, ignore_errors=True)
+    shutil.rmtree(outdir / "report", ignore_errors=True)  # every run writes the site afresh
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(source.resolve() if source else Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     started = time.perf_counter()
     proc = subprocess.Popen(
@@ -147,7 +152,7 @@ def time_report(outdir: Path, *, old: bool = False, keep_cache: bool = False) ->
     if proc.returncode != 0:
         raise RuntimeError(f"arena report {outdir} failed ({proc.returncode}): {err[-2000:]}")
     games = sum(1 for _ in _finished(outdir))
-    path = "old" if old else ("new, cached" if keep_cache else "new")
+    path = "before" if source else "old" if old else ("new, cached" if keep_cache else "new")
     cpu = usage.ru_utime + usage.ru_stime
     rating = sum(
         float(line.split("=", 1)[1])
@@ -168,9 +173,11 @@ def bench_report(
     bots: int = DEFAULT_BOTS,
     baseline_games: int = DEFAULT_BASELINE_GAMES,
     on_step: Callable[[str], None] = lambda _: None,
+    before: Path | None = None,
 ) -> list[ReportRun]:
     """Every size with the new path (cold cache), the largest also re-reported with the
-    cache, and the old path on ``baseline_games`` (0: skip)."""
+    cache, the old path on ``baseline_games`` (0: skip), and with ``before`` that source
+    tree's report on every size, right after this one's on the same store."""
     runs = []
     with tempfile.TemporaryDirectory(prefix="arena-bench-report-") as tmp:
         for games in sorted(set(sizes) | ({baseline_games} if baseline_games else set())):
@@ -180,6 +187,9 @@ def bench_report(
             if games in sizes:
                 on_step(f"arena report on {games:,} games")
                 runs.append(time_report(outdir))
+                if before is not None:
+                    on_step(f"arena report on {games:,} games, {before}")
+                    runs.append(time_report(outdir, source=before))
             if games == baseline_games:
                 if games not in sizes:
                     runs.append(time_report(outdir))
@@ -201,7 +211,12 @@ BIG_GAMES, BIG_SECONDS = 100_000, 60.0
 
 
 def run_bench_report(
-    sizes: Sequence[int], bots: int, baseline_games: int, as_json: bool, console: Console
+    sizes: Sequence[int],
+    bots: int,
+    baseline_games: int,
+    as_json: bool,
+    console: Console,
+    before: Path | None = None,
 ) -> int:
     """The ``arena bench report`` command: runs, then a table (or ``--json``)."""
     from rich.table import Table
@@ -209,12 +224,21 @@ def run_bench_report(
     if any(n < 1 for n in sizes) or bots < 2 or baseline_games < 0:
         console.print("[red]error:[/red] sizes must be positive, --bots at least 2")
         return 2
+    if before is not None and not (before / "arena" / "bench" / "report_child.py").is_file():
+        console.print(f"[red]error:[/red] --before {before}: not an arena source tree")
+        return 2
     if as_json:
-        runs = bench_report(sizes, bots=bots, baseline_games=baseline_games)
+        runs = bench_report(sizes, bots=bots, baseline_games=baseline_games, before=before)
         print(to_json(runs))
         return 0
     with console.status("…") as status:
-        runs = bench_report(sizes, bots=bots, baseline_games=baseline_games, on_step=status.update)
+        runs = bench_report(
+            sizes,
+            bots=bots,
+            baseline_games=baseline_games,
+            on_step=status.update,
+            before=before,
+        )
     table = Table(
         title=f"arena report (100 bootstrap resamples), {bots} bots, 2p and 4p games; "
         "seconds = wall time of the whole command; CPU s = its user + system time"
@@ -249,6 +273,13 @@ def run_bench_report(
                 f"{games:,} games: {took:.2f} s, peak {new[games].peak_mb:.0f} MB "
                 f"({verdict} the {limit:.0f} s target)"
             )
+    for games, then in ((r.games, r) for r in runs if r.path == "before"):
+        now = new[games]
+        console.print(
+            f"before -> now on {games:,} games: {then.seconds:.2f} s -> {now.seconds:.2f} s "
+            f"({then.seconds / now.seconds:.2f}x), CPU {then.cpu_seconds:.2f} -> "
+            f"{now.cpu_seconds:.2f} s, peak {then.peak_mb:.0f} -> {now.peak_mb:.0f} MB"
+        )
     for games, baseline in old.items():
         now = new[games]
         note = " (measured on fewer games: the old path takes minutes at 5,000)"

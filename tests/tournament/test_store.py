@@ -15,6 +15,7 @@ import pytest
 
 from arena.ratings import rate_games, seatings_to_games
 from arena.report.data import load_results
+from arena.tournament.config import TournamentConfig
 from arena.tournament.ledger import RatingLedger
 from arena.tournament.store import (
     LEGACY_VERSION,
@@ -259,3 +260,36 @@ def test_a_damaged_store_is_a_clear_error(tmp_path: Path) -> None:
     assert replay.returncode == 2
     assert "not a usable tournament store" in replay.stderr
     assert "Traceback" not in replay.stderr
+
+
+def test_resume_takes_the_stored_seating_when_none_is_given(tmp_path: Path) -> None:
+    """A schema-1 store seated by rotations (then the only mode): resuming it with the
+    same command, which no longer says so, plays on by rotations; a seating the user
+    does give is checked against the store as before."""
+    from arena.tournament.runner import resumed_config
+
+    folder = schema1_store(tmp_path / "old")
+    with Store(folder / STORE_NAME) as store:  # opened for writing: migrated
+        two = [tmp_path / "a", tmp_path / "b"]
+        unset = TournamentConfig(bots=two, output=folder)
+        assert unset.seating == "balanced"  # today's default
+        assert resumed_config(store, unset).seating == "rotations"
+        given = TournamentConfig(bots=two, output=folder, seating="balanced")
+        assert resumed_config(store, given).seating == "balanced"  # refused later, by name
+    fresh = tmp_path / "fresh"
+    with Store(fresh / STORE_NAME) as store:  # nothing stored: the defaults
+        fresh_config = TournamentConfig(bots=[tmp_path / "a", tmp_path / "b"], output=fresh)
+        assert resumed_config(store, fresh_config).seating == "balanced"
+
+
+def test_resume_takes_the_stored_clock_when_none_is_given(tmp_path: Path) -> None:
+    from arena.referee.clock import TimeControl
+    from arena.tournament.runner import resumed_config
+
+    folder = schema2_store(tmp_path)
+    with Store(folder / STORE_NAME) as store:  # migrated: its games ran on wall clocks
+        unset = config(tmp_path, BOTS[:3])
+        assert unset.time.clock.value == "cpu"
+        assert resumed_config(store, unset).time.clock.value == "wall"
+        given = config(tmp_path, BOTS[:3], time=TimeControl(clock="cpu"))
+        assert resumed_config(store, given).time.clock.value == "cpu"
