@@ -1,11 +1,14 @@
 """`arena bench report`: how `arena report` grows with the number of finished games.
 
 Builds synthetic tournament stores (through the store's own write methods: schedule, then
-one result per game) of 1k to 100k games, then times ``arena report OUTDIR`` on each in a
-fresh process, exactly as a user runs it (start-up, imports, load, ratings with the
-default bootstrap, every table, the files), with that process's peak memory. The same
-run times the old ratings path (the ``trueskill`` library once per resample) on the
-baseline size, so the speed-up is a ratio measured on this machine, now.
+one result per game, then the stored ratings a tournament keeps) of 1k to 100k games,
+then times ``arena report OUTDIR`` on each in a fresh process, exactly as a user runs it
+(start-up, imports, load, ratings with the default bootstrap, every table, the files and
+the site; the synthetic records are placeholders, so no replay page is drawn), with that
+process's peak memory. The same run times the old ratings path (the ``trueskill``
+library once per resample) on the baseline size, and with ``--before SRC`` another
+arena source tree's report on every size, so speed-ups are ratios measured on this
+machine, now.
 """
 
 from __future__ import annotations
@@ -57,9 +60,12 @@ class ReportRun:
         }
 
 
-def synthetic_store(outdir: Path, games: int, bots: int, seed: int = 1) -> None:
+def synthetic_store(
+    outdir: Path, games: int, bots: int, seed: int = 1, *, stored_ratings: bool = True
+) -> None:
     """A finished tournament of ``games`` 2- and 4-player games among ``bots`` bots, with
-    skill-driven places (a few shared) and faults-free seats."""
+    skill-driven places (a few shared) and faults-free seats; with ``stored_ratings``, the
+    ratings a tournament stores as its games finish (the report continues from them)."""
     rng = random.Random(seed)
     names = [f"bot-{i:03d}" for i in range(bots)]
     skill = {name: rng.gauss(0, 1) for name in names}
@@ -118,6 +124,10 @@ def synthetic_store(outdir: Path, games: int, bots: int, seed: int = 1) -> None:
         store.save_schedule(schedule)
         for result in results:
             store.add_result(result)
+        if stored_ratings:  # as a tournament leaves its store: ratings kept as games finish
+            from arena.tournament.ledger import RatingLedger
+
+            RatingLedger(store).advance()
 
 
 def time_report(
