@@ -154,6 +154,7 @@ def time_report(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=env,
+        cwd=root,  # ``-m`` puts the working folder first on the path: the tree measured
     )
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - started
