@@ -35,9 +35,10 @@ from pydantic import ValidationError
 from arena.engine import GameRecord, ReplayError
 from arena.report.build import Report
 from arena.report.files import _write_text, report_dir
-from arena.report.format import leaderboard_display, pairs_display
+from arena.report.format import MISSING, leaderboard_display, pairs_display
 from arena.report.plots import rating_history_svg, score_distribution_svg
 from arena.report.sections import overview_lines, status_line
+from arena.textsafe import visible
 from arena.tournament.store import STORE_NAME, Store, iter_records
 from arena.viewer.frames import viewer_data
 from arena.viewer.page import asset, page, replay_page
@@ -120,6 +121,7 @@ def write_site(report: Report, outdir: Path, say: Callable[[str], None] | None =
     env.filters["slug"] = slug
     env.globals["site_nav"] = _nav
     metadata = bot_metadata(report.results.config)
+    _add_stored_identity(metadata, report.results.outdir / STORE_NAME)
     order = list(report.leaderboard["bot"])
     bot_files = {}
     for bot in order:
@@ -270,6 +272,38 @@ def bot_metadata(config: dict[str, Any] | None) -> dict[str, dict[str, str]]:
     return out
 
 
+def _add_stored_identity(metadata: dict[str, dict[str, str]], store_path: Path) -> None:
+    """Per bot label, what the store recorded: the version that played (content hash,
+    which the folder may no longer have) and what the bot announced in ``ready``."""
+    with Store(store_path, readonly=True) as store:
+        played = {b.label: b.version for b in store.bots()}
+        announced = store.announcements()
+    for label, version in played.items():
+        meta = metadata.setdefault(label, {})
+        if version:
+            meta["version"] = version[:12]
+        said = announced.get(label)
+        if said is None:
+            continue
+        meta["ready_name"] = said.name
+        if said.author:
+            meta["ready_author"] = said.author
+        if said.version:
+            meta["ready_version"] = said.version
+
+
+def _shown(meta: dict[str, str], key: str) -> str:
+    """A metadata value for a page: bot-controlled, so control characters are made
+    visible here (jinja2 then HTML-escapes it); ``—`` when absent."""
+    value = meta.get(key)
+    return visible(value) if value else MISSING
+
+
+def _author(meta: dict[str, str]) -> str:
+    """The author from ``bot.toml``, else the one the bot announced in ``ready``."""
+    return _shown(meta, "author") if meta.get("author") else _shown(meta, "ready_author")
+
+
 # ------------------------------------------------------------------ pages
 
 
@@ -342,9 +376,10 @@ def _index_page(
     bots = [
         {
             "name": bot,
-            "language": metadata.get(bot, {}).get("language", "—"),
-            "author": metadata.get(bot, {}).get("author", "—"),
-            "version": metadata.get(bot, {}).get("version", "—"),
+            "language": _shown(metadata.get(bot, {}), "language"),
+            "author": _author(metadata.get(bot, {})),
+            "announced": _shown(metadata.get(bot, {}), "ready_version"),
+            "version": _shown(metadata.get(bot, {}), "version"),
             "games": int(games_of.get(bot, 0)),
         }
         for bot in report.leaderboard["bot"]
@@ -394,11 +429,14 @@ def _bot_page(
     meta = metadata.get(bot, {})
     lb = {str(k): v for k, v in report.leaderboard.set_index("bot").loc[bot].items()}
     facts = [
-        ("language", meta.get("language", "—")),
-        ("author", meta.get("author", "—")),
-        ("version (folder hash)", meta.get("version", "—")),
-        ("description", meta.get("description", "—")),
-        ("folder", meta.get("folder", "—")),
+        ("language", _shown(meta, "language")),
+        ("author (bot.toml)", _shown(meta, "author")),
+        ("author (ready)", _shown(meta, "ready_author")),
+        ("version (ready)", _shown(meta, "ready_version")),
+        ("name (ready)", _shown(meta, "ready_name")),
+        ("build (content hash)", _shown(meta, "version")),
+        ("description", _shown(meta, "description")),
+        ("folder", _shown(meta, "folder")),
         ("rank", str(lb["rank"])),
         ("rating μ − 3σ", f"{lb['rating']:.1f}"),
         ("games", str(lb["games"])),
