@@ -234,8 +234,8 @@ def _group_faults(
                 "game_id": row.game_id,
                 "href": row.href,
                 "round": fault.round,
-                "message": fault.message,
-                "last_message": fault.last_message,
+                "message": visible(fault.message),
+                "last_message": visible(fault.last_message) if fault.last_message else None,
                 "stderr_tail": _tail(fault.stderr_tail),
             }
 
@@ -243,7 +243,7 @@ def _group_faults(
 def _tail(text: str | None, lines: int = 12) -> str | None:
     if not text:
         return None
-    return "\n".join(text.rstrip().splitlines()[-lines:])
+    return visible("\n".join(text.rstrip().splitlines()[-lines:]), multiline=True)
 
 
 # ------------------------------------------------------------------ bot metadata
@@ -299,9 +299,15 @@ def _shown(meta: dict[str, str], key: str) -> str:
     return visible(value) if value else MISSING
 
 
-def _author(meta: dict[str, str]) -> str:
-    """The author from ``bot.toml``, else the one the bot announced in ``ready``."""
-    return _shown(meta, "author") if meta.get("author") else _shown(meta, "ready_author")
+def _author(meta: dict[str, str], both: bool = False) -> str:
+    """The author from ``bot.toml``, else the one the bot announced in ``ready``; with
+    ``both``, a different announced one follows in brackets."""
+    if not meta.get("author"):
+        return _shown(meta, "ready_author")
+    said = meta.get("ready_author")
+    if both and said and said != meta["author"]:
+        return f"{_shown(meta, 'author')} (ready: {_shown(meta, 'ready_author')})"
+    return _shown(meta, "author")
 
 
 # ------------------------------------------------------------------ pages
@@ -347,7 +353,7 @@ def _settings(config: dict[str, Any] | None) -> list[tuple[str, str]]:
         ("round limit", str(config.get("round_limit", "?"))),
         ("time control", clock),
         ("fault policy", str(config.get("fault_policy", "?"))),
-        ("sandbox", str(config.get("sandbox", "?")) + " (layers: see `arena doctor`)"),
+        ("sandbox", str(config.get("sandbox", "?")) + " (arena doctor lists the layers)"),
         ("workers", str(config.get("workers", "?")) + " (0 = one per core)"),
         ("bot processes", "persistent" if config.get("persistent", True) else "one per game"),
     ]
@@ -430,10 +436,8 @@ def _bot_page(
     lb = {str(k): v for k, v in report.leaderboard.set_index("bot").loc[bot].items()}
     facts = [
         ("language", _shown(meta, "language")),
-        ("author (bot.toml)", _shown(meta, "author")),
-        ("author (ready)", _shown(meta, "ready_author")),
-        ("version (ready)", _shown(meta, "ready_version")),
-        ("name (ready)", _shown(meta, "ready_name")),
+        ("author", _author(meta, both=True)),
+        ("version (from ready)", _shown(meta, "ready_version")),
         ("build (content hash)", _shown(meta, "version")),
         ("description", _shown(meta, "description")),
         ("folder", _shown(meta, "folder")),
@@ -442,10 +446,13 @@ def _bot_page(
         ("games", str(lb["games"])),
         ("wins", str(lb["wins"])),
     ]
+    if meta.get("ready_name") and meta["ready_name"] != bot.split("@")[0]:
+        facts.insert(4, ("name it announced", _shown(meta, "ready_name")))
     seats = report.results.seats
     mine = seats.loc[seats["bot"] == bot]
     pairs = report.head_to_head_pairs
-    h2h = pairs_display(pairs.loc[pairs["bot"] == bot])
+    mine_pairs = pairs.loc[pairs["bot"] == bot]
+    h2h = pairs_display(mine_pairs).drop(columns=["Bot", "Opponent"])
     losses: list[dict[str, Any]] = []
     for row in rows:
         for seat, name in enumerate(row.players):
@@ -472,7 +479,10 @@ def _bot_page(
         rating_plot=Markup(rating_history_svg(report.ratings.history, [bot])),
         score_plot=Markup(score_distribution_svg(mine)),
         h2h_head=[str(c) for c in h2h.columns],
-        h2h_rows=[[str(v) for v in r] for r in h2h.itertuples(index=False)],
+        h2h_rows=[
+            {"opponent": str(opponent), "cells": [str(v) for v in r]}
+            for opponent, r in zip(mine_pairs["opponent"], h2h.itertuples(index=False), strict=True)
+        ],
         faults=sorted(faults.values(), key=lambda g: -g.count),
         losses=losses[:WORST_LOSSES],
     )

@@ -11,7 +11,7 @@ from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
-from arena.report.format import NOT_SEPARABLE, leaderboard_display
+from arena.report.format import NOT_SEPARABLE, fault_groups, leaderboard_display
 from arena.report.names import short_names
 from arena.textsafe import visible
 
@@ -162,15 +162,13 @@ def fault_groups_table(fault_log: pd.DataFrame, width: int | None = None) -> Tab
     table.add_column("Count", justify="right")
     table.add_column("Forfeits", justify="right")
     table.add_column("First (game: what happened)", overflow="fold", ratio=1)
-    grouped = fault_log.groupby(["bot", "kind"], sort=False)
-    rows = sorted(grouped, key=lambda item: (item[0][0], -len(item[1])))
-    for (bot, kind), group in rows:
-        first = group.iloc[0]
+    for group in fault_groups(fault_log).itertuples(index=False):
+        bot = str(group.bot)
         table.add_row(
-            Text(visible(str(bot)) if names is None else names[str(bot)]),
-            Text(str(kind)),
-            str(len(group)),
-            str(int(group["forfeit"].sum())),
-            Text(visible(f"{first['game_id']}: {first['message']}")),
+            Text(visible(bot) if names is None else names[bot]),
+            Text(visible(str(group.kind))),
+            str(group.count),
+            str(group.forfeits),
+            Text(visible(f"{group.game_id}: {group.message}")),
         )
     return table

@@ -88,14 +88,16 @@ def test_bot_pages_show_what_the_bot_announced_in_ready(site: Path) -> None:
         re.findall(r'<th class="az-text">([^<]+)</th>\s*<td class="az-text">([^<]*)</td>', chatty)
     )
     # control characters made visible, then HTML-escaped: no markup, no escape, no bidi override
-    assert facts["author (ready)"] == "Eve \\x1b[2J&lt;img src=x onerror=alert(1)&gt;"
-    assert facts["version (ready)"] == "2.0\\u202erc"
-    assert facts["name (ready)"] == "chatty" and facts["language"] == "python"
+    assert facts["author"] == "Eve \\x1b[2J&lt;img src=x onerror=alert(1)&gt;"
+    assert facts["version (from ready)"] == "2.0\\u202erc"
+    assert facts["language"] == "python" and "name it announced" not in facts
     assert re.fullmatch(r"[0-9a-f]{12}", facts["build (content hash)"])
     assert "<img" not in chatty and "\x1b" not in chatty and "\u202e" not in chatty
     faulty = (site / "bots" / "faulty.html").read_text()
     assert "A. &lt;Tester&gt; &amp; co" in faulty  # bot.toml's author
-    assert re.search(r"version \(ready\)</th>\s*<td class=\"az-text\">—<", faulty)
+    assert re.search(r"version \(from ready\)</th>\s*<td class=\"az-text\">—<", faulty)
+    # the scripted bot calls itself after its mode: shown, since it differs from its name
+    assert re.search(r"name it announced</th>\s*<td class=\"az-text\">malformed<", faulty)
 
 
 def test_the_index_lists_language_author_and_announced_version(site: Path) -> None:
