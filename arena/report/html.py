@@ -46,6 +46,9 @@ td.text:first-child, td.text:nth-child(2) { white-space: nowrap; }
 }
 table.heatmap th.row_heading { text-align: left; }
 .scroll { overflow-x: auto; }
+details summary { cursor: pointer; color: #1f5fbf; margin: 0.4rem 0; }
+.sticky td:nth-child(2) { position: sticky; left: 0; background: #fff; }
+.sticky th:nth-child(2) { position: sticky; left: 0; }
 figure { margin: 0.5rem 0; } figure svg { max-width: 100%; height: auto; }
 </style>
 </head>
@@ -58,7 +61,10 @@ figure { margin: 0.5rem 0; } figure svg { max-width: 100%; height: auto; }
 {% for section in sections %}
 <h2 id="{{ section.key }}">{{ section.title }}</h2>
 <p class="note">{{ section.note }}</p>
-<div class="scroll">{{ section.html }}</div>
+{% if section.fold %}<details><summary>Show all {{ section.rows }} rows</summary>
+<div class="scroll">{{ section.html }}</div></details>{%
+ elif section.rows %}<div class="scroll{% if section.key == "leaderboard" %} sticky{%
+ endif %}">{{ section.html }}</div>{% endif %}
 {% if section.key == "leaderboard" %}
 <h2 id="rating_history">Rating over games</h2>
 <p class="note">Conservative rating μ − 3σ of each bot after each finished game, in
@@ -70,6 +76,11 @@ schedule order (the order ratings are computed in).</p>
 </html>
 """
 
+
+FOLD_ROWS = 40
+"""A table with more rows is folded (``<details>``), so the page stays a readable summary
+(an empty table is left out: its note says why)."""
+UNFOLDED = ("leaderboard", "head_to_head")
 
 _NUMERIC_CELL = re.compile(r"^(—|[-+−]?[\d.,]+%?|\d+–\d+)( ≈)?$")
 
@@ -125,7 +136,14 @@ def render_html(report: Report) -> str:
         else:
             html = _table_html(section.table)
         rendered.append(
-            {"key": section.key, "title": section.title, "note": section.note, "html": html}
+            {
+                "key": section.key,
+                "title": section.title,
+                "note": section.note,
+                "html": html,
+                "rows": len(section.table),
+                "fold": len(section.table) > FOLD_ROWS and section.key not in UNFOLDED,
+            }
         )
     order = list(report.leaderboard["bot"])
     return template.render(

@@ -121,3 +121,21 @@ def test_the_index_lists_language_author_and_announced_version(site: Path) -> No
     assert re.fullmatch(r"[0-9a-f]{12}", build)
     assert rows["faulty"][1] == "A. &lt;Tester&gt; &amp; co"  # bot.toml's author first
     assert rows["python-random"][2] == "1"  # python-random announces version "1"
+
+
+def test_report_html_groups_faults_by_bot_and_kind(site: Path) -> None:
+    html = (site / "report.html").read_text()
+    section = html.split('id="faults"')[1].split("<h2")[0]
+    rows = [
+        [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        for row in re.findall(r"<tr>(.*?)</tr>", section, re.S)
+        if "<td" in row
+    ]
+    assert len(rows) == 1  # 8 faults of one bot and kind: one row, not eight
+    bot, kind, count, forfeits, game, round_, message = rows[0]
+    assert (bot, kind, count, forfeits) == ("faulty", "malformed", "8", "8")
+    assert game.startswith("2p-") and "faulty" in game and round_.isdigit() and message
+    board = html.split('id="leaderboard"')[1].split("<h2")[0]
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", board)
+    assert "Faults" in headers and "Malformed" not in headers  # one column, not one per kind
+    assert "malformed 8" in board

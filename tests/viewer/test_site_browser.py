@@ -45,3 +45,42 @@ def test_index_games_filter_replay_and_bot_page(page: Any, site: Path, shoot: An
     shoot(page, "site-bot", full_page=True)
     page.click(".az-fault a")  # the example opens its replay
     page.wait_for_selector("[data-testid=faults]")
+
+
+PAGES = ("index.html", "games.html", "bots/faulty.html", "report.html")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_every_page_fits_a_laptop_and_a_phone(
+    browser: Any, site: Path, shoot: Any, width: int
+) -> None:
+    """No page scrolls sideways (wide tables scroll inside their box); the report's
+    leaderboard fits a 1280 px screen whole; on a phone the games list is one readable
+    block per game, not columns squeezed to a letter."""
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    try:
+        page = context.new_page()
+        replay = next((site / "replays").glob("*.html")).relative_to(site)
+        for name in (*PAGES, str(replay)):
+            page.goto((site / name).as_uri())
+            page_width = page.evaluate("document.documentElement.scrollWidth")
+            assert page_width <= width, (name, page_width)
+            shoot(page, f"site-{Path(name).stem[:24]}-{width}", full_page=name != "games.html")
+        page.goto((site / "report.html").as_uri())
+        board = page.locator("#leaderboard ~ div.scroll").first
+        overflow = board.evaluate("e => e.scrollWidth - e.clientWidth")
+        if width == 1280:
+            assert overflow == 0  # the whole leaderboard, no scrolling
+        else:
+            assert overflow > 0  # it scrolls inside its box, the bot column stays put
+            cell = board.locator("tbody tr td:nth-child(2)").first
+            assert cell.evaluate("e => getComputedStyle(e).position") == "sticky"
+        page.goto((site / "games.html").as_uri())
+        first = page.locator("#games tbody tr").first
+        height = first.evaluate("e => e.getBoundingClientRect().height")
+        game_cell = first.locator("td:nth-child(2)").evaluate(
+            "e => e.getBoundingClientRect().width"
+        )
+        assert height < 120 and game_cell > 150, (height, game_cell)
+    finally:
+        context.close()
