@@ -488,7 +488,9 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
 
         if report_is_current(config.output):  # nothing new: no pandas, no re-rating
             console.print(stored_leaderboard(config.output, width=console.width))
-            console.print(f"report (up to date): {esc(str(config.output / 'report'))}/")
+            console.print(
+                f"report site (up to date): {esc(str(config.output / 'report' / 'index.html'))}"
+            )
             return 0
     return _print_report(config.output, bootstrap=args.bootstrap, quiet=mode == "quiet")
 
