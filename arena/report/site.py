@@ -43,8 +43,9 @@ from arena.tournament.store import STORE_NAME, Store, iter_records
 from arena.viewer.frames import viewer_data
 from arena.viewer.page import asset, page, replay_page
 
-REPLAY_STAMP = "<!-- azul-arena replay page v1 -->"
-"""First line of a replay page; a page with another stamp is redrawn."""
+REPLAY_STAMP = "<!-- azul-arena replay page v2 -->"
+"""First line of a replay page; a page with another stamp is redrawn (v2: the seed as text,
+v1 pages showed 64-bit seeds rounded)."""
 
 WORST_LOSSES = 8
 

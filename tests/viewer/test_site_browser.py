@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,9 @@ def test_index_games_filter_replay_and_bot_page(page: Any, site: Path, shoot: An
     page.locator("#games tbody tr:not([hidden]) td:nth-child(2) a").first.click()
     page.wait_for_selector("[data-testid=step]")
     assert "gray wall" in page.inner_text(".az-sub")
+    seed = re.search(r"--seed (\d+)", page.inner_text(".az-repro")).group(1)  # type: ignore[union-attr]
+    assert int(seed) > 2**53  # tournament deal seeds are 64-bit ...
+    assert f"seed {seed} " in page.inner_text(".az-sub")  # ... and shown exactly, not rounded
     assert "malformed" in page.inner_text("[data-testid=faults]")
     page.keyboard.press("End")
     assert page.inner_text("[data-testid=step]").startswith("final position")
