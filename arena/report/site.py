@@ -36,7 +36,7 @@ from arena.engine import GameRecord, ReplayError
 from arena.report.build import Report
 from arena.report.files import _write_text, report_dir
 from arena.report.format import MISSING, leaderboard_display, pairs_display
-from arena.report.plots import rating_history_svg, score_distribution_svg
+from arena.report.plots import BotFigures, rating_history_svg, thin
 from arena.report.sections import overview_lines, status_line
 from arena.textsafe import visible
 from arena.tournament.store import STORE_NAME, Store, iter_records
@@ -113,7 +113,11 @@ def write_site(report: Report, outdir: Path, say: Callable[[str], None] | None =
     (folder / "bots").mkdir(exist_ok=True)
     for name in ("viewer.js", "viewer.css", "site.js"):
         _write_text(folder / name, asset(name))
-    rows, faults, written, kept, problems = _games(report, folder, say)
+    order = list(report.leaderboard["bot"])
+    # The bot plots are drawn by worker processes while this one reads the records.
+    with _BotPlots(report, order) as plots:
+        rows, faults, written, kept, problems = _games(report, folder, say)
+        bot_plots = plots.result()
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("arena.report", "templates"),
         autoescape=True,
@@ -123,11 +127,11 @@ def write_site(report: Report, outdir: Path, say: Callable[[str], None] | None =
     env.globals["site_nav"] = _nav
     metadata = bot_metadata(report.results.config)
     _add_stored_identity(metadata, report.results.outdir / STORE_NAME)
-    order = list(report.leaderboard["bot"])
     bot_files = {}
     for bot in order:
         path = folder / "bots" / f"{slug(bot)}.html"
-        _write_text(path, _bot_page(env, report, bot, rows, faults.get(bot, {}), metadata))
+        page_text = _bot_page(env, report, bot, rows, faults.get(bot, {}), metadata, bot_plots[bot])
+        _write_text(path, page_text)
         bot_files[bot] = path
     games_path = folder / "games.html"
     _write_text(games_path, _games_page(env, rows, order))
@@ -244,6 +248,58 @@ def _tail(text: str | None, lines: int = 12) -> str | None:
     if not text:
         return None
     return visible("\n".join(text.rstrip().splitlines()[-lines:]), multiline=True)
+
+
+# ------------------------------------------------------------------ bot plots
+
+PLOT_WORKERS = 2
+PLOTS_PARALLEL_FROM = 4
+"""Draw the bot pages' plots in worker processes from this many bots on."""
+
+BotPlotJob = tuple[pd.DataFrame, list[tuple[str, pd.DataFrame]]]
+
+
+class _BotPlots:
+    """Every bot's two plots (rating over games, score distribution), as SVG text, drawn
+    in ``PLOT_WORKERS`` forked processes (each reusing its figures) while the caller
+    goes on; inline for few bots or one core. Same text either way."""
+
+    def __init__(self, report: Report, order: list[str]) -> None:
+        history = thin(report.ratings.history)
+        scores = [(bot, report.results.bot_scores(bot)) for bot in order]
+        workers = min(PLOT_WORKERS, os.cpu_count() or 1, len(order))
+        self._pool: Any = None
+        self._pending: Any = None
+        self._done: dict[str, tuple[str, str]] | None = None
+        if workers < 2 or len(order) < PLOTS_PARALLEL_FROM:
+            self._done = _draw_bot_plots((history, scores))
+            return
+        jobs: list[BotPlotJob] = [(history, scores[i::workers]) for i in range(workers)]
+        self._pool = multiprocess.Pool(workers)
+        self._pending = self._pool.map_async(_draw_bot_plots, jobs, chunksize=1)
+
+    def result(self) -> dict[str, tuple[str, str]]:
+        if self._done is None:
+            self._done = {}
+            for part in self._pending.get():
+                self._done.update(part)
+        return self._done
+
+    def __enter__(self) -> _BotPlots:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+
+
+def _draw_bot_plots(job: BotPlotJob) -> dict[str, tuple[str, str]]:
+    history, scores = job
+    figures = BotFigures()
+    return {
+        bot: (figures.rating_svg(history, bot), figures.scores_svg(seats)) for bot, seats in scores
+    }
 
 
 # ------------------------------------------------------------------ bot metadata
@@ -430,6 +486,7 @@ def _bot_page(
     rows: list[GameRow],
     faults: dict[str, FaultGroup],
     metadata: dict[str, dict[str, str]],
+    plots: tuple[str, str],
 ) -> str:
     meta = metadata.get(bot, {})
     lb = {str(k): v for k, v in report.leaderboard.set_index("bot").loc[bot].items()}
@@ -447,7 +504,6 @@ def _bot_page(
     ]
     if meta.get("ready_name") and meta["ready_name"] != bot.split("@")[0]:
         facts.insert(4, ("name it announced", _shown(meta, "ready_name")))
-    mine = report.results.bot_scores(bot)
     pairs = report.head_to_head_pairs
     mine_pairs = pairs.loc[pairs["bot"] == bot]
     h2h = pairs_display(mine_pairs).drop(columns=["Bot", "Opponent"])
@@ -474,8 +530,8 @@ def _bot_page(
     body = env.get_template("bot.html").render(
         bot=bot,
         meta=facts,
-        rating_plot=Markup(rating_history_svg(report.ratings.history, [bot])),
-        score_plot=Markup(score_distribution_svg(mine)),
+        rating_plot=Markup(plots[0]),
+        score_plot=Markup(plots[1]),
         h2h_head=[str(c) for c in h2h.columns],
         h2h_rows=[
             {"opponent": str(opponent), "cells": [str(v) for v in r]}
