@@ -158,7 +158,8 @@ class Stopwatch:
     whatever the host's load, and when its wall time shows it cannot be late
     (:meth:`quick_stop`) the closing one may wait until the next request is out. The
     wait counter is first read at the first :meth:`overrun` (one allowance in), so
-    waiting before that counts as idle: the idle ceiling is effectively between ``wall_ceiling - 1`` and ``wall_ceiling`` allowances.
+    waiting before that counts as idle: the idle ceiling is effectively between
+    ``wall_ceiling - 1`` and ``wall_ceiling`` allowances.
     """
 
     def __init__(
