@@ -67,6 +67,7 @@ from arena.engine.tables import (
     AnyMove,
     Decision,
     EndReason,
+    FactoryMoves,
     Place,
     Variant,
     factory_code,
@@ -277,6 +278,7 @@ class Game:
         "_deal_pos",
         "_deals",
         "_first_player",
+        "_live",
         "_log",
         "_next_first",
         "_owned",
@@ -328,6 +330,9 @@ class Game:
     _first_player: int
     _log: list[tuple[int, AnyMove]]
     """``rounds[-1].decisions`` (one look-up instead of three on every move)."""
+    _live: list[FactoryMoves]
+    """Per factory, its moves table (``FACTORY_MOVES[i][code]``), ``()`` once emptied:
+    :meth:`legal_moves` walks it without looking at codes or empty factories."""
     _next_first: int
     _owned: int
     """Copy on write: bit ``p`` set when ``boards[p]`` belongs to this game alone,
@@ -413,10 +418,9 @@ class Game:
         if self.decision is _DRAFT:
             acc = self.boards[self.current_player].accept
             out: list[AnyMove] = []
-            for parts, code in zip(FACTORY_MOVES, self.factories):  # noqa: B905 - 9 >= factories
-                if code:
-                    for c, by_mask in parts[code]:
-                        out += by_mask[acc[c]]
+            for parts in self._live:
+                for c, by_mask in parts:
+                    out += by_mask[acc[c]]
             table = CENTRE_MOVES
             c0, c1, c2, c3, c4 = self.centre
             if c0:
@@ -532,6 +536,7 @@ class Game:
             for k, count in CODE_REST[code][colour]:
                 centre[k] += count
             factories[source] = 0
+            self._live[source] = ()
         table = self._table_tiles - n
         self._table_tiles = table
         if line != -1:
@@ -771,6 +776,7 @@ class Game:
         self.marker_in_centre = True
         self.decision = _DRAFT
         self.factories = codes[:]
+        self._live = list(map(_moves_of, FACTORY_MOVES, codes))
         self._table_tiles = dealt
         log = _new_log(RoundLog)
         log.number = self.round
@@ -925,6 +931,7 @@ class Game:
         g.lid = self.lid[:]
         g.boards = self.boards[:]
         g.factories = self.factories[:]
+        g._live = self._live[:]
         g.centre = self.centre[:]
         g.marker_in_centre = self.marker_in_centre
         g.rounds = self.rounds[:]
@@ -964,6 +971,7 @@ class Game:
         g.bag = list(obs["bag"])
         g.lid = list(obs["lid"])
         g.factories = [factory_code(counts) for counts in obs["factories"]]
+        g._live = list(map(_moves_of, FACTORY_MOVES, g.factories))
         g.centre = list(obs["centre"])
         g.marker_in_centre = obs["marker_in_centre"]
         g.round = obs["round"]
@@ -1033,6 +1041,8 @@ class Game:
 
 
 _new_game = object.__new__
+_moves_of = tuple.__getitem__
+"""``_moves_of(FACTORY_MOVES[i], code)``: factory ``i``'s moves table for its contents."""
 _VARIANTS: dict[Variant | str, Variant] = {v.value: v for v in Variant}
 _ORDERED_DRAWS = tuple(t * (t - 1) * (t - 2) * (t - 3) for t in range(5 * TILES_PER_COLOUR + 1))
 """``_ORDERED_DRAWS[t]``: ordered ways to draw 4 tiles from ``t`` (below 2**27)."""
