@@ -589,14 +589,30 @@ class Game:
         if not self._owned >> seat & 1:
             board = self._own_board(seat)
         line = self._tiling_line
-        colour = board.line_colour[line]
-        board.score += board.place(line, move[0], colour)
+        colours = board.line_colour
+        colour = colours[line]
+        # Board.place, inline (one call less per placement)
+        col = move[0]
+        col_bit = BIT[col]
+        row_cells = board.row_cells
+        cells = row_cells[line] | col_bit
+        row_cells[line] = cells
+        row_colours = board.row_colours
+        placed = row_colours[line] | BIT[colour]
+        row_colours[line] = placed
+        col_rows = board.col_rows
+        rows = col_rows[col] | BIT[line]
+        col_rows[col] = rows
+        board.col_colours[col] |= BIT[colour]
+        board.colour_cols[colour] |= col_bit
+        board.wall[line * 5 + col] = colour
+        board.score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
         self.lid[colour] += line
         board.line_count[line] = 0
-        board.line_colour[line] = -1
+        colours[line] = -1
         bit = BIT[line]
         acc = board.accept
-        for c in FREE_COLOURS[board.row_colours[line]]:
+        for c in FREE_COLOURS[placed]:
             acc[c] |= bit
         self._tiling_line = line + 1
         self._continue_tiling()
@@ -636,38 +652,42 @@ class Game:
                 board = self._own_board(seat)
             counts = board.line_count
             colours = board.line_colour
+            row_cells = board.row_cells
+            row_colours = board.row_colours
+            col_rows = board.col_rows
+            acc = board.accept
+            score = board.score
             for line in range(5):
                 if counts[line] == line + 1:
                     colour = colours[line]
                     col = (line + colour) % 5
                     col_bit = BIT[col]
-                    row_cells = board.row_cells
                     cells = row_cells[line] | col_bit
                     row_cells[line] = cells
-                    row_colours = board.row_colours
-                    row_colours[line] |= BIT[colour]
-                    col_rows = board.col_rows
+                    placed = row_colours[line] | BIT[colour]
+                    row_colours[line] = placed
                     rows = col_rows[col] | BIT[line]
                     col_rows[col] = rows
                     board.col_colours[col] |= BIT[colour]
                     board.colour_cols[colour] |= col_bit
                     board.wall[line * 5 + col] = colour
-                    board.score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
+                    score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
                     lid[colour] += line
                     counts[line] = 0
                     colours[line] = -1
                     bit = BIT[line]
-                    acc = board.accept
-                    for c in FREE_COLOURS[row_colours[line]]:
+                    for c in FREE_COLOURS[placed]:
                         acc[c] |= bit
             floor = board.floor
             if floor:
-                score = board.score - FLOOR_PENALTY[len(floor)]
-                board.score = score if score > 0 else 0
+                score -= FLOOR_PENALTY[len(floor)]
+                if score < 0:
+                    score = 0
                 for item in floor:
                     if item != 5:  # MARKER
                         lid[item] += 1
                 board.floor = []
+            board.score = score
         self._tiling_player = self.n_players
         self._tiling_line = 0
         self._end_round()
