@@ -542,26 +542,33 @@ class Game:
         if line != -1:
             counts = board.line_count
             count = counts[line]
-            if count:
-                room = line + 1 - count
-            else:
-                board.line_colour[line] = colour
-                keep = acc[colour]
-                clear = NOT_BIT[line]
-                acc[0] &= clear
-                acc[1] &= clear
-                acc[2] &= clear
-                acc[3] &= clear
-                acc[4] &= clear
-                acc[colour] = keep
-                room = line + 1
-            if n >= room:
+            room = line + 1 - count
+            if n >= room:  # the line fills up: no colour fits on it any more
                 counts[line] = line + 1
-                acc[colour] &= NOT_BIT[line]
                 n -= room
+                if count:
+                    acc[colour] &= NOT_BIT[line]
+                else:
+                    board.line_colour[line] = colour
+                    clear = NOT_BIT[line]
+                    a0, a1, a2, a3, a4 = acc
+                    board.accept = [a0 & clear, a1 & clear, a2 & clear, a3 & clear, a4 & clear]
             else:
                 counts[line] = count + n
                 n = 0
+                if not count:  # a new colour on the line: only that colour fits on it now
+                    board.line_colour[line] = colour
+                    clear = NOT_BIT[line]
+                    keep = acc[colour]
+                    a0, a1, a2, a3, a4 = acc
+                    acc = board.accept = [
+                        a0 & clear,
+                        a1 & clear,
+                        a2 & clear,
+                        a3 & clear,
+                        a4 & clear,
+                    ]
+                    acc[colour] = keep
         if n:
             floor = board.floor
             free = 7 - len(floor)
