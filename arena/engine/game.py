@@ -712,21 +712,35 @@ class Game:
             if not self._owned >> seat & 1:
                 board = self._own_board(seat)
             counts = board.line_count
+            colours = board.line_colour
+            row_cells = board.row_cells
+            colour_cols = board.colour_cols
             line = self._tiling_line
             while line < 5:
                 if counts[line] == line + 1:
-                    colour = board.line_colour[line]
-                    options = PLACE_OPTIONS[
-                        FULL & ~(board.row_cells[line] | board.colour_cols[colour])
-                    ]
-                    if len(options) == 1:
-                        board.score += board.place(line, options[0][0], colour)
+                    colour = colours[line]
+                    options = PLACE_OPTIONS[FULL & ~(row_cells[line] | colour_cols[colour])]
+                    if len(options) == 1:  # no choice: Board.place, inline
+                        col = options[0][0]
+                        col_bit = BIT[col]
+                        cells = row_cells[line] | col_bit
+                        row_cells[line] = cells
+                        row_colours = board.row_colours
+                        placed = row_colours[line] | BIT[colour]
+                        row_colours[line] = placed
+                        col_rows = board.col_rows
+                        rows = col_rows[col] | BIT[line]
+                        col_rows[col] = rows
+                        board.col_colours[col] |= BIT[colour]
+                        colour_cols[colour] |= col_bit
+                        board.wall[line * 5 + col] = colour
+                        board.score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
                         lid[colour] += line
                         counts[line] = 0
-                        board.line_colour[line] = -1
+                        colours[line] = -1
                         bit = BIT[line]
                         acc = board.accept
-                        for c in FREE_COLOURS[board.row_colours[line]]:
+                        for c in FREE_COLOURS[placed]:
                             acc[c] |= bit
                     elif not options:
                         self._line_to_floor(board, line, colour)
