@@ -45,6 +45,9 @@ class ProtocolBench:
     + game fixed cost / decisions)."""
     overhead_by_clock_us: dict[str, float]
     """The same figure per clock kind (``cpu``, ``wall``), measured interleaved in one run."""
+    referee_cpu_by_clock_us: dict[str, float]
+    """Per clock kind, median over games of the referee process's CPU time per decision
+    (everything it does, system calls included): unlike the gaps, hardly moved by load."""
     overhead_wall_us: float
     """Median over games of (wall - think) / decisions (a mean: load-sensitive)."""
     think_us: float
@@ -109,26 +112,28 @@ class _GameFigures:
     think_us: float
     decisions: int
     wall_s: float
+    referee_cpu_us: float
 
 
 def _play_block(
     seats: list[BotSeat], gaps: list[float], games: int, first_seed: int
 ) -> list[_GameFigures]:
     """``games`` games on one pair of seats (plus one that closes the last game's boundary)."""
-    played: list[tuple[GameOutcome, float, int]] = []
-    """Per game: outcome, wall time, index of its first gap (bookkeeping after the block,
+    played: list[tuple[GameOutcome, float, int, float]] = []
+    """Per game: outcome, wall time, index of its first gap, the referee's CPU time
+    (bookkeeping after the block,
     so that the bench's own work does not land in the gaps it measures)."""
     _LAST_READ[0] = None
     for g in range(first_seed, first_seed + games + 1):
         variant = Variant.COLOURED if g % 2 == 0 else Variant.GRAY
-        first = len(gaps)
-        t = time.perf_counter()
         game = GameSettings(variant=variant, seed=g, time_control=seats[0].time_control)
+        first = len(gaps)
+        t, cpu = time.perf_counter(), time.process_time()
         outcome = play_game(seats, game, f"bench-{g}")
-        played.append((outcome, time.perf_counter() - t, first))
+        played.append((outcome, time.perf_counter() - t, first, time.process_time() - cpu))
     figures = []
     for g in range(games):
-        outcome, wall, first = played[g]
+        outcome, wall, first, cpu_s = played[g]
         if outcome.record.faults:
             raise RuntimeError(f"bench bot faulted: {outcome.record.faults[0].message}")
         think_ms = [
@@ -146,6 +151,7 @@ def _play_block(
                 think_us=statistics.median(think_ms) * 1000,
                 decisions=n,
                 wall_s=wall,
+                referee_cpu_us=cpu_s / n * 1e6,
             )
         )
     return figures
@@ -201,6 +207,10 @@ def bench_protocol(
             clock.value: statistics.median(f.overhead_us for f in figures[clock])
             for clock in CLOCKS
         },
+        referee_cpu_by_clock_us={
+            clock.value: statistics.median(f.referee_cpu_us for f in figures[clock])
+            for clock in CLOCKS
+        },
         overhead_wall_us=statistics.median(f.wall_overhead_us for f in default),
         think_us=statistics.median(f.think_us for f in default),
         decisions_per_s=sum(f.decisions for f in default) / sum(f.wall_s for f in default),
@@ -232,6 +242,10 @@ def run(bot: Path, games: int, level: Level, as_json: bool) -> int:
     console.print(
         "the same on each clock kind, interleaved in this run: "
         + ", ".join(f"{kind} {us:.1f} µs" for kind, us in r.overhead_by_clock_us.items())
+    )
+    console.print(
+        "the referee's own CPU time per decision (load hardly moves it): "
+        + ", ".join(f"{kind} {us:.1f} µs" for kind, us in r.referee_cpu_by_clock_us.items())
     )
     console.print(
         f"as game wall time minus measured think time (a mean: load-sensitive): "
