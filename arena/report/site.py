@@ -19,10 +19,11 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import json
 import os
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from markupsafe import Markup
 from pydantic import ValidationError
 
 from arena.engine import GameRecord, ReplayError
+from arena.engine.record import FaultRecord
 from arena.report.build import Report
 from arena.report.files import _write_text, report_dir
 from arena.report.format import MISSING, leaderboard_display, pairs_display
@@ -146,37 +148,43 @@ def write_site(report: Report, outdir: Path, say: Callable[[str], None] | None =
 def _games(
     report: Report, folder: Path, say: Callable[[str], None] | None
 ) -> tuple[list[GameRow], dict[str, dict[str, FaultGroup]], int, int, list[str]]:
-    """Read every finished game's record once: rows, fault groups, and replay pages."""
+    """Read every finished game's record once: rows, fault groups, and replay pages.
+
+    A record seen by an earlier report (same game id, same bytes) is not parsed again:
+    its row and faults come from ``GAMES_CACHE``, rewritten for the games of this one.
+    """
     ids = report.results.game_ids()
     rows: list[GameRow] = []
     groups: dict[str, dict[str, FaultGroup]] = {}
     written = kept = 0
     problems: list[str] = []
     jobs: list[tuple[str, bytes, str]] = []
+    cached = _read_games_cache(folder)
+    seen: dict[str, Any] = {}
     store_file = report.results.outdir / STORE_NAME
     with Store(store_file, readonly=True) as store:
         blobs: Iterable[tuple[int, bytes]] = iter_records(store, sorted(ids))
         for count, (index, blob) in enumerate(blobs, start=1):
             game_id = str(ids[index])
-            try:
-                record = GameRecord.model_validate_json(blob)
-            except ValidationError as exc:
-                problems.append(f"{game_id}: stored record is invalid ({exc.error_count()} errors)")
-                continue
-            row = GameRow(
-                index=int(index),
-                game_id=game_id,
-                n_players=record.n_players,
-                variant=record.variant,
-                end_reason=record.end_reason,
-                rounds=len(record.rounds),
-                players=list(record.players),
-                totals=[f.total for f in record.final],
-                ranks=[f.rank for f in record.final],
-                faults=[(f.seat, f.kind) for f in record.faults],
-            )
+            digest = hashlib.blake2b(blob, digest_size=16).hexdigest()
+            known = _cached_game(cached.get(game_id), digest, int(index), game_id)
+            if known is None:
+                try:
+                    record = GameRecord.model_validate_json(blob)
+                except ValidationError as exc:
+                    problems.append(
+                        f"{game_id}: stored record is invalid ({exc.error_count()} errors)"
+                    )
+                    continue
+                known = (_row(int(index), game_id, record), list(record.faults))
+            row, faults = known
+            seen[game_id] = {
+                "digest": digest,
+                "row": {**asdict(row), "faults": [list(f) for f in row.faults]},
+                "faults": [f.model_dump(mode="json") for f in faults],
+            }
             rows.append(row)
-            _group_faults(groups, record, row)
+            _group_faults(groups, row, faults)
             path = folder / row.href
             if _current(path):
                 kept += 1
@@ -189,7 +197,62 @@ def _games(
             written += 1
         else:
             problems.append(problem)
+    if seen != cached:
+        with contextlib.suppress(OSError):  # best effort: the next report parses again
+            _write_text(
+                folder / GAMES_CACHE,
+                json.dumps({"version": GAMES_CACHE_VERSION, "games": seen}, separators=(",", ":")),
+            )
     return rows, groups, written, kept, problems
+
+
+GAMES_CACHE = ".games-cache.json"
+GAMES_CACHE_VERSION = 1
+
+
+def _row(index: int, game_id: str, record: GameRecord) -> GameRow:
+    return GameRow(
+        index=index,
+        game_id=game_id,
+        n_players=record.n_players,
+        variant=record.variant,
+        end_reason=record.end_reason,
+        rounds=len(record.rounds),
+        players=list(record.players),
+        totals=[f.total for f in record.final],
+        ranks=[f.rank for f in record.final],
+        faults=[(f.seat, f.kind) for f in record.faults],
+    )
+
+
+def _read_games_cache(folder: Path) -> dict[str, Any]:
+    """The cache of an earlier report, or empty (missing, damaged, other version)."""
+    try:
+        data = json.loads((folder / GAMES_CACHE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != GAMES_CACHE_VERSION:
+        return {}
+    games = data.get("games")
+    return games if isinstance(games, dict) else {}
+
+
+def _cached_game(
+    entry: Any, digest: str, index: int, game_id: str
+) -> tuple[GameRow, list[FaultRecord]] | None:
+    """The cached row and faults of this exact record, or None (not cached, or damaged)."""
+    if not isinstance(entry, dict) or entry.get("digest") != digest:
+        return None
+    try:
+        fields = dict(entry["row"])
+        fields["faults"] = [(int(seat), str(kind)) for seat, kind in fields["faults"]]
+        row = GameRow(**fields)
+        faults = [FaultRecord.model_validate(f) for f in entry["faults"]]
+    except (KeyError, TypeError, ValueError):  # pydantic's ValidationError is a ValueError
+        return None
+    if row.index != index or row.game_id != game_id:
+        return None
+    return row, faults
 
 
 PARALLEL_FROM = 100
@@ -226,10 +289,10 @@ def _current(path: Path) -> bool:
 
 
 def _group_faults(
-    groups: dict[str, dict[str, FaultGroup]], record: GameRecord, row: GameRow
+    groups: dict[str, dict[str, FaultGroup]], row: GameRow, faults: list[FaultRecord]
 ) -> None:
-    for fault in record.faults:
-        bot = record.players[fault.seat]
+    for fault in faults:
+        bot = row.players[fault.seat]
         group = groups.setdefault(bot, {}).setdefault(fault.kind, FaultGroup(fault.kind))
         group.count += 1
         group.forfeits += int(fault.forfeit)

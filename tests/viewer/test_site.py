@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from arena.report import site as site_module
 from arena.report.command import make_report, report_command
 from arena.report.site import REPLAY_STAMP, slug, write_site
 
@@ -139,3 +140,25 @@ def test_report_html_groups_faults_by_bot_and_kind(site: Path) -> None:
     headers = re.findall(r"<th[^>]*>(.*?)</th>", board)
     assert "Faults" in headers and "Malformed" not in headers  # one column, not one per kind
     assert "malformed 8" in board
+
+
+def test_a_second_report_parses_no_record_it_has_seen(
+    small_tournament: Path, site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pages = {p: p.read_text() for p in site.rglob("*.html")}
+    report = make_report(small_tournament, bootstrap=0)
+
+    class Unparsable:
+        @staticmethod
+        def model_validate_json(blob: bytes) -> None:
+            raise AssertionError("a record seen by the last report was parsed again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(site_module, "GameRecord", Unparsable)
+        files = write_site(report, small_tournament)
+    assert files.problems == [] and files.replays_kept == 12
+    assert {p: p.read_text() for p in site.rglob("*.html")} == pages
+    # A damaged cache costs only the parsing: the same pages again.
+    (site / site_module.GAMES_CACHE).write_text('{"version": 1, "games": {"x": [')
+    files = write_site(report, small_tournament)
+    assert files.problems == [] and {p: p.read_text() for p in site.rglob("*.html")} == pages
