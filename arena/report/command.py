@@ -15,7 +15,7 @@ from arena.ratings import DEFAULT_RESAMPLES, DEFAULT_SEED
 from arena.report.build import Report, build_report
 from arena.report.data import load_results
 from arena.report.files import write_report
-from arena.report.site import write_site
+from arena.report.site import BotPlots, write_site
 from arena.report.terminal import fault_groups_table, leaderboard_table
 from arena.tournament.store import StoreError
 
@@ -87,9 +87,11 @@ def report_command(
     if not write:
         return EXIT_OK
     try:
-        files = write_report(report, results.outdir)
-        with console.status("Writing the report site (a replay page per new game)..."):
-            site = write_site(report, results.outdir)
+        # The bot pages' plots are drawn in worker processes from here on.
+        with BotPlots(report, list(report.leaderboard["bot"])) as plots:
+            files = write_report(report, results.outdir)
+            with console.status("Writing the report site (a replay page per new game)..."):
+                site = write_site(report, results.outdir, plots=plots)
     except OSError as exc:
         console.print(f"[red]error:[/red] cannot write the report: {escape(str(exc))}")
         return EXIT_WRITE_FAILED

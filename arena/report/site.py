@@ -108,8 +108,14 @@ class SiteFiles:
     problems: list[str]
 
 
-def write_site(report: Report, outdir: Path, say: Callable[[str], None] | None = None) -> SiteFiles:
-    """Write the site into ``OUTDIR/report/`` (next to the report files)."""
+def write_site(
+    report: Report,
+    outdir: Path,
+    say: Callable[[str], None] | None = None,
+    plots: BotPlots | None = None,
+) -> SiteFiles:
+    """Write the site into ``OUTDIR/report/`` (next to the report files); ``plots``: the
+    bot plots already being drawn (started before the report files, say)."""
     folder = report_dir(outdir)
     (folder / "replays").mkdir(parents=True, exist_ok=True)
     (folder / "bots").mkdir(exist_ok=True)
@@ -117,7 +123,9 @@ def write_site(report: Report, outdir: Path, say: Callable[[str], None] | None =
         _write_text(folder / name, asset(name))
     order = list(report.leaderboard["bot"])
     # The bot plots are drawn by worker processes while this one reads the records.
-    with _BotPlots(report, order) as plots:
+    with contextlib.ExitStack() as stack:
+        if plots is None:
+            plots = stack.enter_context(BotPlots(report, order))
         rows, faults, written, kept, problems = _games(report, folder, say)
         bot_plots = plots.result()
     env = jinja2.Environment(
@@ -322,7 +330,7 @@ PLOTS_PARALLEL_FROM = 4
 BotPlotJob = tuple[pd.DataFrame, list[tuple[str, pd.DataFrame]]]
 
 
-class _BotPlots:
+class BotPlots:
     """Every bot's two plots (rating over games, score distribution), as SVG text, drawn
     in ``PLOT_WORKERS`` forked processes (each reusing its figures) while the caller
     goes on; inline for few bots or one core. Same text either way."""
@@ -348,7 +356,7 @@ class _BotPlots:
                 self._done.update(part)
         return self._done
 
-    def __enter__(self) -> _BotPlots:
+    def __enter__(self) -> BotPlots:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -45,7 +45,7 @@ def test_bot_plots_in_workers_equal_the_inline_ones(
 ) -> None:
     report = build_report(load_results(_outdir(tmp_path)), bootstrap=0)
     monkeypatch.setattr(site_module, "PLOTS_PARALLEL_FROM", parallel_from)
-    with site_module._BotPlots(report, list(BOTS)) as plots:
+    with site_module.BotPlots(report, list(BOTS)) as plots:
         drawn = plots.result()
     inline = BotFigures()
     history = thin(report.ratings.history)
