@@ -530,7 +530,14 @@ def sweep_stale(support: Support) -> int:
     runs in it is killed and the directory removed.  Returns how many were removed.
     """
     removed = 0
-    for h in support.hierarchies:
+    # Every mounted hierarchy, not only those bots use: the start-up probe makes a
+    # directory in each one, and a run killed while probing leaves it behind.
+    try:
+        mounted = discover()
+    except OSError:
+        mounted = []
+    hierarchies = {h.base: h for h in (*support.hierarchies, *mounted)}
+    for h in hierarchies.values():
         parent = h.base / PARENT
         try:
             entries = list(parent.iterdir())

@@ -583,3 +583,26 @@ def test_uid_orphans_of_a_crashed_arena_are_killed_on_next_lease(
     finally:
         orphan.kill()
         orphan.wait()
+
+
+def test_a_probe_left_by_a_killed_run_is_swept_in_every_hierarchy(
+    require_layer: RequireLayer,
+) -> None:
+    """The start-up probe makes a directory in every mounted hierarchy, also those bots
+    never use (a v1 freezer or cpuacct next to the ones that limit): a run killed while
+    probing leaves them, and the next run's sweep must find them there too."""
+    require_layer(CGROUPS)
+    support = layers.detection().cgroups
+    assert support is not None
+    dead = subprocess.Popen(["/bin/true"])
+    dead.wait()
+    left = []
+    for h in cgroups.discover():
+        try:
+            left.append(cgroups._make_child(h, f"probe-{dead.pid}-1"))
+        except OSError:
+            continue
+    unused = {h.base for h in cgroups.discover()} - {h.base for h in support.hierarchies}
+    assert left
+    cgroups.sweep_stale(support)
+    assert not [d for d in left if d.exists()], (left, unused)
