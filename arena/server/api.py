@@ -17,13 +17,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
+from arena.server import views
 from arena.server.app import AppState
 from arena.server.auth import AuthError, bearer_author, require_author, require_organiser
 from arena.server.models import Author, GameRow, Version
 from arena.server.ratelimit import WINDOW_SECONDS, RateLimited
 from arena.server.receive import UploadError, manifest_name, receive_upload
 from arena.server.store import NotFound
-from arena.server import views
 
 BOT_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
@@ -122,7 +122,9 @@ def router(state: AppState) -> APIRouter:
 
     @api.get("/health")
     def health() -> JSONResponse:
-        return json({"ok": True, "games_finished": store.games_finished(), "paused": store.paused()})
+        return json(
+            {"ok": True, "games_finished": store.games_finished(), "paused": store.paused()}
+        )
 
     @api.get("/leaderboard")
     def leaderboard() -> JSONResponse:

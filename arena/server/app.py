@@ -10,10 +10,10 @@ Responses carry a strict Content-Security-Policy (scripts and styles from this o
 from __future__ import annotations
 
 import math
-from http import HTTPStatus
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from http import HTTPStatus
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -137,6 +137,13 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.0f}%"
 
 
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
+
+
 def _templates() -> Jinja2Templates:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("arena.server", "templates"),
@@ -144,7 +151,9 @@ def _templates() -> Jinja2Templates:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["vis"] = lambda text: "" if text is None else visible(str(text))
-    env.filters["vislines"] = lambda text: "" if text is None else visible(str(text), multiline=True)
+    env.filters["vislines"] = lambda text: (
+        "" if text is None else visible(str(text), multiline=True)
+    )
     env.filters["when"] = _when
     env.filters["num"] = _num
     env.filters["pct"] = _pct
@@ -155,11 +164,13 @@ def _static(package: str) -> StaticFiles:
     return StaticFiles(directory=str(resources.files(package).joinpath("static")))
 
 
-def create_app(ctx: ServerContext) -> FastAPI:
-    """The ASGI app over ``ctx`` (see the module docstring)."""
+def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastAPI:
+    """The ASGI app over ``ctx`` (see the module docstring); ``settings`` defaults to
+    those of ``ctx.config``."""
     from arena.server import api, pages
 
-    settings = WebSettings.of(ctx.config) if ctx.config is not None else WebSettings()
+    if settings is None:
+        settings = WebSettings.of(ctx.config) if ctx.config is not None else WebSettings()
     app = FastAPI(
         title=f"{settings.name} — Azul Arena",
         docs_url=None,
@@ -190,7 +201,11 @@ def is_api(request: Request) -> bool:
 
 
 def error_response(
-    state: AppState, request: Request, status: int, reason: str, headers: dict[str, str] | None = None
+    state: AppState,
+    request: Request,
+    status: int,
+    reason: str,
+    headers: Mapping[str, str] | None = None,
 ) -> Response:
     """JSON ``{"error": reason}`` for the API; an HTML page (or the login page) otherwise."""
     if is_api(request):
@@ -203,7 +218,9 @@ def error_response(
         None,
         status=status,
         reason=reason,
-        status_text=HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error",
+        status_text=HTTPStatus(status).phrase
+        if status in HTTPStatus._value2member_map_
+        else "Error",
     )
     for key, value in (headers or {}).items():
         response.headers[key] = value
@@ -255,7 +272,7 @@ def _handlers(app: FastAPI, state: AppState) -> None:
     app.add_exception_handler(StarletteHTTPException, http_error)
 
     def validation_error(request: Request, exc: Exception) -> Response:
-        errors = getattr(exc, "errors", lambda: [])()
+        errors: list[dict[str, Any]] = list(getattr(exc, "errors", list)())
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e.get('msg')}"
             for e in errors
@@ -321,7 +338,9 @@ class BodyLimit:
 async def _refuse(scope: Scope, send: Send, limit: int) -> None:
     path = scope.get("path", "")
     reason = f"the request body is larger than {limit // 1024} KiB"
-    response = JSONResponse({"error": reason}, status_code=413, headers={"Connection": "close"})
+    response: Response = JSONResponse(
+        {"error": reason}, status_code=413, headers={"Connection": "close"}
+    )
     if not str(path).startswith("/api/"):
         response = Response(reason, status_code=413, media_type="text/plain")
 

@@ -18,8 +18,8 @@ from arena.server.app import AppState
 from arena.server.auth import (
     AuthError,
     check_csrf,
-    csrf_token,
     cookie_author,
+    csrf_token,
     end_session,
     remember_csrf,
     start_session,
@@ -168,7 +168,11 @@ def router(state: AppState) -> APIRouter:
         name = form.get("name", "").strip()
         author, token = await run_in_threadpool(store.create_author, name)
         response = render(
-            request, "login.html", author, problem=None, issued={"name": author.name, "token": token}
+            request,
+            "login.html",
+            author,
+            problem=None,
+            issued={"name": author.name, "token": token},
         )
         start_session(request, response, token)
         return response
@@ -195,7 +199,7 @@ def router(state: AppState) -> APIRouter:
             body = ChallengeRequest(
                 opponents=[o for o in (_form_text(v) for v in form.getlist("opponent")) if o],
                 players=int(_form_text(form.get("players")) or 2),
-                variant=_form_text(form.get("variant")) or "coloured",  # type: ignore[arg-type]
+                variant=_form_text(form.get("variant")) or "coloured",
             )
         except (ValidationError, ValueError):
             raise Invalid("pick 1 to 3 opponents, 2 to 4 players and a wall") from None

@@ -50,16 +50,12 @@ def rating_svg(history: dict[int, list[RatingPoint]]) -> str:
     for k, (number, points) in enumerate(series):
         colour = COLOURS[k % len(COLOURS)]
         xs = [x(start + i) for i in range(len(points))]
-        upper = " ".join(f"{a:.1f},{y(p.mu + 2 * p.sigma):.1f}" for a, p in zip(xs, points))
-        lower = " ".join(
-            f"{a:.1f},{y(p.mu - 2 * p.sigma):.1f}"
-            for a, p in reversed(list(zip(xs, points)))
-        )
-        line = " ".join(f"{a:.1f},{y(p.mu):.1f}" for a, p in zip(xs, points))
+        pairs = list(zip(xs, points, strict=True))
+        upper = " ".join(f"{a:.1f},{y(p.mu + 2 * p.sigma):.1f}" for a, p in pairs)
+        lower = " ".join(f"{a:.1f},{y(p.mu - 2 * p.sigma):.1f}" for a, p in reversed(pairs))
+        line = " ".join(f"{a:.1f},{y(p.mu):.1f}" for a, p in pairs)
         parts.append(f'<polygon points="{upper} {lower}" fill="{colour}" fill-opacity="0.15"/>')
-        parts.append(
-            f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>'
-        )
+        parts.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>')
         parts.append(
             f'<text x="{xs[0] + 3:.1f}" y="{PAD_Y + 10}" font-size="11" '
             f'fill="{colour}">v{number}</text>'

@@ -254,7 +254,7 @@ def _zip_manifest(archive: Path) -> bytes | None:
 class _Capped(io.RawIOBase):
     """A reader that fails once more than ``limit`` bytes were read (a gzip bomb)."""
 
-    def __init__(self, inner: IO[bytes], limit: int) -> None:
+    def __init__(self, inner: gzip.GzipFile, limit: int) -> None:
         self.inner = inner
         self.left = limit
 

@@ -274,8 +274,7 @@ class MePage:
 def me_page(store: CompetitionStore, author: Author) -> MePage:
     versions = store.submissions_of(author.id)
     submissions = [
-        Submission(version_view(v, author.id, author), store.submission_log(v.id))
-        for v in versions
+        Submission(version_view(v, author.id, author), store.submission_log(v.id)) for v in versions
     ]
     bots = [b for b in store.bots() if b.author_id == author.id]
     seen: dict[str, GameRow] = {}
