@@ -1,0 +1,1 @@
+"""The competition server (issue 14): `arena serve`, uploads and the ladder."""
