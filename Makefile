@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-# CI adds the optional Ray extra (EXTRAS=dev,ray) so the Ray executor tests run.
+# CI adds the optional Ray and server extras (EXTRAS=dev,ray,server) so the Ray executor
+# and `arena serve`/`arena submit` tests run.
 EXTRAS ?= dev
 
 .PHONY: setup demo test lint clean
