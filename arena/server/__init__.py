@@ -1,1 +1,4 @@
-"""The competition server (issue 14): `arena serve`, uploads and the ladder."""
+"""`arena serve`: host a competition (submissions, a continuous ladder, a live leaderboard).
+
+Needs the optional ``server`` extra (``pip install 'azul-arena[server]'``).
+"""
