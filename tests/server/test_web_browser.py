@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 pytest.importorskip("fastapi", reason="the server extra is not installed")
-uvicorn = pytest.importorskip("uvicorn", reason="the server extra is not installed")
+pytest.importorskip("uvicorn", reason="the server extra is not installed")
+
+import uvicorn
 
 from .web_helpers import ALICE_STDERR, BOB_STDERR, Site, make_site
 
@@ -108,7 +110,7 @@ def _fits(page: Any) -> bool:
 def test_pages_are_readable(
     browser: Any, served: tuple[Site, str], shoot: Any, viewport: dict[str, int]
 ) -> None:
-    site, base = served
+    _, base = served
     page = _page(browser, viewport)
     tag = "wide" if viewport["width"] > 1000 else "phone"
     try:
@@ -135,7 +137,9 @@ def test_pages_are_readable(
         page.context.close()
 
 
-def test_sign_in_and_see_own_stderr_only(browser: Any, served: tuple[Site, str], shoot: Any) -> None:
+def test_sign_in_and_see_own_stderr_only(
+    browser: Any, served: tuple[Site, str], shoot: Any
+) -> None:
     site, base = served
     page = _page(browser, {"width": 1280, "height": 900})
     try:
