@@ -75,6 +75,7 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
         manifest = outcome.built.spec.manifest
         meta["manifest"] = manifest.model_dump(mode="json")
         meta.setdefault("language", manifest.language)
+        meta["source"] = str(folder)
         built_path = str(outcome.built.spec.folder)
     return BuildVerdict(
         bool(outcome.ok and built_path),
@@ -157,6 +158,15 @@ class BuildWorker:
 
 
 # ---------------------------------------------------------------- the service
+
+
+def make_pool(config: CompetitionConfig) -> Pool:
+    """Where the ladder's games run: a local process pool, or a Ray cluster."""
+    if config.ladder.executor == "ray":
+        from arena.server.ladder import RayPool
+
+        return RayPool(config.ladder.ray_address, config.ladder.worker_count)
+    return ProcessPool(config.ladder.worker_count)
 
 
 def open_store(config: CompetitionConfig) -> CompetitionStore:
@@ -283,7 +293,7 @@ def serve(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
     # The pool forks before any thread or database connection exists.
-    pool = ProcessPool(config.ladder.worker_count)
+    pool = make_pool(config)
     try:
         store = open_store(config)
     except BaseException:
