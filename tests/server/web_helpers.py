@@ -4,6 +4,7 @@ hostile text wherever a bot or an author controls it."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import random
@@ -16,6 +17,7 @@ from fastapi.testclient import TestClient
 
 from arena.engine import Game
 from arena.server.app import ServerContext, WebSettings, create_app
+from arena.server.config import CompetitionConfig
 from arena.server.store import (
     CompetitionStore,
     FinishedFault,
@@ -26,6 +28,8 @@ from arena.server.store import (
 
 XSS = "<script>alert(1)</script>"
 """Markup that must never reach a page unescaped."""
+EVIL_BOT = f"evil{XSS}\x1b[2J"
+"""A bot name no manifest allows, stored directly (the pages must not trust the store)."""
 ALICE_STDERR = "alice-secret-stderr"
 BOB_STDERR = "bob-secret-stderr"
 
@@ -138,6 +142,11 @@ def play(store: CompetitionStore, version_ids: list[int], names: list[str], seed
     return game.id
 
 
+def web_settings(**changes: Any) -> WebSettings:
+    """The default competition's web settings, with ``changes``."""
+    return dataclasses.replace(WebSettings.of(CompetitionConfig()), **changes)
+
+
 def make_site(
     tmp_path: Path,
     *,
@@ -159,7 +168,7 @@ def make_site(
     data_dir.mkdir()
     site = Site(store=store, client=None, data_dir=data_dir, tokens=tokens)  # type: ignore[arg-type]
     ctx = ServerContext(
-        config=None,
+        config=CompetitionConfig(),
         store=store,
         data_dir=data_dir,
         wake_builder=lambda: site.woken.__setitem__("builder", site.woken["builder"] + 1),
@@ -167,6 +176,22 @@ def make_site(
     )
     site.client = TestClient(create_app(ctx, settings), base_url="http://testserver")
     site.games = [play(store, [a, b], ["alpha", "beta"], seed) for seed in (1, 2)]
+    if hostile:
+        evil = activate(
+            store,
+            alice.id,
+            EVIL_BOT,
+            language=XSS,
+            verdict=f"ok {XSS}",
+            ready_author=XSS,
+            ready_version=XSS,
+        )
+        site.games.append(play(store, [evil, b], [EVIL_BOT, "beta"], 3))
+        rejected = store.add_submission(alice.id, "alpha", "/uploads/r.zip", "1" * 64)
+        assert store.claim_queued_version() is not None
+        store.finish_build(
+            rejected.id, False, f"build failed {XSS}", f"log {XSS}\x1b]52;c;x\x07", None, None, {}
+        )
     # alice's store record keeps her own token under the hostile name
     site.tokens[alice_name] = tokens["alice"]
     return site
