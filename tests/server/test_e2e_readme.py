@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the server extra is not installed")
 
-from arena.cli import build_parser  # noqa: E402
+from arena.cli import build_parser
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
