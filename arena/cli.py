@@ -1073,6 +1073,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_doctor)
 
+    p = sub.add_parser(
+        "serve",
+        help="host a competition: web server, submissions, continuous ladder",
+        description="Run the competition defined by COMPETITION.toml until Ctrl-C/SIGTERM: "
+        "the web pages and JSON API, a build worker for uploads and the continuous ladder. "
+        "The first start creates the store and prints the organiser token (also kept in "
+        "DATA_DIR/organiser.token). A restart resumes: running games are played again.",
+    )
+    p.add_argument("competition", metavar="COMPETITION.toml", type=Path)
+    p.set_defaults(func=lambda a: _serve().serve(a.competition))
+
+    p = sub.add_parser(
+        "token",
+        help="issue an author token for a hosted competition",
+        description="Create author NAME in the competition's store and print their token "
+        "(once: only its hash is stored).",
+    )
+    p.add_argument("competition", metavar="COMPETITION.toml", type=Path)
+    p.add_argument("name", metavar="NAME", help="the author's name (shown on the leaderboard)")
+    p.add_argument("--organiser", action="store_true", help="may pause, disqualify, freeze")
+    p.add_argument("--renew", action="store_true", help="replace an existing author's token")
+    p.set_defaults(
+        func=lambda a: _serve().token_command(
+            a.competition, a.name, a.organiser, a.renew, sys.stdout
+        )
+    )
+
     p = sub.add_parser("bench", help="run a benchmark", description="Speed benchmarks.")
     bench = p.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
     b = bench.add_parser(
@@ -1205,6 +1232,18 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true", help="print one JSON document")
     b.set_defaults(func=cmd_bench_serve)
     return parser
+
+
+def _serve() -> Any:
+    """arena.server.service, or a clear error without the server extra."""
+    try:
+        from arena.server import service
+    except ImportError as exc:
+        raise UserError(
+            f"arena serve needs the server extra ({exc.name} is missing)",
+            hint="pip install 'azul-arena[server]'",
+        ) from None
+    return service
 
 
 def main(argv: Sequence[str] | None = None) -> int:

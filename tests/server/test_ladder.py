@@ -1,0 +1,228 @@
+"""The continuous ladder: its choice of games, and its loop over a real store."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sqlalchemy", reason="the server extra is not installed")
+
+from arena.referee.settings import PlaySettings
+from arena.server.config import LadderSection
+from arena.server.ladder import JobDone, Ladder, LadderJob, ThreadPool, choose_game
+from arena.server.store import CompetitionStore
+from arena.tournament.store import FaultRow, GameResult, SeatRow
+
+
+def _simulate(
+    ladder: LadderSection, versions: int, games: int, seed: int = 3
+) -> tuple[Counter[int], Counter[int], Counter[str], list[tuple[int, ...]]]:
+    rng = random.Random(seed)
+    load: Counter[int] = Counter()
+    pairs: Counter[tuple[int, int]] = Counter()
+    by_players: Counter[int] = Counter()
+    by_variant: Counter[str] = Counter()
+    chosen = []
+    for _ in range(games):
+        choice = choose_game(
+            list(range(1, versions + 1)), load, pairs, by_players, by_variant, ladder, rng
+        )
+        assert choice is not None
+        assert len(set(choice.version_ids)) == choice.players
+        chosen.append(choice.version_ids)
+        by_players[choice.players] += 1
+        by_variant[choice.variant] += 1
+        for i, a in enumerate(choice.version_ids):
+            load[a] += 1
+            for b in choice.version_ids[i + 1 :]:
+                pairs[(min(a, b), max(a, b))] += 1
+    return load, by_players, by_variant, chosen
+
+
+def test_shares_and_balance_over_many_games() -> None:
+    ladder = LadderSection(players={2: 0.5, 4: 0.5}, variants={"coloured": 0.8, "gray": 0.2})
+    load, by_players, by_variant, _ = _simulate(ladder, versions=7, games=400)
+    assert by_players == {2: 200, 4: 200}
+    assert by_variant == {"coloured": 320, "gray": 80}
+    assert max(load.values()) - min(load.values()) <= 2  # games per bot balanced
+
+
+def test_new_version_plays_first_games_quickly() -> None:
+    ladder = LadderSection(players={2: 1.0}, new_version_games=5)
+    rng = random.Random(1)
+    load = {1: 40, 2: 40, 3: 40, 4: 0}
+    seen = []
+    for _ in range(5):
+        choice = choose_game([1, 2, 3, 4], load, {}, {}, {}, ladder, rng)
+        assert choice is not None
+        seen.append(4 in choice.version_ids)
+        for v in choice.version_ids:
+            load[v] += 1
+    assert all(seen)  # the newcomer is in each of its first 5 games
+    # opponents of the newcomer are spread, not always the same one
+    assert load[1] + load[2] + load[3] == 125 and max(load[1], load[2], load[3]) <= 42
+
+
+def test_player_counts_need_enough_versions() -> None:
+    ladder = LadderSection(players={2: 0.5, 4: 0.5})
+    rng = random.Random(1)
+    assert choose_game([1], {}, {}, {}, {}, ladder, rng) is None
+    for _ in range(10):
+        choice = choose_game([1, 2, 3], {}, {}, {}, {}, ladder, rng)
+        assert choice is not None and choice.players == 2
+    only4 = LadderSection(players={4: 1.0})
+    assert choose_game([1, 2, 3], {}, {}, {}, {}, only4, rng) is None
+
+
+# ---------------------------------------------------------------- the loop, with fake games
+
+
+def _fake_result(job: LadderJob, rng: random.Random) -> JobDone:
+    ranks = list(range(1, job.players + 1))
+    rng.shuffle(ranks)
+    seats = tuple(
+        SeatRow(i, s.name, 40 - r, 0, 0, 0, 0, r, 0, False, None, 10, 1.0, 2.0, 3.0)
+        for i, (s, r) in enumerate(zip(job.specs, ranks, strict=True))
+    )
+    faults = (
+        (FaultRow(0, job.specs[0].name, "timeout", 1, "slow", False),) if rng.random() < 0.1 else ()
+    )
+    record = json.dumps({"game_id": job.game_id, "seed": job.seed}).encode()
+    result = GameResult(0, 0.01, "normal", 5, "fake", record, seats, faults)
+    return JobDone(job.game_id, result, ((0, f"stderr of {job.game_id}"),))
+
+
+class FakeGames:
+    """Plays a game instantly with random ranks; counts the most games at once."""
+
+    def __init__(self) -> None:
+        self.rng = random.Random(5)
+        self.lock = threading.Lock()
+        self.now = 0
+        self.most = 0
+        self.played: list[str] = []
+
+    def __call__(self, job: LadderJob) -> JobDone:
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+            self.played.append(job.game_id)
+            done = _fake_result(job, self.rng)
+        time.sleep(0.005)
+        with self.lock:
+            self.now -= 1
+        return done
+
+
+def _add_bots(store: CompetitionStore, names: list[str], folder: Path) -> list[int]:
+    author, _ = store.create_author("alice")
+    ids = []
+    for name in names:
+        store.add_submission(author.id, name, "/x.zip", "0" * 64)
+        version = store.claim_queued_version()
+        assert version is not None
+        built = folder / name
+        built.mkdir(parents=True, exist_ok=True)
+        manifest = {"name": name, "command": "python3 bot.py"}
+        done = store.finish_build(
+            version.id, True, "ok", "log", str(built), "h", {"manifest": manifest}
+        )
+        ids.append(done.id)
+    return ids
+
+
+def _run_until(ladder: Ladder, store: CompetitionStore, finished: int) -> None:
+    thread = threading.Thread(target=ladder.run)
+    thread.start()
+    deadline = time.monotonic() + 120
+    try:
+        while store.games_finished() < finished:
+            assert time.monotonic() < deadline, "the ladder stalled"
+            time.sleep(0.05)
+    finally:
+        ladder.shutdown(abort=False)
+        thread.join(30)
+
+
+def test_ladder_keeps_games_in_flight_and_stores_each_once(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    versions = _add_bots(store, ["a", "b", "c", "d", "e"], tmp_path / "built")
+    fake = FakeGames()
+    config = LadderSection(games_in_flight=3, players={2: 0.5, 4: 0.5})
+    ladder = Ladder(store, config, PlaySettings(), tmp_path, ThreadPool(4, fake))
+    _run_until(ladder, store, 60)
+    finished = store.games(status="finished", limit=500)
+    assert len(finished) >= 60
+    assert fake.most <= 3
+    assert len(fake.played) == len(set(fake.played))  # every game played once
+    assert store.game_counts().get("running", 0) == 0  # shutdown re-queued nothing running
+    board = store.leaderboard()
+    assert {r.bot_name for r in board} == set("abcde")
+    games_per_bot = [r.games for r in board]
+    assert max(games_per_bot) - min(games_per_bot) <= 3
+    assert sum(len(store.rating_history(v)) for v in versions) == sum(g.players for g in finished)
+    one = finished[0]
+    assert store.record(one.id) == {"game_id": one.id, "seed": one.seed}
+    assert store.seat_stderr(one.id, 0) == f"stderr of {one.id}"
+
+
+def test_pause_and_challenges_first(store: CompetitionStore, tmp_path: Path) -> None:
+    _add_bots(store, ["a", "b"], tmp_path / "built")
+    author = store.author_by_name("alice")
+    assert author is not None
+    store.set_paused(True)
+    challenge = store.add_challenge(author.id, ["a", "b"], 2, "gray")
+    fake = FakeGames()
+    ladder = Ladder(store, LadderSection(), PlaySettings(), tmp_path, ThreadPool(2, fake))
+    thread = threading.Thread(target=ladder.run)
+    thread.start()
+    try:
+        time.sleep(1.0)
+        assert fake.played == []  # paused: nothing starts
+        store.set_paused(False)
+        ladder.wake()
+        deadline = time.monotonic() + 60
+        while store.games_finished() < 3:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        ladder.shutdown(abort=False)
+        thread.join(30)
+    assert fake.played[0] == challenge.id
+    done = store.game(challenge.id)
+    assert done is not None and done.status == "finished" and not done.rated
+
+
+def test_a_game_the_arena_cannot_play_is_voided(store: CompetitionStore, tmp_path: Path) -> None:
+    _add_bots(store, ["a", "b"], tmp_path / "built")
+    calls = []
+
+    def broken(job: LadderJob) -> JobDone:
+        calls.append(job.game_id)
+        return JobDone(job.game_id, None, error="SandboxUnavailable: no bubblewrap")
+
+    ladder = Ladder(
+        store, LadderSection(games_in_flight=1), PlaySettings(), tmp_path, ThreadPool(1, broken)
+    )
+    thread = threading.Thread(target=ladder.run)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not calls:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        time.sleep(0.5)
+    finally:
+        ladder.shutdown(abort=False)
+        thread.join(30)
+    assert len(calls) == 1  # backed off: no loop of voided games
+    voided = store.game(calls[0])
+    assert voided is not None and voided.status == "void"
+    assert store.leaderboard()[0].games == 0
