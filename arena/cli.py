@@ -416,6 +416,15 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
     return 1
 
 
+# ---------------------------------------------------------------- submit
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from arena.server.client import run_submit
+
+    return run_submit(args)
+
+
 # ---------------------------------------------------------------- new-bot
 
 
@@ -903,6 +912,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_game_options(p)
     p.set_defaults(func=cmd_check_bot)
+
+    p = sub.add_parser(
+        "submit",
+        help="send a bot to a competition server (arena serve)",
+        description=(
+            "Pack the bot folder into a .tar.gz (version control folders and caches left "
+            "out), upload it to the server's /api/submissions with your author token, and "
+            "with --wait follow the build and check-bot until the verdict (the log is shown "
+            "when it is rejected). Exit status 0 when accepted or queued, 1 when rejected."
+        ),
+    )
+    from arena.server.client import add_arguments as _submit_arguments
+
+    _submit_arguments(p)
+    p.set_defaults(func=cmd_submit)
 
     p = sub.add_parser(
         "new-bot",

@@ -130,7 +130,7 @@ def router(state: AppState) -> APIRouter:
     def leaderboard() -> JSONResponse:
         return json(views.leaderboard(store, state.settings.name).api())
 
-    @api.get("/bots/{name}")
+    @api.get("/bots/{name:path}")
     def bot(name: str, request: Request) -> JSONResponse:
         page = views.bot_page(store, name, bearer_author(request, store))
         if page is None:
@@ -217,7 +217,7 @@ def router(state: AppState) -> APIRouter:
         store.unfreeze()
         return json({"frozen": None})
 
-    @api.post("/admin/bots/{name}/disqualify")
+    @api.post("/admin/bots/{name:path}/disqualify")
     def disqualify(name: str, request: Request) -> JSONResponse:
         require_organiser(request, store)
         bot = store.disqualify(name)

@@ -3,7 +3,9 @@ forms post with the session cookie and a CSRF token (see :mod:`arena.server.auth
 
 from __future__ import annotations
 
+import re
 from typing import Literal
+from urllib.parse import unquote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
@@ -13,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from arena.engine import GameRecord, ReplayError
 from arena.server import views
-from arena.server.api import ChallengeRequest, start_challenge, take_submission
+from arena.server.api import BOT_NAME, ChallengeRequest, start_challenge, take_submission
 from arena.server.app import AppState
 from arena.server.auth import (
     AuthError,
@@ -64,7 +66,7 @@ def router(state: AppState) -> APIRouter:
         board = views.leaderboard(store, state.settings.name)
         return render(request, "leaderboard.html", viewer_of(request), board=board)
 
-    @pages.get("/bots/{name}")
+    @pages.get("/bots/{name:path}")
     def bot(name: str, request: Request) -> Response:
         viewer = viewer_of(request)
         page = views.bot_page(store, name, viewer)
@@ -119,7 +121,12 @@ def router(state: AppState) -> APIRouter:
     def me(request: Request) -> Response:
         author = signed_in(request)
         page = views.me_page(store, author)
-        opponents = [row.bot_name for row in store.leaderboard()]
+        own = {b.name for b in page.bots}
+        opponents = [
+            row.bot_name
+            for row in store.leaderboard()
+            if row.bot_name not in own and re.fullmatch(BOT_NAME, row.bot_name)
+        ]
         return render(request, "me.html", author, page=page, opponents=opponents)
 
     @pages.get("/login")
@@ -252,7 +259,7 @@ def router(state: AppState) -> APIRouter:
                 games=store.games(limit=30),
                 issued={"name": made.name, "token": token},
             )
-        target = form.get("target", "")
+        target = unquote(form.get("target", ""))  # percent-encoded: names are bot text
         actions = {
             "pause": lambda: store.set_paused(True),
             "resume": lambda: store.set_paused(False),

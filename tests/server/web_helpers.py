@@ -26,6 +26,8 @@ from arena.server.store import (
 
 XSS = "<script>alert(1)</script>"
 """Markup that must never reach a page unescaped."""
+EVIL_BOT = f"evil{XSS}\x1b[2J"
+"""A bot name no manifest allows, stored directly (the pages must not trust the store)."""
 ALICE_STDERR = "alice-secret-stderr"
 BOB_STDERR = "bob-secret-stderr"
 
@@ -167,6 +169,22 @@ def make_site(
     )
     site.client = TestClient(create_app(ctx, settings), base_url="http://testserver")
     site.games = [play(store, [a, b], ["alpha", "beta"], seed) for seed in (1, 2)]
+    if hostile:
+        evil = activate(
+            store,
+            alice.id,
+            EVIL_BOT,
+            language=XSS,
+            verdict=f"ok {XSS}",
+            ready_author=XSS,
+            ready_version=XSS,
+        )
+        site.games.append(play(store, [evil, b], [EVIL_BOT, "beta"], 3))
+        rejected = store.add_submission(alice.id, "alpha", "/uploads/r.zip", "1" * 64)
+        assert store.claim_queued_version() is not None
+        store.finish_build(
+            rejected.id, False, f"build failed {XSS}", f"log {XSS}\x1b]52;c;x\x07", None, None, {}
+        )
     # alice's store record keeps her own token under the hostile name
     site.tokens[alice_name] = tokens["alice"]
     return site
