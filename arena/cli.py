@@ -708,6 +708,12 @@ def cmd_bench_clocks(args: argparse.Namespace) -> int:
     return 0 if result["goal_met"] else 1
 
 
+def cmd_bench_serve(args: argparse.Namespace) -> int:
+    from arena.bench.serve import run
+
+    return run(args.clients, args.seconds, args.json, console)
+
+
 def _bundled_bots() -> list[Path]:
     from arena.kits import NOT_IN_DEMO
 
@@ -1233,6 +1239,22 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
     b.add_argument("--json", action="store_true", help="print one JSON document")
     b.set_defaults(func=cmd_bench_clocks)
+    b = bench.add_parser(
+        "serve",
+        help="a live competition server under concurrent page/API clients",
+        description=(
+            "Starts the real `arena serve` on a loopback port with a temporary competition "
+            "(three bundled bots uploaded through the API, the ladder playing), then runs "
+            "CLIENTS concurrent clients over a mix of pages and API routes for SECONDS. "
+            "Prints requests, errors and p50/p95/p99 latency overall, per route and per half "
+            "of the run, and the games finished meanwhile. Exit status 1 on any error. "
+            "Needs the server extra (pip install -e '.[server]')."
+        ),
+    )
+    b.add_argument("--clients", type=int, default=50, help="concurrent clients (default 50)")
+    b.add_argument("--seconds", type=float, default=30, help="length of the load (default 30)")
+    b.add_argument("--json", action="store_true", help="print one JSON document")
+    b.set_defaults(func=cmd_bench_serve)
     return parser
 
 

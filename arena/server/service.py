@@ -14,12 +14,14 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import socket
 import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any, TextIO
 
 from arena.errors import ArenaError
@@ -73,6 +75,7 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
         manifest = outcome.built.spec.manifest
         meta["manifest"] = manifest.model_dump(mode="json")
         meta.setdefault("language", manifest.language)
+        meta["source"] = str(folder)
         built_path = str(outcome.built.spec.folder)
     return BuildVerdict(
         bool(outcome.ok and built_path),
@@ -155,6 +158,15 @@ class BuildWorker:
 
 
 # ---------------------------------------------------------------- the service
+
+
+def make_pool(config: CompetitionConfig) -> Pool:
+    """Where the ladder's games run: a local process pool, or a Ray cluster."""
+    if config.ladder.executor == "ray":
+        from arena.server.ladder import RayPool
+
+        return RayPool(config.ladder.ray_address, config.ladder.worker_count)
+    return ProcessPool(config.ladder.worker_count)
 
 
 def open_store(config: CompetitionConfig) -> CompetitionStore:
@@ -279,8 +291,9 @@ def serve(
     os.environ.setdefault(BUILD_CACHE_ENV, str(config.data_dir / "build-cache"))
     _check_port(config.server.host, config.server.port)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     # The pool forks before any thread or database connection exists.
-    pool = ProcessPool(config.ladder.worker_count)
+    pool = make_pool(config)
     try:
         store = open_store(config)
     except BaseException:
@@ -306,13 +319,27 @@ def serve(
                 timeout_graceful_shutdown=10,
             )
         )
-        server.run()
+        previous = signal.signal(signal.SIGTERM, _raise_stop)
+        try:
+            server.run()  # re-raises a caught SIGTERM/SIGINT once it has stopped serving
+        except (_Stop, KeyboardInterrupt):
+            pass
+        finally:
+            signal.signal(signal.SIGTERM, previous)
     finally:
         requeued = service.stop() if service.threads else 0
         store.close()
         out.write(f"Stopped: {requeued} running game(s) will be played again at the next start\n")
         out.flush()
     return 0
+
+
+class _Stop(Exception):
+    """SIGTERM, once the web server has stopped: shut the rest down cleanly."""
+
+
+def _raise_stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stop
 
 
 def _shown_store(config: CompetitionConfig) -> str:

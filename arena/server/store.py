@@ -250,6 +250,8 @@ class LaunchInfo:
     bot_name: str
     built_path: str
     manifest: dict[str, Any]
+    source: str | None = None
+    """The unpacked submission (what a Ray node builds from)."""
 
 
 def hash_token(token: str) -> str:
@@ -680,7 +682,13 @@ class CompetitionStore:
         if row is None or row.built_path is None:
             return None
         meta = json.loads(row.meta or "{}")
-        return LaunchInfo(int(row.id), str(row.name), str(row.built_path), meta.get("manifest", {}))
+        return LaunchInfo(
+            int(row.id),
+            str(row.name),
+            str(row.built_path),
+            meta.get("manifest", {}),
+            meta.get("source"),
+        )
 
     def bot(self, name: str) -> Bot | None:
         with self._read() as conn:

@@ -226,3 +226,88 @@ def test_a_game_the_arena_cannot_play_is_voided(store: CompetitionStore, tmp_pat
     voided = store.game(calls[0])
     assert voided is not None and voided.status == "void"
     assert store.leaderboard()[0].games == 0
+
+
+# ---------------------------------------------------------------- real games
+
+
+def _real_bots(store: CompetitionStore, root: Path, names: list[str]) -> None:
+    """Built bots on the ladder (as the build worker leaves them), sources under root."""
+    import shutil
+
+    from arena.referee.build import build_bot
+    from arena.referee.manifest import load_bot
+
+    repo = Path(__file__).resolve().parents[2]
+    author, _ = store.create_author("alice")
+    for name in names:
+        source = root / "src" / name
+        shutil.copytree(repo / "bots" / name, source, ignore=shutil.ignore_patterns("bot"))
+        built = build_bot(load_bot(source), cache=root / "cache")
+        store.add_submission(author.id, name, "/dev/null", "0" * 64)
+        version = store.claim_queued_version()
+        assert version is not None
+        meta = {"manifest": built.spec.manifest.model_dump(mode="json"), "source": str(source)}
+        store.finish_build(version.id, True, "ok", "", str(built.spec.folder), built.version, meta)
+    for path in [root, *root.rglob("*")]:
+        if path.is_dir():
+            path.chmod(0o755)  # the per-bot uid reads the built bots
+
+
+def _check_real_games(store: CompetitionStore, at_least: int) -> None:
+    games = store.games(status="finished", limit=500)
+    assert len(games) >= at_least
+    for game in games:
+        record = store.record(game.id)
+        assert record is not None and record["end_reason"] == game.end_reason
+        assert list(record["players"]) == [s.bot_name for s in game.seats]
+        assert sorted(s.rank or 0 for s in game.seats)[0] == 1
+    assert store.game_counts().get("void", 0) == 0
+
+
+@pytest.mark.slow
+def test_real_games_on_the_local_pool(tmp_path: Path) -> None:
+    from arena.server.ladder import ProcessPool
+
+    tmp_path.chmod(0o755)
+    store = CompetitionStore.open(f"sqlite:///{tmp_path / 'c.sqlite'}")
+    try:
+        _real_bots(store, tmp_path, ["python-greedy", "python-random", "js-random"])
+        config = LadderSection(players={2: 0.5, 3: 0.5}, games_in_flight=2)
+        ladder = Ladder(store, config, PlaySettings(), tmp_path / "data", ProcessPool(2))
+        _run_until(ladder, store, 6)
+        _check_real_games(store, 6)
+    finally:
+        store.close()
+
+
+@pytest.mark.slow
+def test_real_games_on_ray(tmp_path: Path) -> None:
+    import os
+
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        if os.environ.get("ARENA_REQUIRE_RAY") == "1":
+            pytest.fail("ARENA_REQUIRE_RAY=1 but ray is not installed")
+        pytest.skip("ray is not installed: pip install -e '.[ray]'")
+    from arena.server.ladder import RayPool
+
+    tmp_path.chmod(0o755)
+    store = CompetitionStore.open(f"sqlite:///{tmp_path / 'c.sqlite'}")
+    saved = {k: os.environ.get(k) for k in ("ARENA_BUILD_CACHE", "ARENA_BUNDLE_CACHE")}
+    os.environ["ARENA_BUILD_CACHE"] = str(tmp_path / "node-cache")
+    os.environ["ARENA_BUNDLE_CACHE"] = str(tmp_path / "bundles")
+    try:
+        _real_bots(store, tmp_path, ["python-greedy", "python-random"])
+        config = LadderSection(players={2: 1.0}, games_in_flight=2)
+        ladder = Ladder(store, config, PlaySettings(), tmp_path / "data", RayPool(None, 2))
+        _run_until(ladder, store, 4)
+        _check_real_games(store, 4)
+    finally:
+        store.close()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

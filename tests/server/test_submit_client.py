@@ -15,6 +15,7 @@ import tarfile
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -162,11 +163,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@dataclass
+class FakeApp:
+    """Wraps any ASGI app for ``serve``."""
+
+    app: Any
+
+
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Any]:
     servers: list[tuple[Any, threading.Thread]] = []
 
-    def start(fake: FakeServer) -> str:
+    def start(fake: FakeServer | FakeApp) -> str:
         port = free_port()
         config = uvicorn.Config(fake.app, host="127.0.0.1", port=port, log_level="error")
         server = uvicorn.Server(config)
@@ -327,3 +335,56 @@ def test_the_archive_is_a_tar_gz_under_the_bot_name(bot: Path, tmp_path: Path) -
         names = tf.getnames()
         assert all(n == "python-random" or n.startswith("python-random/") for n in names)
         assert all(m.mtime == 0 and m.uid == 0 for m in tf.getmembers())
+
+
+# ---------------------------------------------------------------- the real app and builder
+
+
+def test_submit_against_the_real_app_and_build_worker(
+    tmp_path: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`arena submit --wait` through the real web app (create_app) and the real build
+    worker: a good bot becomes active, a broken one is rejected with its build log."""
+    from arena.server.app import ServerContext, WebSettings, create_app
+    from arena.server.config import CompetitionConfig
+    from arena.server.service import BuildWorker
+    from arena.server.store import CompetitionStore, sqlite_url
+
+    config = CompetitionConfig.model_validate(
+        {
+            "competition": {"data_dir": tmp_path / "data"},
+            "play": {"time": {"init_ms": 5000, "move_ms": 400}},
+        }
+    )
+    (tmp_path / "data" / "uploads").mkdir(parents=True)
+    store = CompetitionStore.open(sqlite_url(tmp_path / "data" / "store.db"))
+    _carol, token = store.create_author("carol")
+    worker = BuildWorker(store, config, on_active=lambda: None)
+    thread = threading.Thread(target=worker.run, daemon=True)
+    thread.start()
+    ctx = ServerContext(
+        config=config, store=store, data_dir=tmp_path / "data", wake_builder=worker.wake
+    )
+    url = serve(FakeApp(create_app(ctx, WebSettings.of(config))))
+    try:
+        good = tmp_path / "good"
+        shutil.copytree(REPO / "bots" / "python-random", good)
+        assert main(["submit", str(good), "--server", url, "--token", token, "--wait"]) == 0
+        out = capsys.readouterr().out
+        assert "status: active — accepted: passed check-bot (6 games" in out, out
+
+        broken = tmp_path / "broken"
+        broken.mkdir()
+        (broken / "bot.toml").write_text(
+            'name = "broken"\ncommand = "./bot"\nbuild = "gcc -o bot bot.c"\n'
+        )
+        (broken / "bot.c").write_text("int main( { return 0; }\n")
+        assert main(["submit", str(broken), "--server", url, "--token", token, "--wait"]) == 1
+        out = capsys.readouterr().out
+        assert "status: rejected — rejected: building broken failed" in out, out
+        assert "bot.c" in out and "error" in out  # the compiler's message, from the log
+        assert main(["submit", str(good), "--server", url, "--token", "forged", "--wait"]) == 2
+        assert "does not accept this token (401" in capsys.readouterr().err
+    finally:
+        worker.stop()
+        thread.join(timeout=30)

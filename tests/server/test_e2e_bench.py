@@ -1,0 +1,48 @@
+"""`arena bench serve` measures what it says (no timing thresholds: speed lives in the
+benchmark's output, never in tests)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from arena.bench.serve import Sample, percentiles, routes, summarise
+
+
+def test_percentiles_and_halves_from_known_samples() -> None:
+    samples = [Sample("GET /", i / 100, (i + 1) / 1000, None) for i in range(100)]
+    samples.append(Sample("GET /api/health", 0.99, 0.5, "HTTP 500"))
+    result = summarise(samples, seconds=1.0)
+    assert result["requests"] == 101 and result["errors"] == 1
+    assert result["error_examples"] == ["GET /api/health: HTTP 500"]
+    assert result["routes"]["GET /"]["p50_ms"] == pytest.approx(50.5)
+    assert result["routes"]["GET /"]["p99_ms"] == pytest.approx(99.01)
+    assert result["routes"]["GET /api/health"]["max_ms"] == 500
+    assert result["first_half"]["requests"] == 50 and result["second_half"]["requests"] == 51
+    assert result["requests_per_s"] == 101
+    assert percentiles([]) == {"p50_ms": None, "p95_ms": None, "p99_ms": None, "max_ms": None}
+
+
+def test_the_route_mix_covers_pages_and_api_of_every_bot_and_game() -> None:
+    mix = dict(routes(["a", "b"], ["g1"]))
+    paths = [path for _, path in routes(["a", "b"], ["g1"])]
+    assert {"/", "/games", "/bots/a", "/bots/b", "/games/g1"} <= set(paths)
+    assert {"/api/health", "/api/leaderboard", "/api/bots/a", "/api/games/g1"} <= set(paths)
+    assert "GET /bots/{name}" in mix
+
+
+@pytest.mark.slow
+def test_bench_serve_json_against_the_real_server(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("fastapi", reason="the server extra is not installed")
+    from arena.cli import main
+
+    status = main(["bench", "serve", "--clients", "4", "--seconds", "3", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert status == 0, data["error_examples"]
+    assert data["errors"] == 0 and data["requests"] > 10
+    assert data["server_alive"] and data["server_exit_status"] == 0
+    assert data["games_finished_before"] >= 1
+    assert {"GET /", "GET /games/{id}", "GET /api/leaderboard"} <= set(data["routes"])
+    for block in (data, *data["routes"].values()):
+        assert 0 < block["p50_ms"] <= block["p95_ms"] <= block["p99_ms"] <= block["max_ms"]
