@@ -43,6 +43,11 @@ CHUNK = 1 << 16
 RATIO_FLOOR_BYTES = 8 * MIB
 """The compression-ratio rule applies only past this many unpacked bytes (a small
 table of zeros is not a bomb)."""
+HEADER_BYTES_PER_ENTRY = 4096
+HEADER_SLACK_BYTES = MIB
+"""Tar headers, pax records and padding may take this much of the decompressed stream
+beyond the files' bytes (a real header is 512 bytes, a long name's pax record a few
+hundred more); a pax header claiming a gigabyte is refused at about 1 MiB."""
 MAX_DEPTH = 64
 MAX_NAME_BYTES = 1024
 MAX_LINK_HOPS = 40
@@ -207,6 +212,8 @@ class _Unpacker:
         self.links: dict[str, str] = {}
         self.entries = 0
         self.written = 0
+        self.skipped = 0
+        """Bytes of members left out (``__MACOSX/``) that tarfile reads past."""
 
     # budgets
     def count_entry(self) -> None:
@@ -249,13 +256,14 @@ class _Unpacker:
     def _mkdir(self, path: str) -> None:
         try:
             os.mkdir(self.dest / path, 0o755)
+            os.chmod(self.dest / path, 0o755)  # umask-proof
         except FileExistsError:
             pass
         except OSError as exc:
             raise ArenaError(f"cannot unpack an upload into {self.dest}: {exc.strerror}") from None
 
     def add_dir(self, path: str, mode: int) -> None:
-        check_mode(path, mode)
+        # A setgid folder (group-shared checkouts) is harmless: created 0755 anyway.
         self.claim(path, "dir")
         self._mkdir(path)
 
@@ -477,6 +485,13 @@ class _BoundedStream:
                 "(the limit for a bot's source)"
             )
         self.out.check_expansion(self.total)
+        overhead = self.total - self.out.written - self.out.skipped
+        allowed = HEADER_SLACK_BYTES + HEADER_BYTES_PER_ENTRY * (self.out.entries + 1)
+        if overhead > allowed:
+            raise UploadRejected(
+                f"the archive's tar headers take more than {allowed // 1024} KiB beyond its "
+                "files (an oversized pax or long-name header: a bomb?)"
+            )
         return data
 
 
@@ -523,12 +538,14 @@ def _tar_member(tf: tarfile.TarFile, member: tarfile.TarInfo, out: _Unpacker) ->
         raise UploadRejected(f"{show(raw)} is a sparse file; pack it as a regular file")
     if not (member.isreg() or member.isdir() or member.issym()):
         raise UploadRejected(f"{show(raw)}: an unsupported tar entry (type {member.type!r})")
-    check_mode(raw, member.mode)
+    if not member.isdir():
+        check_mode(raw, member.mode)
     if path is None:
         if not member.isdir():
             raise UploadRejected(f"{show(raw)}: a file without a name")
         return
     if path.split("/")[0] in SKIPPED_TOP:
+        out.skipped += member.size if member.isreg() else 0
         return
     if member.issym():
         check_link_target(raw, member.linkname)
