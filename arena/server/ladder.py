@@ -75,6 +75,7 @@ def _most_behind(
 def choose_game(
     active: Sequence[int],
     load: Mapping[int, int],
+    share: Mapping[int, float],
     pairs: Mapping[tuple[int, int], int],
     by_players: Mapping[int, int],
     by_variant: Mapping[str, int],
@@ -84,7 +85,9 @@ def choose_game(
     """The next ladder game, or None when too few versions are active.
 
     ``active``: the versions on the ladder (oldest first); ``load``: ladder games per
-    version (scheduled, running and finished); ``pairs``: games each pair shared;
+    version (scheduled, running and finished); ``share``: the games each would have
+    had since it became active with all seats shared equally (``fair_shares``): the
+    versions furthest behind their share play; ``pairs``: games each pair shared;
     ``by_players``/``by_variant``: ladder games so far per player count and wall.
     """
     counts = [k for k in ladder.players if k <= len(active)]
@@ -100,9 +103,9 @@ def choose_game(
     while len(chosen) < players:
         rest = [v for v in active if v not in chosen]
 
-        def key(v: int) -> tuple[int, int, float]:
+        def key(v: int) -> tuple[float, int, float]:
             met = sum(pairs.get((min(v, c), max(v, c)), 0) for c in chosen)
-            return (load.get(v, 0), met, rng.random())
+            return (round(load.get(v, 0) - share.get(v, 0.0), 6), met, rng.random())
 
         chosen.append(min(rest, key=key))
     rng.shuffle(chosen)  # seats: no version keeps the first seat
@@ -483,9 +486,11 @@ class Ladder:
     def _choose(self) -> Choice | None:
         active = [v.id for v in self.store.active_versions()]
         load = {v: sum(per.values()) for v, per in self.store.ladder_load().items()}
+        share = self.store.fair_shares(active)
         by_players, by_variant = self.store.ladder_mix()
+        pairs = self.store.pair_counts(active)
         return choose_game(
-            active, load, self.store.pair_counts(), by_players, by_variant, self.config, self._rng
+            active, load, share, pairs, by_players, by_variant, self.config, self._rng
         )
 
     def _start(self, game: GameRow) -> None:

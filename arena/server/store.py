@@ -16,6 +16,7 @@ with a message for the user.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import gzip
 import hashlib
@@ -1101,13 +1102,20 @@ class CompetitionStore:
             ).all()
         return {int(p): int(c) for p, c in by_players}, {str(v): int(c) for v, c in by_variant}
 
-    def pair_counts(self) -> dict[tuple[int, int], int]:
-        """Ladder games (not void) each pair of versions shared (smaller id first)."""
+    def pair_counts(self, version_ids: Sequence[int]) -> dict[tuple[int, int], int]:
+        """Ladder games (not void) each pair of ``version_ids`` shared (smaller id first)."""
+        if not version_ids:
+            return {}
+        ids = list(version_ids)
         with self._read() as conn:
             rows = conn.execute(
                 sa.select(seats.c.game_id, seats.c.version_id)
                 .join(games, games.c.id == seats.c.game_id)
-                .where(games.c.kind == "ladder", games.c.status != "void")
+                .where(
+                    games.c.kind == "ladder",
+                    games.c.status != "void",
+                    seats.c.version_id.in_(ids),
+                )
             ).all()
         by_game: dict[str, list[int]] = {}
         for gid, vid in rows:
@@ -1118,6 +1126,47 @@ class CompetitionStore:
                 for b in vids[i + 1 :]:
                     key = (min(a, b), max(a, b))
                     out[key] = out.get(key, 0) + 1
+        return out
+
+    def fair_shares(self, version_ids: Sequence[int]) -> dict[int, float]:
+        """Per version: the ladder games it would have played since it became active if
+        every seat since then had gone to the active versions in equal parts. A version
+        that plays less than its share is behind; a new version starts at zero, so it is
+        not owed the games played before it existed."""
+        if not version_ids:
+            return {}
+        ids = list(version_ids)
+        with self._read() as conn:
+            since = {
+                int(v): _utc_req(d)
+                for v, d in conn.execute(
+                    sa.select(versions.c.id, versions.c.decided).where(
+                        versions.c.id.in_(ids), versions.c.decided.is_not(None)
+                    )
+                ).all()
+            }
+            if not since:
+                return {v: 0.0 for v in ids}
+            rows = conn.execute(
+                sa.select(games.c.created, games.c.players)
+                .where(
+                    games.c.kind == "ladder",
+                    games.c.status != "void",
+                    games.c.created >= min(since.values()),
+                )
+                .order_by(games.c.created)
+            ).all()
+        created = [_utc_req(c) for c, _ in rows]
+        seats_after = list(itertools.accumulate(int(p) for _, p in reversed(rows)))[::-1]
+        out = {}
+        for vid in ids:
+            start = since.get(vid)
+            if start is None:
+                out[vid] = 0.0
+                continue
+            first = bisect.bisect_left(created, start)
+            filled = seats_after[first] if first < len(seats_after) else 0
+            out[vid] = filled / len(ids)
         return out
 
     # ------------------------------------------------------------ ratings and pages
