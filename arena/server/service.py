@@ -219,6 +219,22 @@ def _check_port(host: str, port: int) -> None:
             ) from None
 
 
+def _check_sandbox(config: CompetitionConfig, out: TextIO) -> None:
+    """``sandbox = "strict"`` refuses to start without every layer; ``auto`` warns."""
+    from arena.sandbox import Level, detect_layers, sandbox_warning
+
+    if config.play.sandbox is Level.STRICT:
+        missing = [layer for layer in detect_layers() if not layer.on]
+        if missing:
+            from arena.sandbox.layers import unavailable_message
+
+            raise ServeError(unavailable_message(missing))
+    elif config.play.sandbox is Level.AUTO:
+        warning = sandbox_warning(detect_layers())
+        if warning:
+            out.write(f"warning: {warning}\n")
+
+
 def _default_app_factory(ctx: Any) -> Any:
     from arena.server.app import create_app
 
@@ -290,6 +306,7 @@ def serve(
     _make_data_dir(config.data_dir)
     os.environ.setdefault(BUILD_CACHE_ENV, str(config.data_dir / "build-cache"))
     _check_port(config.server.host, config.server.port)
+    _check_sandbox(config, out)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
     # The pool forks before any thread or database connection exists.
@@ -327,7 +344,11 @@ def serve(
         finally:
             signal.signal(signal.SIGTERM, previous)
     finally:
-        requeued = service.stop() if service.threads else 0
+        requeued = 0
+        if service.threads:
+            requeued = service.stop()
+        else:
+            pool.close(abort=True)
         store.close()
         out.write(f"Stopped: {requeued} running game(s) will be played again at the next start\n")
         out.flush()

@@ -1479,6 +1479,13 @@ class CompetitionStore:
                     .order_by(seats.c.seat)
                 ).scalars()
             ]
+            banned = conn.execute(
+                sa.select(bots.c.name)
+                .join(versions, versions.c.bot_id == bots.c.id)
+                .where(versions.c.id.in_(version_ids), bots.c.disqualified.is_(True))
+            ).first()
+            if banned is not None:
+                raise Conflict(f"game {game_id} seats {banned[0]!r}, which is disqualified")
             was_rated = row.status == "finished" and bool(row.rated)
             conn.execute(
                 sa.update(games)

@@ -338,3 +338,55 @@ def test_real_games_on_ray(tmp_path: Path) -> None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def test_organiser_actions_while_the_ladder_runs(store: CompetitionStore, tmp_path: Path) -> None:
+    from arena.server.store import Conflict
+
+    _add_bots(store, ["a", "b", "c"], tmp_path / "built")
+    fake = FakeGames()
+    config = LadderSection(games_in_flight=2, players={2: 1.0})
+    ladder = Ladder(store, config, PlaySettings(), tmp_path, ThreadPool(2, fake))
+    thread = threading.Thread(target=ladder.run)
+    thread.start()
+
+    def wait(n: int) -> None:
+        deadline = time.monotonic() + 60
+        while store.games_finished() < n:
+            assert time.monotonic() < deadline, "the ladder stalled"
+            time.sleep(0.02)
+
+    try:
+        wait(6)
+        with_c = next(
+            g for g in store.games(status="finished") if "c" in {s.bot_name for s in g.seats}
+        )
+        without_c = next(
+            g for g in store.games(status="finished") if "c" not in {s.bot_name for s in g.seats}
+        )
+        store.disqualify("c")
+        ladder.wake()
+        played_before = len(fake.played)
+        with pytest.raises(Conflict, match="disqualified"):
+            store.rerun(with_c.id)
+        again = store.rerun(without_c.id)
+        ladder.wake()
+        wait(store.games_finished() + 6)
+        rerun = store.game(again.id)
+        assert rerun is not None and rerun.status == "finished" and rerun.rerun_of == without_c.id
+        later = fake.played[played_before + 2 :]  # after the games already running
+        for game_id in later:
+            game = store.game(game_id)
+            assert game is not None and "c" not in {s.bot_name for s in game.seats}
+        assert {r.bot_name for r in store.leaderboard()} == {"a", "b"}
+        store.freeze()  # pauses: nothing new starts
+        deadline = time.monotonic() + 60
+        while ladder.in_flight:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        settled = len(fake.played)
+        time.sleep(1.0)
+        assert len(fake.played) == settled
+    finally:
+        ladder.shutdown(abort=False)
+        thread.join(30)
