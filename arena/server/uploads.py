@@ -157,6 +157,8 @@ def check_link_target(path: str, target: str) -> None:
     """A link target must be relative, non-empty, printable UTF-8 text."""
     if not target:
         raise UploadRejected(f"{show(path)}: a symlink with an empty target")
+    if len(target.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+        raise UploadRejected(f"{show(path)}: a symlink target longer than {MAX_NAME_BYTES} bytes")
     if _SURROGATE.search(target) or _CONTROL.search(target):
         raise UploadRejected(f"{show(path)}: a symlink whose target is not printable UTF-8")
     if target.startswith("/") or _DRIVE.match(target) or "\\" in target:
