@@ -337,7 +337,8 @@ class CompetitionStore:
                 f"not a database URL: {shown!r}",
                 hint="use sqlite:///path/to/file.sqlite or postgresql+psycopg://user@host/db",
             ) from None
-        kwargs: dict[str, Any] = {}
+        # The web server's worker threads, the ladder and the build worker share the pool.
+        kwargs: dict[str, Any] = {"pool_size": 8, "max_overflow": 32, "pool_timeout": 60}
         if parsed.get_backend_name() == "sqlite":
             db = parsed.database
             if db and db != ":memory:":
@@ -347,6 +348,11 @@ class CompetitionStore:
                 except OSError as exc:
                     raise StoreError(f"cannot create {folder}: {exc.strerror}") from None
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+            if not db or db == ":memory:":
+                raise StoreError(
+                    "an in-memory SQLite store would lose everything on exit",
+                    hint="use sqlite:///path/to/competition.sqlite",
+                )
         elif parsed.get_backend_name() == "postgresql":
             kwargs["pool_pre_ping"] = True
         else:
