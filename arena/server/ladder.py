@@ -424,20 +424,29 @@ class Ladder:
         while not self._stop.is_set():
             try:
                 self._fill()
-            except StoreError as exc:
+            except StoreError as exc:  # the database is away: try again shortly
                 _log.error("ladder: %s", exc)
                 self._stop.wait(2.0)
+            except Exception:  # a bug must not stop the ladder while the web server runs
+                _log.exception("ladder: cannot start games")
+                self._stop.wait(5.0)
             try:
                 item = self._inbox.get(timeout=1.0)
             except queue.Empty:
                 continue
             while item is not None or not self._inbox.empty():
                 if item is not None:
-                    self._handle(item)
+                    self._handle_safely(item)
                 try:
                     item = self._inbox.get_nowait()
                 except queue.Empty:
                     break
+
+    def _handle_safely(self, done: JobDone) -> None:
+        try:
+            self._handle(done)
+        except Exception:  # the game stays 'running' in the store: played again on restart
+            _log.exception("ladder: cannot store the result of game %s", done.game_id)
 
     def shutdown(self, abort: bool = True) -> int:
         """Stop: abandon running games (their bots are killed) and schedule them again;
@@ -452,7 +461,7 @@ class Ladder:
             except queue.Empty:
                 break
             if item is not None:
-                self._handle(item)
+                self._handle_safely(item)
         requeued = self.store.requeue_running()
         self._running.clear()
         return requeued

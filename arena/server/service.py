@@ -125,7 +125,11 @@ class BuildWorker:
                 self._wake.wait(2.0)
                 self._wake.clear()
                 continue
-            self.build_one(version)
+            try:
+                self.build_one(version)
+            except ArenaError as exc:  # the store is away: queued again at the next start
+                _log.error("build worker: %s", exc)
+                self._stop.wait(2.0)
 
     def build_one(self, version: Version) -> Version:
         archive = self.store.archive_of(version.id)

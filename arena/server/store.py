@@ -1175,6 +1175,32 @@ class CompetitionStore:
             out[vid] = filled / len(ids)
         return out
 
+    def ladder_balance(self) -> dict[str, Any]:
+        """How balanced the ladder is: per active version its ladder games and its fair
+        share since it became active, and the games per player count and wall (for the
+        organiser's page, the API and benchmarks)."""
+        active = self.active_versions()
+        ids = [v.id for v in active]
+        load = self.ladder_load()
+        share = self.fair_shares(ids)
+        by_players, by_variant = self.ladder_mix()
+        rows: list[dict[str, Any]] = [
+            {
+                "bot": v.bot_name,
+                "version": v.number,
+                "games": sum(load.get(v.id, {}).values()),
+                "fair_share": round(share.get(v.id, 0.0), 1),
+            }
+            for v in active
+        ]
+        surplus = [r["games"] - r["fair_share"] for r in rows]
+        return {
+            "versions": rows,
+            "spread": round(max(surplus) - min(surplus), 1) if surplus else 0.0,
+            "players": {str(k): v for k, v in sorted(by_players.items())},
+            "variants": dict(sorted(by_variant.items())),
+        }
+
     # ------------------------------------------------------------ ratings and pages
 
     def leaderboard(self) -> list[LeaderRow]:

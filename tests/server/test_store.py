@@ -335,3 +335,7 @@ def test_ladder_bookkeeping(store: CompetitionStore) -> None:
     assert store.pair_counts([c]) == {}
     assert store.ladder_load() == {a: {2: 5, 3: 1}, b: {2: 4, 3: 1}, c: {2: 1, 3: 1}}
     assert store.ladder_mix() == ({2: 5, 3: 1}, {"coloured": 6})
+    balance = store.ladder_balance()
+    assert [(r["bot"], r["games"]) for r in balance["versions"]] == [("a", 6), ("b", 5), ("c", 2)]
+    assert balance["players"] == {"2": 5, "3": 1} and balance["variants"] == {"coloured": 6}
+    assert balance["spread"] == pytest.approx((6 - 13 / 3) - (2 - 5 / 3), abs=0.1)
