@@ -397,6 +397,8 @@ class Ladder:
         self._not_before = 0.0
         self.finished = 0
         self.voided = 0
+        self.passes = 0
+        """Scheduling passes completed (tests wait on it)."""
 
     # ------------------------------------------------------------ control
 
@@ -469,6 +471,12 @@ class Ladder:
     # ------------------------------------------------------------ the loop
 
     def _fill(self) -> None:
+        try:
+            self._start_games()
+        finally:
+            self.passes += 1
+
+    def _start_games(self) -> None:
         if self.store.paused() or time.monotonic() < self._not_before:
             return
         while len(self._running) < self.config.games_in_flight and not self._stop.is_set():

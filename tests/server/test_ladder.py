@@ -227,7 +227,12 @@ def test_pause_and_challenges_first(store: CompetitionStore, tmp_path: Path) -> 
     assert done is not None and done.status == "finished" and not done.rated
 
 
-def test_a_game_the_arena_cannot_play_is_voided(store: CompetitionStore, tmp_path: Path) -> None:
+def test_a_game_the_arena_cannot_play_is_voided(
+    store: CompetitionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import arena.server.ladder
+
+    monkeypatch.setattr(arena.server.ladder, "ERROR_BACKOFF_S", (30.0, 60.0))
     _add_bots(store, ["a", "b"], tmp_path / "built")
     calls = []
 
@@ -379,9 +384,12 @@ def test_organiser_actions_while_the_ladder_runs(store: CompetitionStore, tmp_pa
             game = store.game(game_id)
             assert game is not None and "c" not in {s.bot_name for s in game.seats}
         assert {r.bot_name for r in store.leaderboard()} == {"a", "b"}
-        store.freeze()  # pauses: nothing new starts
+        store.freeze()  # pauses: nothing new starts once the ladder has seen it
+        passes = ladder.passes
+        ladder.wake()
         deadline = time.monotonic() + 60
-        while ladder.in_flight:
+        while ladder.in_flight or ladder.passes < passes + 2:
+            ladder.wake()
             assert time.monotonic() < deadline
             time.sleep(0.02)
         settled = len(fake.played)
