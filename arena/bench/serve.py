@@ -5,7 +5,8 @@ bots uploaded through the HTTP API, the ladder playing), then runs N concurrent 
 (httpx, async) that walk a fixed mix of pages and API routes for T seconds. Reports
 requests, errors, latency percentiles overall, per route and per half of the run (stable
 latency: the second half is no slower than the first), and the games the ladder finished
-meanwhile. Exit status 1 on any error.
+meanwhile. Each route is requested once before the clock starts (a cold template cache is
+not what a visitor of a running competition meets). Exit status 1 on any error.
 
 ``LiveServer`` and the helpers below are also what the end-to-end tests drive the server
 with, so the benchmark and the tests exercise the same thing a user runs.
@@ -198,21 +199,42 @@ class LiveServer:
             self.kill_group()
 
     def kill(self) -> None:
-        """``kill -9`` of the whole process group at once: nothing gets to clean up."""
-        self.kill_group()
+        """``kill -9 PID``, as a user (or the OOM killer) does: the server gets no chance
+        to clean up; what it started is left to die on its own."""
         assert self.process is not None
+        self.process.kill()
         self.process.wait(30)
 
-    def kill_group(self) -> None:
+    def stragglers(self) -> list[int]:
+        """Live processes of the current server's process group."""
         if self.process is None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+            return []
+        return group_members(self.process.pid)
+
+    def kill_group(self) -> None:
+        """Kill what is left of the current server's process group. Only while the group
+        has members: an empty group's id may since belong to someone else."""
+        if self.process is not None and self.stragglers():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.kill()
         self.kill_group()
+
+
+def group_members(pgid: int) -> list[int]:
+    """Pids of the live (not zombie) processes in process group ``pgid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def submit_archive(url: str, token: str, archive: bytes, filename: str) -> dict[str, Any]:
@@ -328,6 +350,11 @@ async def _client(
 
 
 async def _load(url: str, clients: int, seconds: float, mix: list[tuple[str, str]]) -> list[Sample]:
+    import httpx
+
+    async with httpx.AsyncClient(base_url=url, timeout=30) as warm:
+        for _, path in mix:  # one pass first (not counted): templates, caches, connections
+            await warm.get(path)
     start = time.perf_counter()
     runs = [_client(url, i * 7, mix, start, seconds) for i in range(clients)]
     return [s for run in await asyncio.gather(*runs) for s in run]
