@@ -5,8 +5,10 @@ bots uploaded through the HTTP API, the ladder playing), then runs N concurrent 
 (httpx, async) that walk a fixed mix of pages and API routes for T seconds. Reports
 requests, errors, latency percentiles overall, per route and per half of the run (stable
 latency: the second half is no slower than the first), and the games the ladder finished
-meanwhile. Each route is requested once before the clock starts (a cold template cache is
-not what a visitor of a running competition meets). Exit status 1 on any error.
+meanwhile; and, measured just before in the same run, one client alone (the baseline for
+throughput and latency ratios). Each route is requested once before the clock starts (a
+cold template cache is not what a visitor of a running competition meets). Exit status 1
+on any error.
 
 ``LiveServer`` and the helpers below are also what the end-to-end tests drive the server
 with, so the benchmark and the tests exercise the same thing a user runs.
@@ -441,6 +443,9 @@ def prepare(
     return server, names, games[:3]
 
 
+BASELINE_KEYS = ("requests", "errors", "p50_ms", "p95_ms", "p99_ms", "max_ms")
+
+
 def bench_serve(
     clients: int,
     seconds: float,
@@ -448,12 +453,16 @@ def bench_serve(
     progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
     folders = bots or [REPO / "bots" / name for name in BENCH_BOTS]
+    baseline_s = min(5.0, seconds / 3)
     with tempfile.TemporaryDirectory(prefix="arena-bench-serve-") as tmp:
         server, names, games = prepare(Path(tmp), folders, progress)
+        mix = routes(names, games)
         try:
+            progress(f"baseline: 1 client for {baseline_s:g} s…")
+            alone = asyncio.run(_load(server.url, 1, baseline_s, mix))
             before = server.health()
             progress(f"{clients} clients for {seconds:g} s…")
-            samples = asyncio.run(_load(server.url, clients, seconds, routes(names, games)))
+            samples = asyncio.run(_load(server.url, clients, seconds, mix))
             after = server.health()
             alive = server.process is not None and server.process.poll() is None
             status = server.terminate()
@@ -464,6 +473,12 @@ def bench_serve(
         "seconds": seconds,
         "bots": names,
         **summarise(samples, seconds),
+        "baseline": {
+            "clients": 1,
+            "seconds": baseline_s,
+            "requests_per_s": round(len(alone) / baseline_s, 1),
+            **{k: v for k, v in summarise(alone, baseline_s).items() if k in BASELINE_KEYS},
+        },
         "games_finished_before": before["games_finished"],
         "games_finished_during": after["games_finished"] - before["games_finished"],
         "server_alive": alive,
@@ -484,7 +499,8 @@ def run(clients: int, seconds: float, as_json: bool, console: Any) -> int:
         with console.status("preparing…") as status:
             result = bench_serve(clients, seconds, progress=status.update)
         print_result(result, console)
-    return 0 if result["errors"] == 0 and result["server_alive"] else 1
+    failed = result["errors"] or result["baseline"]["errors"] or not result["server_alive"]
+    return 1 if failed else 0
 
 
 def print_result(result: dict[str, Any], console: Any) -> None:
@@ -515,6 +531,14 @@ def print_result(result: dict[str, Any], console: Any) -> None:
     row("all (second half)", result["second_half"])
     row("all", result)
     console.print(table)
+    base = result["baseline"]
+    speedup = result["requests_per_s"] / base["requests_per_s"]
+    console.print(
+        f"baseline, 1 client alone for {base['seconds']:g} s just before: "
+        f"{base['requests_per_s']} requests/s, p50 {base['p50_ms']} ms, p99 {base['p99_ms']} ms; "
+        f"with {result['clients']} clients: {speedup:.1f}x "
+        f"the throughput, p50 {result['p50_ms'] / base['p50_ms']:.1f}x"
+    )
     console.print(
         f"ladder: {result['games_finished_during']} games finished during the load "
         f"({result['games_finished_before']} before)"
