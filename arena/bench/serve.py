@@ -207,6 +207,13 @@ class LiveServer:
         self.process.kill()
         self.process.wait(30)
 
+    def cpu_seconds(self) -> float:
+        """CPU time of the server process (web, ladder and build threads; not its game
+        workers) so far."""
+        assert self.process is not None
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stragglers(self) -> list[int]:
         """Live processes of the current server's process group."""
         if self.process is None:
@@ -330,36 +337,43 @@ def routes(bots: Iterable[str], games: Iterable[str]) -> list[tuple[str, str]]:
 
 
 async def _client(
-    url: str, offset: int, mix: list[tuple[str, str]], start: float, seconds: float
+    client: Any, offset: int, mix: list[tuple[str, str]], start: float, seconds: float
 ) -> list[Sample]:
     import httpx
 
     samples = []
-    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-        k = offset
-        while (now := time.perf_counter()) < start + seconds:
-            label, path = mix[k % len(mix)]
-            k += 1
-            error = None
-            try:
-                reply = await client.get(path)
-                if reply.status_code >= 400:
-                    error = f"HTTP {reply.status_code}"
-            except httpx.HTTPError as exc:
-                error = f"{type(exc).__name__}: {exc}"[:200]
-            samples.append(Sample(label, now - start, time.perf_counter() - now, error))
+    k = offset
+    while (now := time.perf_counter()) < start + seconds:
+        label, path = mix[k % len(mix)]
+        k += 1
+        error = None
+        try:
+            reply = await client.get(path)
+            if reply.status_code >= 400:
+                error = f"HTTP {reply.status_code}"
+        except httpx.HTTPError as exc:
+            error = f"{type(exc).__name__}: {exc}"[:200]
+        samples.append(Sample(label, now - start, time.perf_counter() - now, error))
     return samples
 
 
 async def _load(url: str, clients: int, seconds: float, mix: list[tuple[str, str]]) -> list[Sample]:
+    """Every client is made and connected before the clock starts: making 50 httpx clients
+    blocks the event loop for seconds on a loaded machine, which would be charged to the
+    first requests as server latency."""
     import httpx
 
-    async with httpx.AsyncClient(base_url=url, timeout=30) as warm:
-        for _, path in mix:  # one pass first (not counted): templates, caches, connections
-            await warm.get(path)
-    start = time.perf_counter()
-    runs = [_client(url, i * 7, mix, start, seconds) for i in range(clients)]
-    return [s for run in await asyncio.gather(*runs) for s in run]
+    async with contextlib.AsyncExitStack() as stack:
+        pool = [
+            await stack.enter_async_context(httpx.AsyncClient(base_url=url, timeout=30))
+            for _ in range(clients)
+        ]
+        for _, path in mix:  # one pass first (not counted): templates, caches
+            await pool[0].get(path)
+        await asyncio.gather(*(client.get("/api/health") for client in pool))  # connected
+        start = time.perf_counter()
+        runs = [_client(client, i * 7, mix, start, seconds) for i, client in enumerate(pool)]
+        return [s for run in await asyncio.gather(*runs) for s in run]
 
 
 def percentiles(seconds: list[float]) -> dict[str, float | None]:
@@ -462,7 +476,9 @@ def bench_serve(
             alone = asyncio.run(_load(server.url, 1, baseline_s, mix))
             before = server.health()
             progress(f"{clients} clients for {seconds:g} s…")
+            cpu = time.process_time(), server.cpu_seconds()
             samples = asyncio.run(_load(server.url, clients, seconds, mix))
+            cpu = time.process_time() - cpu[0], server.cpu_seconds() - cpu[1]
             after = server.health()
             alive = server.process is not None and server.process.poll() is None
             status = server.terminate()
@@ -481,6 +497,8 @@ def bench_serve(
         },
         "games_finished_before": before["games_finished"],
         "games_finished_during": after["games_finished"] - before["games_finished"],
+        "client_cpu_s": round(cpu[0], 2),
+        "server_cpu_s": round(cpu[1], 2),
         "server_alive": alive,
         "server_exit_status": status,
     }
@@ -538,6 +556,10 @@ def print_result(result: dict[str, Any], console: Any) -> None:
         f"{base['requests_per_s']} requests/s, p50 {base['p50_ms']} ms, p99 {base['p99_ms']} ms; "
         f"with {result['clients']} clients: {speedup:.1f}x "
         f"the throughput, p50 {result['p50_ms'] / base['p50_ms']:.1f}x"
+    )
+    console.print(
+        f"CPU during the load: server process {result['server_cpu_s']} s, "
+        f"these clients {result['client_cpu_s']} s (of {result['seconds']:g} s)"
     )
     console.print(
         f"ladder: {result['games_finished_during']} games finished during the load "
