@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.server.auth import AuthError, csrf_token, remember_csrf
+from arena.server.config import CompetitionConfig
 from arena.server.models import Author
 from arena.server.ratelimit import RateLimited, SlidingWindow
 from arena.server.receive import MULTIPART_OVERHEAD, UploadError
@@ -49,22 +50,22 @@ CSP = (
 
 @dataclass(frozen=True)
 class WebSettings:
-    """What the web layer reads of ``competition.toml``."""
+    """What the web layer reads of ``competition.toml`` (defaults live there)."""
 
-    name: str = "Azul Arena"
-    registration_open: bool = False
-    challenges_per_hour: int = 6
-    upload_bytes: int = 8 * 2**20
-    unpacked_bytes: int = 64 * 2**20
+    name: str
+    registration_open: bool
+    challenges_per_hour: int
+    upload_bytes: int
+    unpacked_bytes: int
 
     @classmethod
-    def of(cls, config: Any) -> WebSettings:
+    def of(cls, config: CompetitionConfig) -> WebSettings:
         return cls(
-            name=str(config.competition.name),
+            name=config.competition.name,
             registration_open=config.server.registration == "open",
-            challenges_per_hour=int(config.challenges.per_hour),
-            upload_bytes=int(config.limits.upload_mb * 2**20),
-            unpacked_bytes=int(config.limits.unpacked_mb * 2**20),
+            challenges_per_hour=config.challenges.per_hour,
+            upload_bytes=config.limits.upload_mb * 2**20,
+            unpacked_bytes=config.limits.unpacked_mb * 2**20,
         )
 
 
@@ -72,7 +73,7 @@ class WebSettings:
 class ServerContext:
     """Everything the app needs, built by ``arena serve`` (or a test)."""
 
-    config: Any
+    config: CompetitionConfig
     store: CompetitionStore
     data_dir: Path
     wake_builder: Callable[[], None] = lambda: None
@@ -170,7 +171,7 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
     from arena.server import api, pages
 
     if settings is None:
-        settings = WebSettings.of(ctx.config) if ctx.config is not None else WebSettings()
+        settings = WebSettings.of(ctx.config)
     app = FastAPI(
         title=f"{settings.name} — Azul Arena",
         docs_url=None,

@@ -12,6 +12,7 @@ ledger: after a crash the running games are simply scheduled again.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import random
@@ -74,6 +75,7 @@ def _most_behind(
 def choose_game(
     active: Sequence[int],
     load: Mapping[int, int],
+    share: Mapping[int, float],
     pairs: Mapping[tuple[int, int], int],
     by_players: Mapping[int, int],
     by_variant: Mapping[str, int],
@@ -83,7 +85,9 @@ def choose_game(
     """The next ladder game, or None when too few versions are active.
 
     ``active``: the versions on the ladder (oldest first); ``load``: ladder games per
-    version (scheduled, running and finished); ``pairs``: games each pair shared;
+    version (scheduled, running and finished); ``share``: the games each would have
+    had since it became active with all seats shared equally (``fair_shares``): the
+    versions furthest behind their share play; ``pairs``: games each pair shared;
     ``by_players``/``by_variant``: ladder games so far per player count and wall.
     """
     counts = [k for k in ladder.players if k <= len(active)]
@@ -99,9 +103,9 @@ def choose_game(
     while len(chosen) < players:
         rest = [v for v in active if v not in chosen]
 
-        def key(v: int) -> tuple[int, int, float]:
+        def key(v: int) -> tuple[float, int, float]:
             met = sum(pairs.get((min(v, c), max(v, c)), 0) for c in chosen)
-            return (load.get(v, 0), met, rng.random())
+            return (round(load.get(v, 0) - share.get(v, 0.0), 6), met, rng.random())
 
         chosen.append(min(rest, key=key))
     rng.shuffle(chosen)  # seats: no version keeps the first seat
@@ -122,6 +126,8 @@ class LadderJob:
     specs: tuple[BotSpec, ...]
     settings: PlaySettings
     log_dir: Path
+    sources: tuple[Path, ...] = ()
+    """By seat: the submitted folders (what a Ray node builds from)."""
 
 
 @dataclass(frozen=True)
@@ -134,13 +140,14 @@ class JobDone:
     error: str | None = None
 
 
-def play_job(job: LadderJob) -> JobDone:
+def play_job(job: LadderJob, worker_id: int | None = None) -> JobDone:
     """Play one game in a pool worker with fresh bot processes whose stderr goes to a
     folder of this game only (so each seat's stderr is that game's), then clean up."""
     from arena.tournament import worker
     from arena.tournament.worker import GameJob, WorkerState, run_job
 
-    worker_id = worker._STATE.worker_id if worker._STATE is not None else 0
+    if worker_id is None:
+        worker_id = worker._STATE.worker_id if worker._STATE is not None else 0
     state = WorkerState(worker_id)
     game = ScheduledGame(
         game_index=0,
@@ -252,6 +259,118 @@ class ThreadPool:
         self._pool.shutdown(wait=not abort, cancel_futures=True)
 
 
+_NODE_BUILT: dict[str, BotSpec] = {}
+"""On a Ray worker process: bundles built so far, by digest."""
+
+
+def play_on_node(job: LadderJob, *bundles: Any) -> JobDone:
+    """A Ray task: check this node's sandbox, build the seats' bundles (once per worker
+    process), play the game with per-game stderr, as :func:`play_job` does locally."""
+    import dataclasses
+    import os
+    import tempfile
+
+    from arena.tournament.bundles import build_on_node
+    from arena.tournament.ray_executor import node_check
+
+    try:
+        node_check(job.settings.sandbox)
+        specs = []
+        for bundle in bundles:
+            if bundle.digest not in _NODE_BUILT:
+                _NODE_BUILT[bundle.digest] = build_on_node(bundle, job.settings.sandbox)
+            specs.append(_NODE_BUILT[bundle.digest])
+    except Exception as exc:
+        return JobDone(job.game_id, None, error=f"{type(exc).__name__}: {exc}")
+    log_dir = Path(tempfile.gettempdir()) / "azul-arena-node-logs" / job.game_id
+    here = dataclasses.replace(job, specs=tuple(specs), log_dir=log_dir)
+    return play_job(here, worker_id=os.getpid() % 97)
+
+
+class RayPool:
+    """Games on a Ray cluster, one task per game. Bots travel as content-addressed
+    bundles of their submitted folders (packed once per version, built once per node
+    worker); results, records and stderr come back to this process, the only store
+    writer: the nodes need no shared folder and no database access."""
+
+    def __init__(self, address: str | None, workers: int) -> None:
+        from arena.tournament.ray_executor import RayUnavailable, _ray
+
+        ray = _ray()
+        self._ray = ray
+        self._started = not ray.is_initialized()
+        if self._started:
+            try:
+                ray.init(
+                    address=address,
+                    num_cpus=workers if address is None else None,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    configure_logging=False,
+                )
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                where = address or "(a new local instance)"
+                raise RayUnavailable(
+                    f"cannot start or join the Ray cluster {where}: {exc}"
+                ) from None
+        self._remote = ray.remote(num_cpus=1, max_retries=1)(play_on_node)
+        self._bundles: dict[Path, Any] = {}
+        self._pending: dict[Any, tuple[LadderJob, Callable[[JobDone], None]]] = {}
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._collect, name="ray-results", daemon=True)
+        self._thread.start()
+
+    def _bundle(self, source: Path, name: str) -> Any:
+        from arena.tournament.bundles import pack
+
+        ref = self._bundles.get(source)
+        if ref is None:
+            ref = self._bundles[source] = self._ray.put(pack(name, source))
+        return ref
+
+    def submit(self, job: LadderJob, done: Callable[[JobDone], None]) -> None:
+        sources = job.sources or tuple(s.folder for s in job.specs)
+        refs = [self._bundle(src, s.name) for src, s in zip(sources, job.specs, strict=True)]
+        task = self._remote.remote(job, *refs)
+        with self._lock:
+            self._pending[task] = (job, done)
+
+    def _collect(self) -> None:
+        while not self._closed.is_set():
+            with self._lock:
+                waiting = list(self._pending)
+            if not waiting:
+                self._closed.wait(0.1)
+                continue
+            ready, _ = self._ray.wait(waiting, num_returns=1, timeout=0.5)
+            for task in ready:
+                with self._lock:
+                    job, done = self._pending.pop(task)
+                try:
+                    result: JobDone = self._ray.get(task)
+                except Exception as exc:  # the node or its worker died: the arena's problem
+                    result = JobDone(job.game_id, None, error=f"{type(exc).__name__}: {exc}")
+                done(result)
+
+    def close(self, abort: bool) -> None:
+        if not abort:
+            while True:
+                with self._lock:
+                    if not self._pending:
+                        break
+                time.sleep(0.1)
+        self._closed.set()
+        self._thread.join(10)
+        with self._lock:
+            for task in self._pending:
+                with contextlib.suppress(Exception):
+                    self._ray.cancel(task, force=True)
+            self._pending.clear()
+        if self._started:
+            self._ray.shutdown()
+
+
 class Ladder:
     """Keeps the configured number of games in flight; one thread (:meth:`run`)."""
 
@@ -305,20 +424,29 @@ class Ladder:
         while not self._stop.is_set():
             try:
                 self._fill()
-            except StoreError as exc:
+            except StoreError as exc:  # the database is away: try again shortly
                 _log.error("ladder: %s", exc)
                 self._stop.wait(2.0)
+            except Exception:  # a bug must not stop the ladder while the web server runs
+                _log.exception("ladder: cannot start games")
+                self._stop.wait(5.0)
             try:
                 item = self._inbox.get(timeout=1.0)
             except queue.Empty:
                 continue
             while item is not None or not self._inbox.empty():
                 if item is not None:
-                    self._handle(item)
+                    self._handle_safely(item)
                 try:
                     item = self._inbox.get_nowait()
                 except queue.Empty:
                     break
+
+    def _handle_safely(self, done: JobDone) -> None:
+        try:
+            self._handle(done)
+        except Exception:  # the game stays 'running' in the store: played again on restart
+            _log.exception("ladder: cannot store the result of game %s", done.game_id)
 
     def shutdown(self, abort: bool = True) -> int:
         """Stop: abandon running games (their bots are killed) and schedule them again;
@@ -333,7 +461,7 @@ class Ladder:
             except queue.Empty:
                 break
             if item is not None:
-                self._handle(item)
+                self._handle_safely(item)
         requeued = self.store.requeue_running()
         self._running.clear()
         return requeued
@@ -367,13 +495,15 @@ class Ladder:
     def _choose(self) -> Choice | None:
         active = [v.id for v in self.store.active_versions()]
         load = {v: sum(per.values()) for v, per in self.store.ladder_load().items()}
+        share = self.store.fair_shares(active)
         by_players, by_variant = self.store.ladder_mix()
+        pairs = self.store.pair_counts(active)
         return choose_game(
-            active, load, self.store.pair_counts(), by_players, by_variant, self.config, self._rng
+            active, load, share, pairs, by_players, by_variant, self.config, self._rng
         )
 
     def _start(self, game: GameRow) -> None:
-        specs = []
+        specs, sources = [], []
         for seat in game.seats:
             info = self.store.launch_info(seat.version_id)
             if info is None or not Path(info.built_path).is_dir():
@@ -389,6 +519,7 @@ class Ladder:
             specs.append(
                 BotSpec(folder=Path(info.built_path), manifest=BotManifest(**info.manifest))
             )
+            sources.append(Path(info.source or info.built_path))
         job = LadderJob(
             game_id=game.id,
             players=game.players,
@@ -397,6 +528,7 @@ class Ladder:
             specs=tuple(specs),
             settings=self.play,
             log_dir=self.log_root / game.id,
+            sources=tuple(sources),
         )
         self._running.add(game.id)
         self.pool.submit(job, self._inbox.put)

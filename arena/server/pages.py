@@ -61,6 +61,10 @@ def router(state: AppState) -> APIRouter:
     def back(url: str) -> RedirectResponse:
         return RedirectResponse(url, status_code=303)
 
+    @pages.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return Response(status_code=204)
+
     @pages.get("/")
     def leaderboard(request: Request) -> Response:
         board = views.leaderboard(store, state.settings.name)

@@ -75,6 +75,7 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
         manifest = outcome.built.spec.manifest
         meta["manifest"] = manifest.model_dump(mode="json")
         meta.setdefault("language", manifest.language)
+        meta["source"] = str(folder)
         built_path = str(outcome.built.spec.folder)
     return BuildVerdict(
         bool(outcome.ok and built_path),
@@ -124,7 +125,11 @@ class BuildWorker:
                 self._wake.wait(2.0)
                 self._wake.clear()
                 continue
-            self.build_one(version)
+            try:
+                self.build_one(version)
+            except ArenaError as exc:  # the store is away: queued again at the next start
+                _log.error("build worker: %s", exc)
+                self._stop.wait(2.0)
 
     def build_one(self, version: Version) -> Version:
         archive = self.store.archive_of(version.id)
@@ -157,6 +162,15 @@ class BuildWorker:
 
 
 # ---------------------------------------------------------------- the service
+
+
+def make_pool(config: CompetitionConfig) -> Pool:
+    """Where the ladder's games run: a local process pool, or a Ray cluster."""
+    if config.ladder.executor == "ray":
+        from arena.server.ladder import RayPool
+
+        return RayPool(config.ladder.ray_address, config.ladder.worker_count)
+    return ProcessPool(config.ladder.worker_count)
 
 
 def open_store(config: CompetitionConfig) -> CompetitionStore:
@@ -207,6 +221,22 @@ def _check_port(host: str, port: int) -> None:
                 f"cannot listen on {host}:{port}: {exc.strerror}",
                 hint="another server may be running; set [server] port in competition.toml",
             ) from None
+
+
+def _check_sandbox(config: CompetitionConfig, out: TextIO) -> None:
+    """``sandbox = "strict"`` refuses to start without every layer; ``auto`` warns."""
+    from arena.sandbox import Level, detect_layers, sandbox_warning
+
+    if config.play.sandbox is Level.STRICT:
+        missing = [layer for layer in detect_layers() if not layer.on]
+        if missing:
+            from arena.sandbox.layers import unavailable_message
+
+            raise ServeError(unavailable_message(missing))
+    elif config.play.sandbox is Level.AUTO:
+        warning = sandbox_warning(detect_layers())
+        if warning:
+            out.write(f"warning: {warning}\n")
 
 
 def _default_app_factory(ctx: Any) -> Any:
@@ -280,10 +310,11 @@ def serve(
     _make_data_dir(config.data_dir)
     os.environ.setdefault(BUILD_CACHE_ENV, str(config.data_dir / "build-cache"))
     _check_port(config.server.host, config.server.port)
+    _check_sandbox(config, out)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
     # The pool forks before any thread or database connection exists.
-    pool = ProcessPool(config.ladder.worker_count)
+    pool = make_pool(config)
     try:
         store = open_store(config)
     except BaseException:
@@ -317,7 +348,11 @@ def serve(
         finally:
             signal.signal(signal.SIGTERM, previous)
     finally:
-        requeued = service.stop() if service.threads else 0
+        requeued = 0
+        if service.threads:
+            requeued = service.stop()
+        else:
+            pool.close(abort=True)
         store.close()
         out.write(f"Stopped: {requeued} running game(s) will be played again at the next start\n")
         out.flush()

@@ -20,12 +20,15 @@ build.
 from __future__ import annotations
 
 import gzip
+import lzma
 import os
 import re
+import secrets
 import stat
 import struct
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, cast
@@ -43,6 +46,11 @@ CHUNK = 1 << 16
 RATIO_FLOOR_BYTES = 8 * MIB
 """The compression-ratio rule applies only past this many unpacked bytes (a small
 table of zeros is not a bomb)."""
+HEADER_BYTES_PER_ENTRY = 4096
+HEADER_SLACK_BYTES = MIB
+"""Tar headers, pax records and padding may take this much of the decompressed stream
+beyond the files' bytes (a real header is 512 bytes, a long name's pax record a few
+hundred more); a pax header claiming a gigabyte is refused at about 1 MiB."""
 MAX_DEPTH = 64
 MAX_NAME_BYTES = 1024
 MAX_LINK_HOPS = 40
@@ -151,6 +159,8 @@ def check_link_target(path: str, target: str) -> None:
     """A link target must be relative, non-empty, printable UTF-8 text."""
     if not target:
         raise UploadRejected(f"{show(path)}: a symlink with an empty target")
+    if len(target.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+        raise UploadRejected(f"{show(path)}: a symlink target longer than {MAX_NAME_BYTES} bytes")
     if _SURROGATE.search(target) or _CONTROL.search(target):
         raise UploadRejected(f"{show(path)}: a symlink whose target is not printable UTF-8")
     if target.startswith("/") or _DRIVE.match(target) or "\\" in target:
@@ -196,10 +206,18 @@ def link_resolves_inside(path: str, links: dict[str, str]) -> bool:
 
 
 class _Unpacker:
-    """Writes checked members into ``dest`` (a fresh folder), keeping the budgets."""
+    """Writes checked members into ``dest`` (a fresh folder), keeping the budgets.
 
-    def __init__(self, dest: Path, limits: UploadLimits, archive_bytes: int) -> None:
+    ``dry``: the first pass, which checks every member (and reads no file data) before
+    the second pass writes anything: a 100k-file archive is refused without creating
+    10k files first."""
+
+    def __init__(
+        self, dest: Path, limits: UploadLimits, archive_bytes: int, *, dry: bool = False
+    ) -> None:
         self.dest = dest
+        self.dry = dry
+        self.virtual_root = f"/nonexistent-{secrets.token_hex(8)}"
         self.limits = limits
         self.archive_bytes = max(archive_bytes, 1)
         self.kinds: dict[str, str] = {}
@@ -207,6 +225,8 @@ class _Unpacker:
         self.links: dict[str, str] = {}
         self.entries = 0
         self.written = 0
+        self.skipped = 0
+        """Bytes of members left out (``__MACOSX/``) that tarfile reads past."""
 
     # budgets
     def count_entry(self) -> None:
@@ -247,24 +267,32 @@ class _Unpacker:
         self.explicit.add(path)
 
     def _mkdir(self, path: str) -> None:
+        if self.dry:
+            return
         try:
             os.mkdir(self.dest / path, 0o755)
+            os.chmod(self.dest / path, 0o755)  # umask-proof
         except FileExistsError:
             pass
         except OSError as exc:
             raise ArenaError(f"cannot unpack an upload into {self.dest}: {exc.strerror}") from None
 
     def add_dir(self, path: str, mode: int) -> None:
-        check_mode(path, mode)
+        # A setgid folder (group-shared checkouts) is harmless: created 0755 anyway.
         self.claim(path, "dir")
         self._mkdir(path)
 
-    def add_file(self, path: str, mode: int, declared: int, chunks: Iterator[bytes]) -> None:
+    def add_file(
+        self, path: str, mode: int, declared: int, chunks: Callable[[], Iterator[bytes]]
+    ) -> None:
         check_mode(path, mode)
         if declared < 0:
             raise UploadRejected(f"{show(path)}: a negative size")
         self.check_expansion(self.written + declared, "declares that it unpacks to")
         self.claim(path, "file")
+        if self.dry:  # the data is not read (tarfile reads past it)
+            self.written += declared
+            return
         perm = file_mode(mode)
         try:
             fd = os.open(
@@ -276,7 +304,7 @@ class _Unpacker:
             raise ArenaError(f"cannot unpack an upload into {self.dest}: {exc.strerror}") from None
         actual = 0
         try:
-            for chunk in chunks:
+            for chunk in chunks():
                 actual += len(chunk)
                 self.written += len(chunk)
                 if actual > declared:
@@ -310,6 +338,8 @@ class _Unpacker:
                     f"{show(path)} is a symlink that leaves the folder ({show(self.links[path])})"
                 )
         for path, target in sorted(self.links.items()):
+            if self.dry:
+                break
             try:
                 os.symlink(target, self.dest / path)
             except OSError as exc:
@@ -394,7 +424,18 @@ def _unpack_zip(archive: Path, out: _Unpacker) -> None:
             out.check_expansion(sum(i.file_size for i in infos), "declares that it unpacks to")
             for info in infos:
                 _zip_member(zf, info, out)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        EOFError,
+        NotImplementedError,
+        zlib.error,
+        lzma.LZMAError,
+        struct.error,
+        IndexError,  # zipfile's own parsing of malformed records
+        KeyError,
+        OverflowError,
+    ) as exc:
         raise UploadRejected(f"a damaged or unsupported zip archive: {exc}") from None
     except (ValueError, RuntimeError, OSError) as exc:
         raise UploadRejected(f"a damaged or unsupported zip archive: {exc}") from None
@@ -414,6 +455,8 @@ def _zip_name(info: zipfile.ZipInfo) -> str:
 
 def _zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: _Unpacker) -> None:
     out.count_entry()
+    if not info.filename:  # zipfile cuts a name at its first NUL
+        raise UploadRejected("an entry without a name (or with a NUL byte in it)")
     raw = _zip_name(info)
     path = clean_name(raw)
     if info.flag_bits & 0x1:
@@ -440,8 +483,12 @@ def _zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: _Unpacker) -> N
     elif info.is_dir() or fmt == stat.S_IFDIR:
         raise UploadRejected(f"{show(raw)}: a folder entry that is not a folder")
     else:
-        with zf.open(info) as member:
-            out.add_file(path, mode, info.file_size, _chunks(member.read))
+        out.add_file(path, mode, info.file_size, lambda: _zip_chunks(zf, info))
+
+
+def _zip_chunks(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> Iterator[bytes]:
+    with zf.open(info) as member:
+        yield from _chunks(member.read)
 
 
 def _chunks(read: Callable[[int], bytes]) -> Iterator[bytes]:
@@ -477,6 +524,13 @@ class _BoundedStream:
                 "(the limit for a bot's source)"
             )
         self.out.check_expansion(self.total)
+        overhead = self.total - self.out.written - self.out.skipped
+        allowed = HEADER_SLACK_BYTES + HEADER_BYTES_PER_ENTRY * (self.out.entries + 1)
+        if overhead > allowed:
+            raise UploadRejected(
+                f"the archive's tar headers take more than {allowed // 1024} KiB beyond its "
+                "files (an oversized pax or long-name header: a bomb?)"
+            )
         return data
 
 
@@ -493,7 +547,16 @@ def _unpack_tar_gz(archive: Path, out: _Unpacker) -> None:
             ) as tf:
                 for member in tf:
                     _tar_member(tf, member, out)
-        except (tarfile.TarError, EOFError, gzip.BadGzipFile) as exc:
+        except (
+            tarfile.TarError,
+            EOFError,
+            gzip.BadGzipFile,
+            zlib.error,
+            struct.error,
+            IndexError,  # tarfile's own parsing of malformed headers
+            KeyError,
+            OverflowError,
+        ) as exc:
             raise UploadRejected(f"a damaged or unsupported .tar.gz archive: {exc}") from None
         except (ValueError, OSError) as exc:
             raise UploadRejected(f"a damaged or unsupported .tar.gz archive: {exc}") from None
@@ -523,30 +586,37 @@ def _tar_member(tf: tarfile.TarFile, member: tarfile.TarInfo, out: _Unpacker) ->
         raise UploadRejected(f"{show(raw)} is a sparse file; pack it as a regular file")
     if not (member.isreg() or member.isdir() or member.issym()):
         raise UploadRejected(f"{show(raw)}: an unsupported tar entry (type {member.type!r})")
-    check_mode(raw, member.mode)
+    if not member.isdir():
+        check_mode(raw, member.mode)
     if path is None:
         if not member.isdir():
             raise UploadRejected(f"{show(raw)}: a file without a name")
         return
     if path.split("/")[0] in SKIPPED_TOP:
+        out.skipped += member.size if member.isreg() else 0
         return
     if member.issym():
         check_link_target(raw, member.linkname)
-    try:  # a second opinion: Python's own extraction filter for untrusted archives
-        tarfile.data_filter(member, str(out.dest))
-    except tarfile.FilterError as exc:
-        why = _FILTER_REASONS.get(type(exc).__name__, type(exc).__name__)
-        raise UploadRejected(f"{show(raw)}: {why} (tarfile's data filter)") from None
+    if out.dry:  # a second opinion: Python's own extraction filter for untrusted archives
+        try:  # checked against a root that does not exist: textual, no lstat of dest
+            tarfile.data_filter(member, out.virtual_root)
+        except tarfile.FilterError as exc:
+            why = _FILTER_REASONS.get(type(exc).__name__, type(exc).__name__)
+            raise UploadRejected(f"{show(raw)}: {why} (tarfile's data filter)") from None
     if member.issym():
         out.add_link(path, member.linkname)
     elif member.isdir():
         out.add_dir(path, member.mode)
     else:
-        data = tf.extractfile(member)
-        if data is None:
-            raise UploadRejected(f"{show(raw)}: its data cannot be read")
-        with data:
-            out.add_file(path, member.mode, member.size, _chunks(data.read))
+        out.add_file(path, member.mode, member.size, lambda: _tar_chunks(tf, member))
+
+
+def _tar_chunks(tf: tarfile.TarFile, member: tarfile.TarInfo) -> Iterator[bytes]:
+    data = tf.extractfile(member)
+    if data is None:
+        raise UploadRejected(f"{show(member.name)}: its data cannot be read")
+    with data:
+        yield from _chunks(data.read)
 
 
 # ---------------------------------------------------------------- entry point
@@ -591,13 +661,12 @@ def unpack_upload(archive: Path, dest: Path, limits: UploadLimits | None = None)
         os.mkdir(dest, 0o755)
     except OSError as exc:
         raise ArenaError(f"cannot unpack an upload into {dest}: {exc.strerror}") from None
-    out = _Unpacker(dest.resolve(), limits, size)
+    unpack = _unpack_zip if kind == "zip" else _unpack_tar_gz
     try:
-        if kind == "zip":
-            _unpack_zip(archive, out)
-        else:
-            _unpack_tar_gz(archive, out)
-        folder = out.finish()
+        for dry in (True, False):  # check every member, then write
+            out = _Unpacker(dest.resolve(), limits, size, dry=dry)
+            unpack(archive, out)
+            folder = out.finish()
         validate_manifest(folder, dest.resolve())
     except BaseException:
         remove_tree(dest)

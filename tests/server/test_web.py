@@ -10,9 +10,8 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the server extra is not installed")
 
-from arena.server.app import WebSettings
 
-from .web_helpers import ALICE_STDERR, BOB_STDERR, Site, bot_zip, make_site
+from .web_helpers import ALICE_STDERR, BOB_STDERR, Site, bot_zip, make_site, web_settings
 
 
 @pytest.fixture
@@ -216,7 +215,7 @@ def test_upload_through_the_page(site: Site) -> None:
 
 
 def test_challenges_are_unrated_and_rate_limited(tmp_path: Path) -> None:
-    site = make_site(tmp_path, settings=WebSettings(challenges_per_hour=3))
+    site = make_site(tmp_path, settings=web_settings(challenges_per_hour=3))
     body = {"opponents": ["beta"], "players": 2, "variant": "gray"}
     for _ in range(3):
         response = site.client.post("/api/challenges", json=body, headers=site.auth("alice"))
@@ -239,7 +238,7 @@ def test_challenges_are_unrated_and_rate_limited(tmp_path: Path) -> None:
 
 def test_challenge_limit_counts_the_stored_challenges(tmp_path: Path) -> None:
     """A restarted server (a new app over the same store) still refuses the flood."""
-    site = make_site(tmp_path, settings=WebSettings(challenges_per_hour=2))
+    site = make_site(tmp_path, settings=web_settings(challenges_per_hour=2))
     for _ in range(2):
         site.store.add_challenge(2, ["beta"], 2, "coloured")  # alice is author 2
     response = site.client.post(
@@ -249,7 +248,7 @@ def test_challenge_limit_counts_the_stored_challenges(tmp_path: Path) -> None:
 
 
 def test_bad_challenges_are_400_or_404_and_do_not_count(tmp_path: Path) -> None:
-    site = make_site(tmp_path, settings=WebSettings(challenges_per_hour=1))
+    site = make_site(tmp_path, settings=web_settings(challenges_per_hour=1))
     bad = site.client.post(
         "/api/challenges", json={"opponents": ["nobody"]}, headers=site.auth("alice")
     )
@@ -320,7 +319,7 @@ def test_organiser_page_and_its_forms(site: Site) -> None:
 def test_open_registration(tmp_path: Path) -> None:
     closed = make_site(tmp_path / "a")
     assert closed.client.post("/api/register", json={"name": "eve"}).status_code == 403
-    site = make_site(tmp_path / "b", settings=WebSettings(registration_open=True))
+    site = make_site(tmp_path / "b", settings=web_settings(registration_open=True))
     response = site.client.post("/api/register", json={"name": "eve"})
     assert response.status_code == 201
     token = response.json()["token"]

@@ -4,6 +4,7 @@ hostile text wherever a bot or an author controls it."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import random
@@ -16,6 +17,7 @@ from fastapi.testclient import TestClient
 
 from arena.engine import Game
 from arena.server.app import ServerContext, WebSettings, create_app
+from arena.server.config import CompetitionConfig
 from arena.server.store import (
     CompetitionStore,
     FinishedFault,
@@ -140,6 +142,11 @@ def play(store: CompetitionStore, version_ids: list[int], names: list[str], seed
     return game.id
 
 
+def web_settings(**changes: Any) -> WebSettings:
+    """The default competition's web settings, with ``changes``."""
+    return dataclasses.replace(WebSettings.of(CompetitionConfig()), **changes)
+
+
 def make_site(
     tmp_path: Path,
     *,
@@ -161,7 +168,7 @@ def make_site(
     data_dir.mkdir()
     site = Site(store=store, client=None, data_dir=data_dir, tokens=tokens)  # type: ignore[arg-type]
     ctx = ServerContext(
-        config=None,
+        config=CompetitionConfig(),
         store=store,
         data_dir=data_dir,
         wake_builder=lambda: site.woken.__setitem__("builder", site.woken["builder"] + 1),
