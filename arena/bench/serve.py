@@ -5,7 +5,10 @@ bots uploaded through the HTTP API, the ladder playing), then runs N concurrent 
 (httpx, async) that walk a fixed mix of pages and API routes for T seconds. Reports
 requests, errors, latency percentiles overall, per route and per half of the run (stable
 latency: the second half is no slower than the first), and the games the ladder finished
-meanwhile. Exit status 1 on any error.
+meanwhile; and, measured just before in the same run, one client alone (the baseline for
+throughput and latency ratios). Each route is requested once before the clock starts (a
+cold template cache is not what a visitor of a running competition meets). Exit status 1
+on any error.
 
 ``LiveServer`` and the helpers below are also what the end-to-end tests drive the server
 with, so the benchmark and the tests exercise the same thing a user runs.
@@ -198,21 +201,49 @@ class LiveServer:
             self.kill_group()
 
     def kill(self) -> None:
-        """``kill -9`` of the whole process group at once: nothing gets to clean up."""
-        self.kill_group()
+        """``kill -9 PID``, as a user (or the OOM killer) does: the server gets no chance
+        to clean up; what it started is left to die on its own."""
         assert self.process is not None
+        self.process.kill()
         self.process.wait(30)
 
-    def kill_group(self) -> None:
+    def cpu_seconds(self) -> float:
+        """CPU time of the server process (web, ladder and build threads; not its game
+        workers) so far."""
+        assert self.process is not None
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stragglers(self) -> list[int]:
+        """Live processes of the current server's process group."""
         if self.process is None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+            return []
+        return group_members(self.process.pid)
+
+    def kill_group(self) -> None:
+        """Kill what is left of the current server's process group. Only while the group
+        has members: an empty group's id may since belong to someone else."""
+        if self.process is not None and self.stragglers():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.kill()
         self.kill_group()
+
+
+def group_members(pgid: int) -> list[int]:
+    """Pids of the live (not zombie) processes in process group ``pgid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def submit_archive(url: str, token: str, archive: bytes, filename: str) -> dict[str, Any]:
@@ -306,31 +337,43 @@ def routes(bots: Iterable[str], games: Iterable[str]) -> list[tuple[str, str]]:
 
 
 async def _client(
-    url: str, offset: int, mix: list[tuple[str, str]], start: float, seconds: float
+    client: Any, offset: int, mix: list[tuple[str, str]], start: float, seconds: float
 ) -> list[Sample]:
     import httpx
 
     samples = []
-    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-        k = offset
-        while (now := time.perf_counter()) < start + seconds:
-            label, path = mix[k % len(mix)]
-            k += 1
-            error = None
-            try:
-                reply = await client.get(path)
-                if reply.status_code >= 400:
-                    error = f"HTTP {reply.status_code}"
-            except httpx.HTTPError as exc:
-                error = f"{type(exc).__name__}: {exc}"[:200]
-            samples.append(Sample(label, now - start, time.perf_counter() - now, error))
+    k = offset
+    while (now := time.perf_counter()) < start + seconds:
+        label, path = mix[k % len(mix)]
+        k += 1
+        error = None
+        try:
+            reply = await client.get(path)
+            if reply.status_code >= 400:
+                error = f"HTTP {reply.status_code}"
+        except httpx.HTTPError as exc:
+            error = f"{type(exc).__name__}: {exc}"[:200]
+        samples.append(Sample(label, now - start, time.perf_counter() - now, error))
     return samples
 
 
 async def _load(url: str, clients: int, seconds: float, mix: list[tuple[str, str]]) -> list[Sample]:
-    start = time.perf_counter()
-    runs = [_client(url, i * 7, mix, start, seconds) for i in range(clients)]
-    return [s for run in await asyncio.gather(*runs) for s in run]
+    """Every client is made and connected before the clock starts: making 50 httpx clients
+    blocks the event loop for seconds on a loaded machine, which would be charged to the
+    first requests as server latency."""
+    import httpx
+
+    async with contextlib.AsyncExitStack() as stack:
+        pool = [
+            await stack.enter_async_context(httpx.AsyncClient(base_url=url, timeout=30))
+            for _ in range(clients)
+        ]
+        for _, path in mix:  # one pass first (not counted): templates, caches
+            await pool[0].get(path)
+        await asyncio.gather(*(client.get("/api/health") for client in pool))  # connected
+        start = time.perf_counter()
+        runs = [_client(client, i * 7, mix, start, seconds) for i, client in enumerate(pool)]
+        return [s for run in await asyncio.gather(*runs) for s in run]
 
 
 def percentiles(seconds: list[float]) -> dict[str, float | None]:
@@ -414,6 +457,9 @@ def prepare(
     return server, names, games[:3]
 
 
+BASELINE_KEYS = ("requests", "errors", "p50_ms", "p95_ms", "p99_ms", "max_ms")
+
+
 def bench_serve(
     clients: int,
     seconds: float,
@@ -421,12 +467,18 @@ def bench_serve(
     progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
     folders = bots or [REPO / "bots" / name for name in BENCH_BOTS]
+    baseline_s = min(5.0, seconds / 3)
     with tempfile.TemporaryDirectory(prefix="arena-bench-serve-") as tmp:
         server, names, games = prepare(Path(tmp), folders, progress)
+        mix = routes(names, games)
         try:
+            progress(f"baseline: 1 client for {baseline_s:g} s…")
+            alone = asyncio.run(_load(server.url, 1, baseline_s, mix))
             before = server.health()
             progress(f"{clients} clients for {seconds:g} s…")
-            samples = asyncio.run(_load(server.url, clients, seconds, routes(names, games)))
+            cpu = time.process_time(), server.cpu_seconds()
+            samples = asyncio.run(_load(server.url, clients, seconds, mix))
+            cpu = time.process_time() - cpu[0], server.cpu_seconds() - cpu[1]
             after = server.health()
             alive = server.process is not None and server.process.poll() is None
             status = server.terminate()
@@ -437,8 +489,16 @@ def bench_serve(
         "seconds": seconds,
         "bots": names,
         **summarise(samples, seconds),
+        "baseline": {
+            "clients": 1,
+            "seconds": baseline_s,
+            "requests_per_s": round(len(alone) / baseline_s, 1),
+            **{k: v for k, v in summarise(alone, baseline_s).items() if k in BASELINE_KEYS},
+        },
         "games_finished_before": before["games_finished"],
         "games_finished_during": after["games_finished"] - before["games_finished"],
+        "client_cpu_s": round(cpu[0], 2),
+        "server_cpu_s": round(cpu[1], 2),
         "server_alive": alive,
         "server_exit_status": status,
     }
@@ -457,7 +517,8 @@ def run(clients: int, seconds: float, as_json: bool, console: Any) -> int:
         with console.status("preparing…") as status:
             result = bench_serve(clients, seconds, progress=status.update)
         print_result(result, console)
-    return 0 if result["errors"] == 0 and result["server_alive"] else 1
+    failed = result["errors"] or result["baseline"]["errors"] or not result["server_alive"]
+    return 1 if failed else 0
 
 
 def print_result(result: dict[str, Any], console: Any) -> None:
@@ -488,6 +549,18 @@ def print_result(result: dict[str, Any], console: Any) -> None:
     row("all (second half)", result["second_half"])
     row("all", result)
     console.print(table)
+    base = result["baseline"]
+    speedup = result["requests_per_s"] / base["requests_per_s"]
+    console.print(
+        f"baseline, 1 client alone for {base['seconds']:g} s just before: "
+        f"{base['requests_per_s']} requests/s, p50 {base['p50_ms']} ms, p99 {base['p99_ms']} ms; "
+        f"with {result['clients']} clients: {speedup:.1f}x "
+        f"the throughput, p50 {result['p50_ms'] / base['p50_ms']:.1f}x"
+    )
+    console.print(
+        f"CPU during the load: server process {result['server_cpu_s']} s, "
+        f"these clients {result['client_cpu_s']} s (of {result['seconds']:g} s)"
+    )
     console.print(
         f"ladder: {result['games_finished_during']} games finished during the load "
         f"({result['games_finished_before']} before)"

@@ -275,10 +275,11 @@ def submit(
 ) -> dict[str, Any]:
     """Pack and upload ``folder``; the server's answer (``submission``, ``bot``,
     ``version``, ``status``)."""
-    packed = pack_folder(folder)
-    with packed.file, _client(server, token, transport) as client:
-        files = {"archive": (f"{packed.name}.tar.gz", packed.file, "application/gzip")}
-        response = _request(client, lambda: client.post(SUBMISSIONS, files=files))
+    with _client(server, token, transport) as client:  # a bad URL is refused before packing
+        packed = pack_folder(folder)
+        with packed.file:
+            files = {"archive": (f"{packed.name}.tar.gz", packed.file, "application/gzip")}
+            response = _request(client, lambda: client.post(SUBMISSIONS, files=files))
         if response.status_code not in (200, 201, 202):
             raise explain(response, size=packed.size)
         answer = _json(response)

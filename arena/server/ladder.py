@@ -75,6 +75,7 @@ def _most_behind(
 def choose_game(
     active: Sequence[int],
     load: Mapping[int, int],
+    share: Mapping[int, float],
     pairs: Mapping[tuple[int, int], int],
     by_players: Mapping[int, int],
     by_variant: Mapping[str, int],
@@ -84,7 +85,9 @@ def choose_game(
     """The next ladder game, or None when too few versions are active.
 
     ``active``: the versions on the ladder (oldest first); ``load``: ladder games per
-    version (scheduled, running and finished); ``pairs``: games each pair shared;
+    version (scheduled, running and finished); ``share``: the games each would have
+    had since it became active with all seats shared equally (``fair_shares``): the
+    versions furthest behind their share play; ``pairs``: games each pair shared;
     ``by_players``/``by_variant``: ladder games so far per player count and wall.
     """
     counts = [k for k in ladder.players if k <= len(active)]
@@ -100,9 +103,9 @@ def choose_game(
     while len(chosen) < players:
         rest = [v for v in active if v not in chosen]
 
-        def key(v: int) -> tuple[int, int, float]:
+        def key(v: int) -> tuple[float, int, float]:
             met = sum(pairs.get((min(v, c), max(v, c)), 0) for c in chosen)
-            return (load.get(v, 0), met, rng.random())
+            return (round(load.get(v, 0) - share.get(v, 0.0), 6), met, rng.random())
 
         chosen.append(min(rest, key=key))
     rng.shuffle(chosen)  # seats: no version keeps the first seat
@@ -389,11 +392,14 @@ class Ladder:
         self._idle = threading.Event()
         self._idle.set()
         self._running: set[str] = set()
+        self._unsaved: list[JobDone] = []
         self._rng = random.Random(ladder.master_seed)
         self._backoff = 0.0
         self._not_before = 0.0
         self.finished = 0
         self.voided = 0
+        self.passes = 0
+        """Scheduling passes completed (tests wait on it)."""
 
     # ------------------------------------------------------------ control
 
@@ -421,20 +427,29 @@ class Ladder:
         while not self._stop.is_set():
             try:
                 self._fill()
-            except StoreError as exc:
+            except StoreError as exc:  # the database is away: try again shortly
                 _log.error("ladder: %s", exc)
                 self._stop.wait(2.0)
+            except Exception:  # a bug must not stop the ladder while the web server runs
+                _log.exception("ladder: cannot start games")
+                self._stop.wait(5.0)
             try:
                 item = self._inbox.get(timeout=1.0)
             except queue.Empty:
                 continue
             while item is not None or not self._inbox.empty():
                 if item is not None:
-                    self._handle(item)
+                    self._handle_safely(item)
                 try:
                     item = self._inbox.get_nowait()
                 except queue.Empty:
                     break
+
+    def _handle_safely(self, done: JobDone) -> None:
+        try:
+            self._handle(done)
+        except Exception:  # the game stays 'running' in the store: played again on restart
+            _log.exception("ladder: cannot store the result of game %s", done.game_id)
 
     def shutdown(self, abort: bool = True) -> int:
         """Stop: abandon running games (their bots are killed) and schedule them again;
@@ -449,7 +464,8 @@ class Ladder:
             except queue.Empty:
                 break
             if item is not None:
-                self._handle(item)
+                self._handle_safely(item)
+        self._retry_unsaved()
         requeued = self.store.requeue_running()
         self._running.clear()
         return requeued
@@ -457,6 +473,13 @@ class Ladder:
     # ------------------------------------------------------------ the loop
 
     def _fill(self) -> None:
+        try:
+            self._retry_unsaved()
+            self._start_games()
+        finally:
+            self.passes += 1
+
+    def _start_games(self) -> None:
         if self.store.paused() or time.monotonic() < self._not_before:
             return
         while len(self._running) < self.config.games_in_flight and not self._stop.is_set():
@@ -483,9 +506,11 @@ class Ladder:
     def _choose(self) -> Choice | None:
         active = [v.id for v in self.store.active_versions()]
         load = {v: sum(per.values()) for v, per in self.store.ladder_load().items()}
+        share = self.store.fair_shares(active)
         by_players, by_variant = self.store.ladder_mix()
+        pairs = self.store.pair_counts(active)
         return choose_game(
-            active, load, self.store.pair_counts(), by_players, by_variant, self.config, self._rng
+            active, load, share, pairs, by_players, by_variant, self.config, self._rng
         )
 
     def _start(self, game: GameRow) -> None:
@@ -529,10 +554,24 @@ class Ladder:
             _log.error("game %s voided (the arena failed to play it): %s", done.game_id, done.error)
             return
         self._backoff = 0.0
+        self._store_result(done)
+
+    def _store_result(self, done: JobDone) -> bool:
         try:
             if self.store.finish_game(done.game_id, outcome_of(done)):
                 self.finished += 1
         except StoreError as exc:
-            # Not stored: the game stays 'running' in the store and is played again
-            # after a restart; nothing half-written.
-            _log.error("game %s: result not stored: %s", done.game_id, exc)
+            # Not stored (the database is away): kept here and offered again on every
+            # pass; the store has nothing half-written, and after a restart the game,
+            # still 'running' there, is played again.
+            _log.error("game %s: result not stored yet: %s", done.game_id, exc)
+            if done not in self._unsaved:
+                self._unsaved.append(done)
+            return False
+        return True
+
+    def _retry_unsaved(self) -> None:
+        for done in list(self._unsaved):
+            self._unsaved.remove(done)
+            if not self._store_result(done):
+                return

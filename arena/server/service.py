@@ -11,6 +11,7 @@ that were running are scheduled again and cut-short builds queued again.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -125,7 +126,11 @@ class BuildWorker:
                 self._wake.wait(2.0)
                 self._wake.clear()
                 continue
-            self.build_one(version)
+            try:
+                self.build_one(version)
+            except ArenaError as exc:  # the store is away: queued again at the next start
+                _log.error("build worker: %s", exc)
+                self._stop.wait(2.0)
 
     def build_one(self, version: Version) -> Version:
         archive = self.store.archive_of(version.id)
@@ -171,13 +176,31 @@ def make_pool(config: CompetitionConfig) -> Pool:
 
 def open_store(config: CompetitionConfig) -> CompetitionStore:
     _make_data_dir(config.data_dir)
-    return CompetitionStore.open(config.store_url)
+    store = CompetitionStore.open(config.store_url)
+    for store_file in config.data_dir.glob("competition.sqlite*"):
+        with contextlib.suppress(OSError):
+            store_file.chmod(0o600)  # token hashes, logs, every record
+    return store
+
+
+PRIVATE_FOLDERS = ("uploads", "submissions")
+"""Authors' code as uploaded and unpacked: for the server only (bots run from the build
+cache, never from here)."""
 
 
 def _make_data_dir(folder: Path) -> None:
+    """The data folder: traversable but not listable by the per-bot uids (they reach the
+    build cache inside it), with the uploads, submissions and SQLite store private."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "uploads").mkdir(exist_ok=True)
+        for name in PRIVATE_FOLDERS:
+            (folder / name).mkdir(exist_ok=True)
+            (folder / name).chmod(0o700)
+        folder.chmod(0o711)
+        for store_file in folder.glob("competition.sqlite*"):
+            store_file.chmod(0o600)
+    except PermissionError:
+        pass  # not our folder to tighten: fine if we can write it (checked below)
     except OSError as exc:
         raise ServeError(f"cannot create the data folder {folder}: {exc.strerror}") from None
     if not os.access(folder, os.W_OK):
@@ -217,6 +240,22 @@ def _check_port(host: str, port: int) -> None:
                 f"cannot listen on {host}:{port}: {exc.strerror}",
                 hint="another server may be running; set [server] port in competition.toml",
             ) from None
+
+
+def _check_sandbox(config: CompetitionConfig, out: TextIO) -> None:
+    """``sandbox = "strict"`` refuses to start without every layer; ``auto`` warns."""
+    from arena.sandbox import Level, detect_layers, sandbox_warning
+
+    if config.play.sandbox is Level.STRICT:
+        missing = [layer for layer in detect_layers() if not layer.on]
+        if missing:
+            from arena.sandbox.layers import unavailable_message
+
+            raise ServeError(unavailable_message(missing))
+    elif config.play.sandbox is Level.AUTO:
+        warning = sandbox_warning(detect_layers())
+        if warning:
+            out.write(f"warning: {warning}\n")
 
 
 def _default_app_factory(ctx: Any) -> Any:
@@ -290,6 +329,7 @@ def serve(
     _make_data_dir(config.data_dir)
     os.environ.setdefault(BUILD_CACHE_ENV, str(config.data_dir / "build-cache"))
     _check_port(config.server.host, config.server.port)
+    _check_sandbox(config, out)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
     # The pool forks before any thread or database connection exists.
@@ -327,7 +367,11 @@ def serve(
         finally:
             signal.signal(signal.SIGTERM, previous)
     finally:
-        requeued = service.stop() if service.threads else 0
+        requeued = 0
+        if service.threads:
+            requeued = service.stop()
+        else:
+            pool.close(abort=True)
         store.close()
         out.write(f"Stopped: {requeued} running game(s) will be played again at the next start\n")
         out.flush()

@@ -16,6 +16,7 @@ with a message for the user.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import gzip
 import hashlib
@@ -336,7 +337,8 @@ class CompetitionStore:
                 f"not a database URL: {shown!r}",
                 hint="use sqlite:///path/to/file.sqlite or postgresql+psycopg://user@host/db",
             ) from None
-        kwargs: dict[str, Any] = {}
+        # The web server's worker threads, the ladder and the build worker share the pool.
+        kwargs: dict[str, Any] = {"pool_size": 8, "max_overflow": 32, "pool_timeout": 60}
         if parsed.get_backend_name() == "sqlite":
             db = parsed.database
             if db and db != ":memory:":
@@ -346,6 +348,11 @@ class CompetitionStore:
                 except OSError as exc:
                     raise StoreError(f"cannot create {folder}: {exc.strerror}") from None
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+            if not db or db == ":memory:":
+                raise StoreError(
+                    "an in-memory SQLite store would lose everything on exit",
+                    hint="use sqlite:///path/to/competition.sqlite",
+                )
         elif parsed.get_backend_name() == "postgresql":
             kwargs["pool_pre_ping"] = True
         else:
@@ -1101,13 +1108,20 @@ class CompetitionStore:
             ).all()
         return {int(p): int(c) for p, c in by_players}, {str(v): int(c) for v, c in by_variant}
 
-    def pair_counts(self) -> dict[tuple[int, int], int]:
-        """Ladder games (not void) each pair of versions shared (smaller id first)."""
+    def pair_counts(self, version_ids: Sequence[int]) -> dict[tuple[int, int], int]:
+        """Ladder games (not void) each pair of ``version_ids`` shared (smaller id first)."""
+        if not version_ids:
+            return {}
+        ids = list(version_ids)
         with self._read() as conn:
             rows = conn.execute(
                 sa.select(seats.c.game_id, seats.c.version_id)
                 .join(games, games.c.id == seats.c.game_id)
-                .where(games.c.kind == "ladder", games.c.status != "void")
+                .where(
+                    games.c.kind == "ladder",
+                    games.c.status != "void",
+                    seats.c.version_id.in_(ids),
+                )
             ).all()
         by_game: dict[str, list[int]] = {}
         for gid, vid in rows:
@@ -1119,6 +1133,73 @@ class CompetitionStore:
                     key = (min(a, b), max(a, b))
                     out[key] = out.get(key, 0) + 1
         return out
+
+    def fair_shares(self, version_ids: Sequence[int]) -> dict[int, float]:
+        """Per version: the ladder games it would have played since it became active if
+        every seat since then had gone to the active versions in equal parts. A version
+        that plays less than its share is behind; a new version starts at zero, so it is
+        not owed the games played before it existed."""
+        if not version_ids:
+            return {}
+        ids = list(version_ids)
+        with self._read() as conn:
+            since = {
+                int(v): _utc_req(d)
+                for v, d in conn.execute(
+                    sa.select(versions.c.id, versions.c.decided).where(
+                        versions.c.id.in_(ids), versions.c.decided.is_not(None)
+                    )
+                ).all()
+            }
+            if not since:
+                return {v: 0.0 for v in ids}
+            rows = conn.execute(
+                sa.select(games.c.created, games.c.players)
+                .where(
+                    games.c.kind == "ladder",
+                    games.c.status != "void",
+                    games.c.created >= min(since.values()),
+                )
+                .order_by(games.c.created)
+            ).all()
+        created = [_utc_req(c) for c, _ in rows]
+        seats_after = list(itertools.accumulate(int(p) for _, p in reversed(rows)))[::-1]
+        out = {}
+        for vid in ids:
+            start = since.get(vid)
+            if start is None:
+                out[vid] = 0.0
+                continue
+            first = bisect.bisect_left(created, start)
+            filled = seats_after[first] if first < len(seats_after) else 0
+            out[vid] = filled / len(ids)
+        return out
+
+    def ladder_balance(self) -> dict[str, Any]:
+        """How balanced the ladder is: per active version its ladder games and its fair
+        share since it became active, and the games per player count and wall (for the
+        organiser's page, the API and benchmarks)."""
+        active = self.active_versions()
+        ids = [v.id for v in active]
+        load = self.ladder_load()
+        share = self.fair_shares(ids)
+        by_players, by_variant = self.ladder_mix()
+        rows: list[dict[str, Any]] = [
+            {
+                "bot": v.bot_name,
+                "version": v.number,
+                "games": sum(load.get(v.id, {}).values()),
+                "fair_share": round(share.get(v.id, 0.0), 1),
+            }
+            for v in active
+        ]
+        surplus = [r["games"] - r["fair_share"] for r in rows]
+        return {
+            "versions": rows,
+            "spread": round(max(surplus) - min(surplus), 1) if surplus else 0.0,
+            "players": {str(k): v for k, v in sorted(by_players.items())},
+            "variants": dict(sorted(by_variant.items())),
+        }
 
     # ------------------------------------------------------------ ratings and pages
 
@@ -1430,6 +1511,13 @@ class CompetitionStore:
                     .order_by(seats.c.seat)
                 ).scalars()
             ]
+            banned = conn.execute(
+                sa.select(bots.c.name)
+                .join(versions, versions.c.bot_id == bots.c.id)
+                .where(versions.c.id.in_(version_ids), bots.c.disqualified.is_(True))
+            ).first()
+            if banned is not None:
+                raise Conflict(f"game {game_id} seats {banned[0]!r}, which is disqualified")
             was_rated = row.status == "finished" and bool(row.rated)
             conn.execute(
                 sa.update(games)

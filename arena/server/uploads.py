@@ -20,6 +20,7 @@ build.
 from __future__ import annotations
 
 import gzip
+import lzma
 import os
 import re
 import secrets
@@ -27,6 +28,7 @@ import stat
 import struct
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, cast
@@ -157,6 +159,8 @@ def check_link_target(path: str, target: str) -> None:
     """A link target must be relative, non-empty, printable UTF-8 text."""
     if not target:
         raise UploadRejected(f"{show(path)}: a symlink with an empty target")
+    if len(target.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+        raise UploadRejected(f"{show(path)}: a symlink target longer than {MAX_NAME_BYTES} bytes")
     if _SURROGATE.search(target) or _CONTROL.search(target):
         raise UploadRejected(f"{show(path)}: a symlink whose target is not printable UTF-8")
     if target.startswith("/") or _DRIVE.match(target) or "\\" in target:
@@ -420,7 +424,18 @@ def _unpack_zip(archive: Path, out: _Unpacker) -> None:
             out.check_expansion(sum(i.file_size for i in infos), "declares that it unpacks to")
             for info in infos:
                 _zip_member(zf, info, out)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        EOFError,
+        NotImplementedError,
+        zlib.error,
+        lzma.LZMAError,
+        struct.error,
+        IndexError,  # zipfile's own parsing of malformed records
+        KeyError,
+        OverflowError,
+    ) as exc:
         raise UploadRejected(f"a damaged or unsupported zip archive: {exc}") from None
     except (ValueError, RuntimeError, OSError) as exc:
         raise UploadRejected(f"a damaged or unsupported zip archive: {exc}") from None
@@ -440,6 +455,8 @@ def _zip_name(info: zipfile.ZipInfo) -> str:
 
 def _zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: _Unpacker) -> None:
     out.count_entry()
+    if not info.filename:  # zipfile cuts a name at its first NUL
+        raise UploadRejected("an entry without a name (or with a NUL byte in it)")
     raw = _zip_name(info)
     path = clean_name(raw)
     if info.flag_bits & 0x1:
@@ -530,7 +547,16 @@ def _unpack_tar_gz(archive: Path, out: _Unpacker) -> None:
             ) as tf:
                 for member in tf:
                     _tar_member(tf, member, out)
-        except (tarfile.TarError, EOFError, gzip.BadGzipFile) as exc:
+        except (
+            tarfile.TarError,
+            EOFError,
+            gzip.BadGzipFile,
+            zlib.error,
+            struct.error,
+            IndexError,  # tarfile's own parsing of malformed headers
+            KeyError,
+            OverflowError,
+        ) as exc:
             raise UploadRejected(f"a damaged or unsupported .tar.gz archive: {exc}") from None
         except (ValueError, OSError) as exc:
             raise UploadRejected(f"a damaged or unsupported .tar.gz archive: {exc}") from None

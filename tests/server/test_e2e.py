@@ -319,6 +319,8 @@ def _restart_keeps_finished_games(competition: Competition, stop: str) -> set[st
         assert server.terminate() == 0, server.log_tail()
     else:
         server.kill()
+        # What it started (pool workers, bots) dies with it, without anyone's help.
+        wait_for("the killed server's processes to exit", lambda: not server.stragglers(), 60)
     server.start()
     in_flight = {
         str(g["id"]) for g in competition.games() if g["status"] in ("running", "scheduled")

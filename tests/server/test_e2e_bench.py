@@ -43,6 +43,9 @@ def test_bench_serve_json_against_the_real_server(capsys: pytest.CaptureFixture[
     assert data["errors"] == 0 and data["requests"] > 10
     assert data["server_alive"] and data["server_exit_status"] == 0
     assert data["games_finished_before"] >= 1
+    base = data["baseline"]
+    assert base["clients"] == 1 and base["errors"] == 0 and base["requests"] >= 1
+    assert base["requests_per_s"] > 0 and 0 < base["p50_ms"] <= base["p99_ms"]
     assert {"GET /", "GET /games/{id}", "GET /api/leaderboard"} <= set(data["routes"])
     for block in (data, *data["routes"].values()):
         assert 0 < block["p50_ms"] <= block["p95_ms"] <= block["p99_ms"] <= block["max_ms"]

@@ -20,64 +20,91 @@ from arena.server.store import CompetitionStore
 from arena.tournament.store import FaultRow, GameResult, SeatRow
 
 
-def _simulate(
-    ladder: LadderSection, versions: int, games: int, seed: int = 3
-) -> tuple[Counter[int], Counter[int], Counter[str], list[tuple[int, ...]]]:
-    rng = random.Random(seed)
-    load: Counter[int] = Counter()
-    pairs: Counter[tuple[int, int]] = Counter()
-    by_players: Counter[int] = Counter()
-    by_variant: Counter[str] = Counter()
-    chosen = []
-    for _ in range(games):
-        choice = choose_game(
-            list(range(1, versions + 1)), load, pairs, by_players, by_variant, ladder, rng
-        )
-        assert choice is not None
-        assert len(set(choice.version_ids)) == choice.players
-        chosen.append(choice.version_ids)
-        by_players[choice.players] += 1
-        by_variant[choice.variant] += 1
-        for i, a in enumerate(choice.version_ids):
-            load[a] += 1
-            for b in choice.version_ids[i + 1 :]:
-                pairs[(min(a, b), max(a, b))] += 1
-    return load, by_players, by_variant, chosen
+class Simulation:
+    """The ladder's bookkeeping (what the store computes) over choose_game alone."""
+
+    def __init__(self, ladder: LadderSection, versions: int, seed: int = 3) -> None:
+        self.ladder = ladder
+        self.rng = random.Random(seed)
+        self.active = list(range(1, versions + 1))
+        self.since = dict.fromkeys(self.active, 0)
+        self.seats_at: list[int] = [0]  # seats filled before game i
+        self.load: Counter[int] = Counter()
+        self.pairs: Counter[tuple[int, int]] = Counter()
+        self.by_players: Counter[int] = Counter()
+        self.by_variant: Counter[str] = Counter()
+        self.chosen: list[tuple[int, ...]] = []
+
+    def add_version(self) -> int:
+        new = max(self.active) + 1
+        self.active.append(new)
+        self.since[new] = len(self.chosen)
+        return new
+
+    def share(self) -> dict[int, float]:
+        total = self.seats_at[-1]
+        return {v: (total - self.seats_at[self.since[v]]) / len(self.active) for v in self.active}
+
+    def play(self, games: int) -> None:
+        for _ in range(games):
+            choice = choose_game(
+                self.active,
+                self.load,
+                self.share(),
+                self.pairs,
+                self.by_players,
+                self.by_variant,
+                self.ladder,
+                self.rng,
+            )
+            assert choice is not None
+            assert len(set(choice.version_ids)) == choice.players
+            self.chosen.append(choice.version_ids)
+            self.seats_at.append(self.seats_at[-1] + choice.players)
+            self.by_players[choice.players] += 1
+            self.by_variant[choice.variant] += 1
+            for i, a in enumerate(choice.version_ids):
+                self.load[a] += 1
+                for b in choice.version_ids[i + 1 :]:
+                    self.pairs[(min(a, b), max(a, b))] += 1
 
 
 def test_shares_and_balance_over_many_games() -> None:
     ladder = LadderSection(players={2: 0.5, 4: 0.5}, variants={"coloured": 0.8, "gray": 0.2})
-    load, by_players, by_variant, _ = _simulate(ladder, versions=7, games=400)
-    assert by_players == {2: 200, 4: 200}
-    assert by_variant == {"coloured": 320, "gray": 80}
-    assert max(load.values()) - min(load.values()) <= 2  # games per bot balanced
+    sim = Simulation(ladder, versions=7)
+    sim.play(400)
+    assert sim.by_players == {2: 200, 4: 200}
+    assert sim.by_variant == {"coloured": 320, "gray": 80}
+    assert max(sim.load.values()) - min(sim.load.values()) <= 2  # games per bot balanced
+    met = [sim.pairs[(a, b)] for a in range(1, 8) for b in range(a + 1, 8)]
+    assert max(met) - min(met) <= 0.25 * max(met)  # every pair meets about as often
 
 
-def test_new_version_plays_first_games_quickly() -> None:
+def test_new_version_plays_first_games_quickly_then_its_share() -> None:
     ladder = LadderSection(players={2: 1.0}, new_version_games=5)
-    rng = random.Random(1)
-    load = {1: 40, 2: 40, 3: 40, 4: 0}
-    seen = []
-    for _ in range(5):
-        choice = choose_game([1, 2, 3, 4], load, {}, {}, {}, ladder, rng)
-        assert choice is not None
-        seen.append(4 in choice.version_ids)
-        for v in choice.version_ids:
-            load[v] += 1
-    assert all(seen)  # the newcomer is in each of its first 5 games
-    # opponents of the newcomer are spread, not always the same one
-    assert load[1] + load[2] + load[3] == 125 and max(load[1], load[2], load[3]) <= 42
+    sim = Simulation(ladder, versions=3)
+    sim.play(60)  # 40 games each
+    new = sim.add_version()
+    sim.play(5)
+    assert all(new in game for game in sim.chosen[-5:])  # its first 5 games come at once
+    opponents = Counter(v for game in sim.chosen[-5:] for v in game if v != new)
+    assert max(opponents.values()) <= 2  # against different opponents
+    sim.play(95)
+    # then its fair share of the 95 later games (2 seats each, 4 versions: ~47), not a
+    # catch-up burst to the others' 40 earlier games
+    assert 5 + 40 <= sim.load[new] <= 5 + 55
+    assert max(sim.load[v] for v in (1, 2, 3)) - min(sim.load[v] for v in (1, 2, 3)) <= 2
 
 
 def test_player_counts_need_enough_versions() -> None:
     ladder = LadderSection(players={2: 0.5, 4: 0.5})
     rng = random.Random(1)
-    assert choose_game([1], {}, {}, {}, {}, ladder, rng) is None
+    assert choose_game([1], {}, {}, {}, {}, {}, ladder, rng) is None
     for _ in range(10):
-        choice = choose_game([1, 2, 3], {}, {}, {}, {}, ladder, rng)
+        choice = choose_game([1, 2, 3], {}, {}, {}, {}, {}, ladder, rng)
         assert choice is not None and choice.players == 2
     only4 = LadderSection(players={4: 1.0})
-    assert choose_game([1, 2, 3], {}, {}, {}, {}, only4, rng) is None
+    assert choose_game([1, 2, 3], {}, {}, {}, {}, {}, only4, rng) is None
 
 
 # ---------------------------------------------------------------- the loop, with fake games
@@ -200,7 +227,12 @@ def test_pause_and_challenges_first(store: CompetitionStore, tmp_path: Path) -> 
     assert done is not None and done.status == "finished" and not done.rated
 
 
-def test_a_game_the_arena_cannot_play_is_voided(store: CompetitionStore, tmp_path: Path) -> None:
+def test_a_game_the_arena_cannot_play_is_voided(
+    store: CompetitionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import arena.server.ladder
+
+    monkeypatch.setattr(arena.server.ladder, "ERROR_BACKOFF_S", (30.0, 60.0))
     _add_bots(store, ["a", "b"], tmp_path / "built")
     calls = []
 
@@ -311,3 +343,85 @@ def test_real_games_on_ray(tmp_path: Path) -> None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def test_organiser_actions_while_the_ladder_runs(store: CompetitionStore, tmp_path: Path) -> None:
+    from arena.server.store import Conflict
+
+    _add_bots(store, ["a", "b", "c"], tmp_path / "built")
+    fake = FakeGames()
+    config = LadderSection(games_in_flight=2, players={2: 1.0})
+    ladder = Ladder(store, config, PlaySettings(), tmp_path, ThreadPool(2, fake))
+    thread = threading.Thread(target=ladder.run)
+    thread.start()
+
+    def wait(n: int) -> None:
+        deadline = time.monotonic() + 60
+        while store.games_finished() < n:
+            assert time.monotonic() < deadline, "the ladder stalled"
+            time.sleep(0.02)
+
+    try:
+        wait(6)
+        with_c = next(
+            g for g in store.games(status="finished") if "c" in {s.bot_name for s in g.seats}
+        )
+        without_c = next(
+            g for g in store.games(status="finished") if "c" not in {s.bot_name for s in g.seats}
+        )
+        store.disqualify("c")
+        ladder.wake()
+        played_before = len(fake.played)
+        with pytest.raises(Conflict, match="disqualified"):
+            store.rerun(with_c.id)
+        again = store.rerun(without_c.id)
+        ladder.wake()
+        wait(store.games_finished() + 6)
+        rerun = store.game(again.id)
+        assert rerun is not None and rerun.status == "finished" and rerun.rerun_of == without_c.id
+        later = fake.played[played_before + 2 :]  # after the games already running
+        for game_id in later:
+            game = store.game(game_id)
+            assert game is not None and "c" not in {s.bot_name for s in game.seats}
+        assert {r.bot_name for r in store.leaderboard()} == {"a", "b"}
+        store.freeze()  # pauses: nothing new starts once the ladder has seen it
+        passes = ladder.passes
+        ladder.wake()
+        deadline = time.monotonic() + 60
+        while ladder.in_flight or ladder.passes < passes + 2:
+            ladder.wake()
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        settled = len(fake.played)
+        time.sleep(1.0)
+        assert len(fake.played) == settled
+    finally:
+        ladder.shutdown(abort=False)
+        thread.join(30)
+
+
+def test_results_wait_out_a_database_outage(
+    store: CompetitionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.server.store import StoreError
+
+    _add_bots(store, ["a", "b"], tmp_path / "built")
+    real_finish = store.finish_game
+    failures = {"left": 3}
+
+    def flaky_finish(game_id: str, outcome: object) -> bool:
+        if failures["left"] > 0:
+            failures["left"] -= 1
+            raise StoreError("cannot write the store: connection refused")
+        return real_finish(game_id, outcome)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "finish_game", flaky_finish)
+    fake = FakeGames()
+    ladder = Ladder(
+        store, LadderSection(games_in_flight=1), PlaySettings(), tmp_path, ThreadPool(1, fake)
+    )
+    _run_until(ladder, store, 4)
+    assert failures["left"] == 0
+    finished = {g.id for g in store.games(status="finished", limit=100)}
+    assert set(fake.played) - finished <= {fake.played[-1]}  # only the last may be in flight
+    assert store.game_counts().get("running", 0) == 0

@@ -208,12 +208,17 @@ def _finished_ids(url: str) -> set[str]:
 
 
 @pytest.fixture
-def competition(tmp_path: Path) -> Iterator[tuple[Path, int]]:
+def competition(tmp_path: Path, store_url: str) -> Iterator[tuple[Path, int]]:
+    """A competition with three bots on the ladder, on each database (the sqlite
+    parameter uses the default: a file in the data folder)."""
     tmp_path.chmod(0o755)  # the per-bot uid reads the built bots
     port = _free_port()
     toml = tmp_path / "cup.toml"
+    store = "sqlite" if store_url.startswith("sqlite") else store_url
     toml.write_text(
-        f"""[server]
+        f"""[competition]
+store = "{store}"
+[server]
 port = {port}
 [ladder]
 players = {{2 = 0.5, 3 = 0.5}}

@@ -317,3 +317,25 @@ def test_concurrent_writers_do_not_lose_results(store: CompetitionStore) -> None
     assert store.games_finished() == 12
     assert len(store.rating_history(a)) == 12
     assert store.leaderboard()[0].games == 12
+
+
+def test_ladder_bookkeeping(store: CompetitionStore) -> None:
+    alice, _ = store.create_author("alice")
+    a = _active(store, alice.id, "a")
+    b = _active(store, alice.id, "b")
+    for _ in range(4):
+        _play(store, [a, b], [1, 2])
+    c = _active(store, alice.id, "c")
+    assert store.fair_shares([a, b, c]) == {a: 8 / 3, b: 8 / 3, c: 0.0}
+    _play(store, [a, c], [1, 2])
+    _play(store, [b, c, a], [1, 2, 3])
+    shares = store.fair_shares([a, b, c])
+    assert shares[c] == pytest.approx(5 / 3) and shares[a] == pytest.approx(13 / 3)
+    assert store.pair_counts([a, b, c]) == {(a, b): 5, (a, c): 2, (b, c): 1}
+    assert store.pair_counts([c]) == {}
+    assert store.ladder_load() == {a: {2: 5, 3: 1}, b: {2: 4, 3: 1}, c: {2: 1, 3: 1}}
+    assert store.ladder_mix() == ({2: 5, 3: 1}, {"coloured": 6})
+    balance = store.ladder_balance()
+    assert [(r["bot"], r["games"]) for r in balance["versions"]] == [("a", 6), ("b", 5), ("c", 2)]
+    assert balance["players"] == {"2": 5, "3": 1} and balance["variants"] == {"coloured": 6}
+    assert balance["spread"] == pytest.approx((6 - 13 / 3) - (2 - 5 / 3), abs=0.1)

@@ -500,3 +500,45 @@ def test_nothing_is_ever_written_outside_the_folder(
         real = Path(os.path.realpath(path))
         assert real == root or root in real.parents, f"{path} resolves to {real}"
     assert sorted(p.name for p in tmp.iterdir()) == ["a", "out"]
+
+
+# ---------------------------------------------------------------- property: damaged archives
+
+
+@settings(
+    max_examples=int(os.environ.get("ARENA_FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    fmt=st.sampled_from(["zip", "tgz"]),
+    flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=8),
+    cut=st.one_of(st.none(), st.integers(0, 10_000)),
+)
+def test_a_damaged_archive_is_a_rejection_never_a_crash(
+    fmt: str,
+    flips: list[tuple[int, int]],
+    cut: int | None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Any corruption of a good archive ends in a folder or an UploadRejected (a reason
+    for the author), never another exception (a traceback on the server)."""
+    tmp = tmp_path_factory.mktemp("damaged")
+    make = make_zip if fmt == "zip" else make_tgz
+    extra = [Member(f"lib/m{i}.py", f"X = {i}\n".encode() * 20) for i in range(5)]
+    data = bytearray(
+        make(tmp / "good", files(*extra, Member("l", kind="symlink", target="lib"))).read_bytes()
+    )
+    for at, value in flips:
+        data[at % len(data)] = value
+    if cut is not None:
+        data = data[: cut % (len(data) + 1)]
+    archive = tmp / "damaged"
+    archive.write_bytes(bytes(data))
+    dest = tmp / "out"
+    try:
+        folder = unpack_upload(archive, dest)
+    except UploadRejected:
+        assert not dest.exists()
+    else:
+        assert (folder / "bot.toml").is_file()
