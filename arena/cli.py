@@ -1105,7 +1105,12 @@ def build_parser() -> argparse.ArgumentParser:
         "The first start creates the store and prints the organiser token (also kept in "
         "DATA_DIR/organiser.token). A restart resumes: running games are played again.",
     )
-    p.add_argument("competition", metavar="COMPETITION.toml", type=Path)
+    p.add_argument(
+        "competition",
+        metavar="COMPETITION.toml",
+        type=Path,
+        help="the competition file (README: Hosting a competition)",
+    )
     p.set_defaults(func=lambda a: _serve().serve(a.competition))
 
     p = sub.add_parser(
@@ -1114,7 +1119,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Create author NAME in the competition's store and print their token "
         "(once: only its hash is stored).",
     )
-    p.add_argument("competition", metavar="COMPETITION.toml", type=Path)
+    p.add_argument(
+        "competition",
+        metavar="COMPETITION.toml",
+        type=Path,
+        help="the competition file (README: Hosting a competition)",
+    )
     p.add_argument("name", metavar="NAME", help="the author's name (shown on the leaderboard)")
     p.add_argument("--organiser", action="store_true", help="may pause, disqualify, freeze")
     p.add_argument("--renew", action="store_true", help="replace an existing author's token")

@@ -11,6 +11,7 @@ that were running are scheduled again and cut-short builds queued again.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -175,13 +176,31 @@ def make_pool(config: CompetitionConfig) -> Pool:
 
 def open_store(config: CompetitionConfig) -> CompetitionStore:
     _make_data_dir(config.data_dir)
-    return CompetitionStore.open(config.store_url)
+    store = CompetitionStore.open(config.store_url)
+    for store_file in config.data_dir.glob("competition.sqlite*"):
+        with contextlib.suppress(OSError):
+            store_file.chmod(0o600)  # token hashes, logs, every record
+    return store
+
+
+PRIVATE_FOLDERS = ("uploads", "submissions")
+"""Authors' code as uploaded and unpacked: for the server only (bots run from the build
+cache, never from here)."""
 
 
 def _make_data_dir(folder: Path) -> None:
+    """The data folder: traversable but not listable by the per-bot uids (they reach the
+    build cache inside it), with the uploads, submissions and SQLite store private."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "uploads").mkdir(exist_ok=True)
+        for name in PRIVATE_FOLDERS:
+            (folder / name).mkdir(exist_ok=True)
+            (folder / name).chmod(0o700)
+        folder.chmod(0o711)
+        for store_file in folder.glob("competition.sqlite*"):
+            store_file.chmod(0o600)
+    except PermissionError:
+        pass  # not our folder to tighten: fine if we can write it (checked below)
     except OSError as exc:
         raise ServeError(f"cannot create the data folder {folder}: {exc.strerror}") from None
     if not os.access(folder, os.W_OK):

@@ -227,7 +227,12 @@ def test_pause_and_challenges_first(store: CompetitionStore, tmp_path: Path) -> 
     assert done is not None and done.status == "finished" and not done.rated
 
 
-def test_a_game_the_arena_cannot_play_is_voided(store: CompetitionStore, tmp_path: Path) -> None:
+def test_a_game_the_arena_cannot_play_is_voided(
+    store: CompetitionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import arena.server.ladder
+
+    monkeypatch.setattr(arena.server.ladder, "ERROR_BACKOFF_S", (30.0, 60.0))
     _add_bots(store, ["a", "b"], tmp_path / "built")
     calls = []
 
@@ -379,9 +384,12 @@ def test_organiser_actions_while_the_ladder_runs(store: CompetitionStore, tmp_pa
             game = store.game(game_id)
             assert game is not None and "c" not in {s.bot_name for s in game.seats}
         assert {r.bot_name for r in store.leaderboard()} == {"a", "b"}
-        store.freeze()  # pauses: nothing new starts
+        store.freeze()  # pauses: nothing new starts once the ladder has seen it
+        passes = ladder.passes
+        ladder.wake()
         deadline = time.monotonic() + 60
-        while ladder.in_flight:
+        while ladder.in_flight or ladder.passes < passes + 2:
+            ladder.wake()
             assert time.monotonic() < deadline
             time.sleep(0.02)
         settled = len(fake.played)
@@ -390,3 +398,30 @@ def test_organiser_actions_while_the_ladder_runs(store: CompetitionStore, tmp_pa
     finally:
         ladder.shutdown(abort=False)
         thread.join(30)
+
+
+def test_results_wait_out_a_database_outage(
+    store: CompetitionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.server.store import StoreError
+
+    _add_bots(store, ["a", "b"], tmp_path / "built")
+    real_finish = store.finish_game
+    failures = {"left": 3}
+
+    def flaky_finish(game_id: str, outcome: object) -> bool:
+        if failures["left"] > 0:
+            failures["left"] -= 1
+            raise StoreError("cannot write the store: connection refused")
+        return real_finish(game_id, outcome)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "finish_game", flaky_finish)
+    fake = FakeGames()
+    ladder = Ladder(
+        store, LadderSection(games_in_flight=1), PlaySettings(), tmp_path, ThreadPool(1, fake)
+    )
+    _run_until(ladder, store, 4)
+    assert failures["left"] == 0
+    finished = {g.id for g in store.games(status="finished", limit=100)}
+    assert set(fake.played) - finished <= {fake.played[-1]}  # only the last may be in flight
+    assert store.game_counts().get("running", 0) == 0
