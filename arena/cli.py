@@ -496,8 +496,10 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
         from arena.report.current import report_is_current, stored_leaderboard
 
         if report_is_current(config.output):  # nothing new: no pandas, no re-rating
-            console.print(stored_leaderboard(config.output))
-            console.print(f"report (up to date): {esc(str(config.output / 'report'))}/")
+            console.print(stored_leaderboard(config.output, width=console.width))
+            console.print(
+                f"report site (up to date): {esc(str(config.output / 'report' / 'index.html'))}"
+            )
             return 0
     return _print_report(config.output, bootstrap=args.bootstrap, quiet=mode == "quiet")
 

@@ -117,6 +117,12 @@ CREATE TABLE IF NOT EXISTS ratings (
     sigma       REAL NOT NULL,
     games       INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS announced (  -- what a bot version said in `ready` (first seen)
+    bot_id      INTEGER PRIMARY KEY REFERENCES bots(bot_id),
+    name        TEXT NOT NULL,         -- raw, bot-controlled: shown only through textsafe
+    author      TEXT,
+    version     TEXT
+);
 """
 
 _LABEL = (
@@ -176,6 +182,15 @@ class FaultRow:
 
 
 @dataclass(frozen=True)
+class Announcement:
+    """What a bot said about itself in its ``ready`` message (bot-controlled, raw)."""
+
+    name: str
+    author: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True)
 class GameResult:
     """A finished game as a worker reports it (picklable, no live objects).
 
@@ -190,6 +205,8 @@ class GameResult:
     record_json: bytes
     seats: tuple[SeatRow, ...]
     faults: tuple[FaultRow, ...]
+    announced: tuple[Announcement | None, ...] = ()
+    """By seat: the bot's ``ready`` (None where it never handshook, or for a human)."""
 
 
 @dataclass(frozen=True)
@@ -482,6 +499,24 @@ class Store:
         ).fetchall()
         return [str(r[0]) for r in rows]
 
+    def announcements(self) -> dict[str, Announcement]:
+        """Per bot label, the first ``ready`` its version sent (name, author, version);
+        empty for a store from before they were recorded, opened read-only."""
+        has_table = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'announced'"
+        ).fetchone()
+        if has_table is None:
+            return {}
+        labels = self._label_map()
+        rows = self.db.execute("SELECT bot_id, name, author, version FROM announced").fetchall()
+        return {
+            labels[int(b)]: Announcement(
+                str(n), a if a is None else str(a), v if v is None else str(v)
+            )
+            for b, n, a, v in rows
+            if int(b) in labels
+        }
+
     def _label_map(self) -> dict[int, str]:
         if self._labels is None:
             self._labels = {b.bot_id: b.label for b in self.bots()}
@@ -676,6 +711,14 @@ class Store:
                         int(f.forfeit),
                     )
                     for f in result.faults
+                ],
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO announced VALUES (?, ?, ?, ?)",
+                [
+                    (lineup[seat], a.name, a.author, a.version)
+                    for seat, a in enumerate(result.announced)
+                    if a is not None and seat in lineup
                 ],
             )
         return True

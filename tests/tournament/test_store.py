@@ -259,3 +259,42 @@ def test_a_damaged_store_is_a_clear_error(tmp_path: Path) -> None:
     assert replay.returncode == 2
     assert "not a usable tournament store" in replay.stderr
     assert "Traceback" not in replay.stderr
+
+
+def test_each_bot_version_keeps_the_first_ready_it_announced(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from arena.tournament.store import Announcement, ScheduledGame
+
+    path = tmp_path / STORE_NAME
+    hostile = Announcement("x\x1b[2J", "<b>Eve</b>", "1.0\u202e")
+    with Store(path) as store:
+        store.schedule_games(
+            ScheduledGame(i, f"g{i}", 2, "coloured", 0, i, 0, ("a", "b"), ("v1", "v1"))
+            for i in range(3)
+        )
+        first = replace(result(next(store.schedule()), (1, 2)), announced=(hostile, None))
+        assert store.add_result(first)
+        games = list(store.schedule())
+        later = Announcement("a", "someone else", "2.0")
+        store.add_result(replace(result(games[1], (2, 1)), announced=(later, Announcement("b"))))
+        store.add_result(result(games[2], (1, 2)))  # a result without announcements
+    with Store(path, readonly=True) as store:
+        # raw in the store (shown through textsafe); the first announcement is kept
+        assert store.announcements() == {"a": hostile, "b": Announcement("b", None, None)}
+
+
+def test_a_store_from_before_announcements_opens_and_gains_them(tmp_path: Path) -> None:
+    cfg = config(tmp_path, BOTS[:3])
+    simulate(cfg, by_strength(STRENGTH))
+    path = cfg.output / STORE_NAME
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE announced")
+    db.commit()
+    db.close()
+    with Store(path, readonly=True) as store:  # read-only: nothing announced, no error
+        assert store.announcements() == {} and store.finished_count() > 0
+    assert load_results(cfg.output).finished > 0
+    with Store(path) as store:  # a writer's open adds the table
+        assert store.announcements() == {}
+        assert "announced" in {r[0] for r in store.db.execute("SELECT name FROM sqlite_master")}
