@@ -406,3 +406,27 @@ def test_gzip_bomb_is_refused(tmp_path: Path) -> None:
     )
     assert response.status_code == 400 and "limit" in response.json()["error"]
     assert not any((site.data_dir / "uploads").iterdir())
+
+
+def test_upload_flood_is_429(site: Site) -> None:
+    state = site.client.app.state.arena  # type: ignore[attr-defined]
+    state.uploads_window.limit = 2
+    codes = []
+    for _ in range(4):
+        response = site.client.post(
+            "/api/submissions",
+            headers=site.auth("alice"),
+            files={"archive": ("a.zip", bot_zip("alpha"), "application/zip")},
+        )
+        codes.append(response.status_code)
+    assert codes == [202, 202, 429, 429]
+    assert int(response.headers["Retry-After"]) >= 1
+    assert [v.number for v in site.store.versions_of("alpha")] == [3, 2, 1]
+    # refused uploads do not count: bob's bad archive leaves his allowance intact
+    for _ in range(3):
+        bad = site.client.post(
+            "/api/submissions",
+            headers=site.auth("bob"),
+            files={"archive": ("a.zip", b"junk", "application/zip")},
+        )
+        assert bad.status_code == 400
