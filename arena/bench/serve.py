@@ -64,6 +64,7 @@ def competition_toml(
     sandbox: str = "auto",
     move_ms: int = 2000,
     init_ms: int = 20000,
+    store: str = "sqlite",
 ) -> str:
     """A small competition: 2-player games on both walls, generous clocks (the machine
     may be loaded; a false timeout would make a fault the bot did not commit)."""
@@ -71,6 +72,7 @@ def competition_toml(
 [competition]
 name = "{name}"
 data_dir = "{data_dir}"
+store = "{store}"
 
 [server]
 host = "127.0.0.1"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -51,6 +52,8 @@ class Competition:
     root: Path
     tokens: dict[str, str]
     """author name -> raw token (alice, bob, and the organiser)."""
+    label: str
+    """sqlite or postgresql (names the screenshots)."""
     submissions: dict[str, dict[str, Any]] = field(default_factory=dict)
     """bot name -> the 202 reply of its upload."""
     verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -105,15 +108,37 @@ def _broken_bot(root: Path) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The competition's store: SQLite in its data folder, or a fresh database on the
+    PostgreSQL server of ``tests/server/conftest.py`` (CI: a real server)."""
+    if request.param == "sqlite":
+        yield "sqlite"
+        return
+    import sqlalchemy as sa
+
+    server = request.getfixturevalue("postgres_server")
+    name = f"arena_e2e_{secrets.token_hex(6)}"
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
 @pytest.fixture(scope="module")
-def competition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Competition]:
+def competition(tmp_path_factory: pytest.TempPathFactory, store: str) -> Iterator[Competition]:
     root = tmp_path_factory.mktemp("e2e")
     root.chmod(0o755)  # readable by the per-bot uid
     port = free_port()
     data_dir = root / "data"
     toml = root / "competition.toml"
     sandbox = "strict" if os.environ.get("ARENA_REQUIRE_SANDBOX") == "1" else "auto"
-    toml.write_text(competition_toml(data_dir, port, name="e2e", sandbox=sandbox))
+    toml.write_text(competition_toml(data_dir, port, name="e2e", sandbox=sandbox, store=store))
     server = LiveServer(toml, port, data_dir, root / "serve.log")
     try:
         server.start()
@@ -122,7 +147,7 @@ def competition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Competitio
             "alice": server.issue_token("alice"),
             "bob": server.issue_token("bob"),
         }
-        comp = Competition(server, root, tokens)
+        comp = Competition(server, root, tokens, store.split(":")[0].split("+")[0])
         uploads = [
             ("alice", "e2e-greedy", pack_bot(REPO / "bots" / GOOD["e2e-greedy"], "e2e-greedy")),
             ("bob", "e2e-random", pack_bot(REPO / "bots" / GOOD["e2e-random"], "e2e-random")),
@@ -142,7 +167,7 @@ def competition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Competitio
         keep = os.environ.get("ARENA_SCREENSHOT_DIR")
         if keep:
             Path(keep).mkdir(parents=True, exist_ok=True)
-            (Path(keep) / "e2e-serve.log").write_text(log)
+            (Path(keep) / f"e2e-serve-{store.split(':')[0].split('+')[0]}.log").write_text(log)
 
 
 def test_good_bots_go_active_and_the_broken_one_is_rejected_with_a_reason(
@@ -248,12 +273,13 @@ def test_leaderboard_bot_and_game_pages_in_chromium(
             ]
             shown = [float(x) for x in re.findall(r"\d+\.\d+", text)]
             assert any(abs(x - r) <= 0.51 for x in shown for r in ratings), (text, api[name])
-        page.screenshot(path=str(shots / "e2e-leaderboard.png"), full_page=True)
+        shot = str(shots / f"e2e-{competition.label}-leaderboard.png")
+        page.screenshot(path=shot, full_page=True)
 
         page.locator("a", has_text="e2e-greedy").first.click()
         page.wait_for_url("**/bots/e2e-greedy")
         assert "e2e-greedy" in page.inner_text("body")
-        page.screenshot(path=str(shots / "e2e-bot.png"), full_page=True)
+        page.screenshot(path=str(shots / f"e2e-{competition.label}-bot.png"), full_page=True)
 
         # A finished game (the first rows may be games still running: no replay yet).
         game_links = page.locator("tr", has_text="finished").locator("a[href*='/games/']")
@@ -264,7 +290,7 @@ def test_leaderboard_bot_and_game_pages_in_chromium(
         assert page.locator(".az-board").count() == 2
         page.keyboard.press("End")
         assert page.inner_text("[data-testid=step]").startswith("final position")
-        page.screenshot(path=str(shots / "e2e-game.png"), full_page=True)
+        page.screenshot(path=str(shots / f"e2e-{competition.label}-game.png"), full_page=True)
     finally:
         context.close()
     assert errors == [], errors
