@@ -1,10 +1,13 @@
 """`arena serve` as a user runs it: the real server on a loopback port, bots uploaded
 through the HTTP API (one broken, rejected with a readable reason), the ladder playing,
-the leaderboard in headless Chromium, `arena submit --wait`, and a SIGTERM restart and a
-`kill -9` that lose no finished game and resume the ladder.
+the leaderboard, a bot page and a replay in headless Chromium, an author signing in and
+uploading through the page, `arena submit --wait` with a new version, and a SIGTERM
+restart and a `kill -9` that lose no finished game and resume the ladder. All of it on
+SQLite and on PostgreSQL.
 
-The tests of this module run in order against one competition (module fixture); each
-waits for the ladder by polling, with generous deadlines, never by sleeping a fixed time.
+The tests of this module run in order against one competition per store (module
+fixture); each waits for the ladder by polling, with generous deadlines, never by
+sleeping a fixed time.
 """
 
 from __future__ import annotations
@@ -294,6 +297,47 @@ def test_leaderboard_bot_and_game_pages_in_chromium(
     finally:
         context.close()
     assert errors == [], errors
+
+
+def test_an_author_signs_in_and_uploads_through_the_page(
+    competition: Competition, browser: Any, tmp_path: Path
+) -> None:
+    """The web route of a submission: sign in with the token, upload the archive with the
+    form (no JavaScript needed), read the verdict on one's own page."""
+    shots = Path(os.environ.get("ARENA_SCREENSHOT_DIR") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    token = competition.server.issue_token("carol")
+    archive = tmp_path / "carol.tar.gz"
+    archive.write_bytes(pack_bot(REPO / "bots" / "python-greedy", "e2e-carol"))
+    url = competition.server.url
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(url + "/login")
+        page.fill("input[name=token]", token)
+        page.click("form[action='/login'] button")
+        page.wait_for_url(url + "/me")
+        page.goto(url + "/submit")
+        page.set_input_files("input[name=archive]", str(archive))
+        page.click("form[action='/submit'] button")
+        page.wait_for_load_state()
+
+        def verdict_shown() -> str | None:
+            page.goto(url + "/me")
+            card = page.locator("section", has_text="e2e-carol v1")
+            if card.count() == 1 and "active" in card.locator("h3").inner_text():
+                return str(card.inner_text())
+            return None
+
+        card = wait_for("e2e-carol's verdict on /me", verdict_shown, PATIENCE, competition.server)
+        assert "check-bot" in card, card
+        page.screenshot(path=str(shots / f"e2e-{competition.label}-me.png"), full_page=True)
+    finally:
+        context.close()
+    assert errors == [], errors
+    assert competition.get("/api/bots/e2e-carol")["bot"]["author"] == "carol"
 
 
 def test_arena_submit_waits_for_the_verdict_and_the_new_version_replaces_the_old(
