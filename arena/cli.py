@@ -641,7 +641,9 @@ def cmd_bench_protocol(args: argparse.Namespace) -> int:
 def cmd_bench_report(args: argparse.Namespace) -> int:
     from arena.bench.report import run_bench_report
 
-    return run_bench_report(args.sizes, args.bots, args.baseline_games, args.json, console)
+    return run_bench_report(
+        args.sizes, args.bots, args.baseline_games, args.json, console, before=args.before
+    )
 
 
 def cmd_bench_tournament(args: argparse.Namespace) -> int:
@@ -1229,6 +1231,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=1_000,
         help="store size the old path is timed on (default 1000; 0 to skip: it takes minutes)",
+    )
+    b.add_argument(
+        "--before",
+        type=Path,
+        metavar="SRC",
+        help="another arena source tree (e.g. `git worktree add /tmp/old main`): its "
+        "`arena report` is timed on every size too, in the same run, for before/after ratios",
     )
     b.add_argument(
         "--json", action="store_true", help="print a JSON list of {games, seconds, peak_mb, path}"

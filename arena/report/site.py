@@ -143,8 +143,7 @@ def _games(
     report: Report, folder: Path, say: Callable[[str], None] | None
 ) -> tuple[list[GameRow], dict[str, dict[str, FaultGroup]], int, int, list[str]]:
     """Read every finished game's record once: rows, fault groups, and replay pages."""
-    games = report.results.games
-    ids = dict(zip(games["game_index"], games["game_id"], strict=True))
+    ids = report.results.game_ids()
     rows: list[GameRow] = []
     groups: dict[str, dict[str, FaultGroup]] = {}
     written = kept = 0
@@ -379,7 +378,7 @@ def _index_page(
         {"bot": bot, "cells": [str(v) for v in cells]}
         for bot, cells in zip(report.leaderboard["bot"], shown.itertuples(index=False), strict=True)
     ]
-    games_of = report.results.seats.groupby("bot").size()
+    games_of = report.leaderboard.set_index("bot")["games"]
     bots = [
         {
             "name": bot,
@@ -396,11 +395,10 @@ def _index_page(
         for bot in report.leaderboard["bot"]
         for group in sorted(faults.get(bot, {}).values(), key=lambda g: -g.count)
     ]
-    finished = report.results.games["finished_at"]
     body = env.get_template("index.html").render(
         status=status_line(report),
-        first_game=_when(finished.min() if len(finished) else None),
-        last_game=_when(finished.max() if len(finished) else None),
+        first_game=_when(report.results.first_finished_at),
+        last_game=_when(report.results.last_finished_at),
         overview=overview_lines(report)[1:],
         lb_head=[str(c) for c in shown.columns],
         lb_rows=lb_rows,
@@ -449,8 +447,7 @@ def _bot_page(
     ]
     if meta.get("ready_name") and meta["ready_name"] != bot.split("@")[0]:
         facts.insert(4, ("name it announced", _shown(meta, "ready_name")))
-    seats = report.results.seats
-    mine = seats.loc[seats["bot"] == bot]
+    mine = report.results.bot_scores(bot)
     pairs = report.head_to_head_pairs
     mine_pairs = pairs.loc[pairs["bot"] == bot]
     h2h = pairs_display(mine_pairs).drop(columns=["Bot", "Opponent"])
