@@ -496,8 +496,10 @@ def run_tournament_command(config: TournamentConfig, args: argparse.Namespace) -
         from arena.report.current import report_is_current, stored_leaderboard
 
         if report_is_current(config.output):  # nothing new: no pandas, no re-rating
-            console.print(stored_leaderboard(config.output))
-            console.print(f"report (up to date): {esc(str(config.output / 'report'))}/")
+            console.print(stored_leaderboard(config.output, width=console.width))
+            console.print(
+                f"report site (up to date): {esc(str(config.output / 'report' / 'index.html'))}"
+            )
             return 0
     return _print_report(config.output, bootstrap=args.bootstrap, quiet=mode == "quiet")
 
@@ -639,7 +641,9 @@ def cmd_bench_protocol(args: argparse.Namespace) -> int:
 def cmd_bench_report(args: argparse.Namespace) -> int:
     from arena.bench.report import run_bench_report
 
-    return run_bench_report(args.sizes, args.bots, args.baseline_games, args.json, console)
+    return run_bench_report(
+        args.sizes, args.bots, args.baseline_games, args.json, console, before=args.before
+    )
 
 
 def cmd_bench_tournament(args: argparse.Namespace) -> int:
@@ -1155,14 +1159,15 @@ def build_parser() -> argparse.ArgumentParser:
         "protocol",
         help="referee overhead per decision and sandboxed spawn time",
         description=(
-            "Two persistent C bots play whole games; prints the referee's overhead per "
-            "decision (its CPU time outside the bots' think windows, and wall time minus bot "
-            "think time), decisions/s, a raw pipe round trip for comparison, and the "
-            "sandboxed spawn time."
+            "Two persistent C bots play whole games on each clock kind (CPU, the default, "
+            "and wall, interleaved); prints the referee's overhead per decision (the gap from "
+            "reading a reply to writing the next request, and wall time minus bot think "
+            "time), decisions/s, a raw pipe round trip for comparison, and the sandboxed "
+            "spawn time."
         ),
     )
     b.add_argument("--bot", default="bots/c-greedy", help="bot folder (default bots/c-greedy)")
-    b.add_argument("--games", type=int, default=20)
+    b.add_argument("--games", type=int, default=20, help="games per clock kind (default 20)")
     b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
     b.add_argument(
         "--json",
@@ -1227,6 +1232,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=1_000,
         help="store size the old path is timed on (default 1000; 0 to skip: it takes minutes)",
+    )
+    b.add_argument(
+        "--before",
+        type=Path,
+        metavar="SRC",
+        help="another arena source tree (e.g. `git worktree add /tmp/old main`): its "
+        "`arena report` is timed on every size too, in the same run, for before/after ratios",
     )
     b.add_argument(
         "--json", action="store_true", help="print a JSON list of {games, seconds, peak_mb, path}"

@@ -13,6 +13,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.errors import ArenaError
+
 BOTS_DIR = Path(__file__).resolve().parent.parent / "bots"
 """The bundled bots (a source checkout; ``arena new-bot`` copies from here)."""
 
@@ -20,7 +22,7 @@ ARTIFACTS = frozenset({"bot", "classes", "build", "target", "Cargo.lock", "__pyc
 """Build outputs that a copied kit must not carry along."""
 
 
-class KitError(Exception):
+class KitError(ArenaError):
     """A kit that cannot be copied, with a message for the user."""
 
 

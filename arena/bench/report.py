@@ -1,11 +1,14 @@
 """`arena bench report`: how `arena report` grows with the number of finished games.
 
 Builds synthetic tournament stores (through the store's own write methods: schedule, then
-one result per game) of 1k to 100k games, then times ``arena report OUTDIR`` on each in a
-fresh process, exactly as a user runs it (start-up, imports, load, ratings with the
-default bootstrap, every table, the files), with that process's peak memory. The same
-run times the old ratings path (the ``trueskill`` library once per resample) on the
-baseline size, so the speed-up is a ratio measured on this machine, now.
+one result per game, then the stored ratings a tournament keeps) of 1k to 100k games,
+then times ``arena report OUTDIR`` on each in a fresh process, exactly as a user runs it
+(start-up, imports, load, ratings with the default bootstrap, every table, the files and
+the site; the synthetic records are placeholders, so no replay page is drawn), with that
+process's peak memory. The same run times the old ratings path (the ``trueskill``
+library once per resample) on the baseline size, and with ``--before SRC`` another
+arena source tree's report on every size, so speed-ups are ratios measured on this
+machine, now.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ class ReportRun:
     games: int
     seconds: float
     peak_mb: float
-    path: str  # "new", "new, cached" (bootstrap read back) or "old" (library per resample)
+    path: str  # "new", "new, cached" (bootstrap read back), "old" (library per resample)
+    # or "before" (the --before source tree)
     cpu_seconds: float = 0.0  # user + system CPU of the report process (and its workers)
     ratings_seconds: float = 0.0  # of which rating (point ratings, history, bootstrap)
 
@@ -56,9 +60,12 @@ class ReportRun:
         }
 
 
-def synthetic_store(outdir: Path, games: int, bots: int, seed: int = 1) -> None:
+def synthetic_store(
+    outdir: Path, games: int, bots: int, seed: int = 1, *, stored_ratings: bool = True
+) -> None:
     """A finished tournament of ``games`` 2- and 4-player games among ``bots`` bots, with
-    skill-driven places (a few shared) and faults-free seats."""
+    skill-driven places (a few shared) and faults-free seats; with ``stored_ratings``, the
+    ratings a tournament stores as its games finish (the report continues from them)."""
     rng = random.Random(seed)
     names = [f"bot-{i:03d}" for i in range(bots)]
     skill = {name: rng.gauss(0, 1) for name in names}
@@ -117,14 +124,22 @@ def synthetic_store(outdir: Path, games: int, bots: int, seed: int = 1) -> None:
         store.save_schedule(schedule)
         for result in results:
             store.add_result(result)
+        if stored_ratings:  # as a tournament leaves its store: ratings kept as games finish
+            from arena.tournament.ledger import RatingLedger
+
+            RatingLedger(store).advance()
 
 
-def time_report(outdir: Path, *, old: bool = False, keep_cache: bool = False) -> ReportRun:
-    """Wall time and peak memory of one ``arena report OUTDIR`` in a fresh process."""
+def time_report(
+    outdir: Path, *, old: bool = False, keep_cache: bool = False, source: Path | None = None
+) -> ReportRun:
+    """Wall time and peak memory of one ``arena report OUTDIR`` in a fresh process
+    (``source``: run another arena source tree's report instead, path "before")."""
     if not keep_cache:
         shutil.rmtree(outdir / RATINGS_CACHE, ignore_errors=True)
+    shutil.rmtree(outdir / "report", ignore_errors=True)  # every run writes the site afresh
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(source.resolve() if source else Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     started = time.perf_counter()
     proc = subprocess.Popen(
@@ -139,6 +154,7 @@ def time_report(outdir: Path, *, old: bool = False, keep_cache: bool = False) ->
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=env,
+        cwd=root,  # ``-m`` puts the working folder first on the path: the tree measured
     )
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - started
@@ -147,7 +163,7 @@ def time_report(outdir: Path, *, old: bool = False, keep_cache: bool = False) ->
     if proc.returncode != 0:
         raise RuntimeError(f"arena report {outdir} failed ({proc.returncode}): {err[-2000:]}")
     games = sum(1 for _ in _finished(outdir))
-    path = "old" if old else ("new, cached" if keep_cache else "new")
+    path = "before" if source else "old" if old else ("new, cached" if keep_cache else "new")
     cpu = usage.ru_utime + usage.ru_stime
     rating = sum(
         float(line.split("=", 1)[1])
@@ -168,9 +184,11 @@ def bench_report(
     bots: int = DEFAULT_BOTS,
     baseline_games: int = DEFAULT_BASELINE_GAMES,
     on_step: Callable[[str], None] = lambda _: None,
+    before: Path | None = None,
 ) -> list[ReportRun]:
     """Every size with the new path (cold cache), the largest also re-reported with the
-    cache, and the old path on ``baseline_games`` (0: skip)."""
+    cache, the old path on ``baseline_games`` (0: skip), and with ``before`` that source
+    tree's report on every size, right after this one's on the same store."""
     runs = []
     with tempfile.TemporaryDirectory(prefix="arena-bench-report-") as tmp:
         for games in sorted(set(sizes) | ({baseline_games} if baseline_games else set())):
@@ -180,6 +198,9 @@ def bench_report(
             if games in sizes:
                 on_step(f"arena report on {games:,} games")
                 runs.append(time_report(outdir))
+                if before is not None:
+                    on_step(f"arena report on {games:,} games, {before}")
+                    runs.append(time_report(outdir, source=before))
             if games == baseline_games:
                 if games not in sizes:
                     runs.append(time_report(outdir))
@@ -201,7 +222,12 @@ BIG_GAMES, BIG_SECONDS = 100_000, 60.0
 
 
 def run_bench_report(
-    sizes: Sequence[int], bots: int, baseline_games: int, as_json: bool, console: Console
+    sizes: Sequence[int],
+    bots: int,
+    baseline_games: int,
+    as_json: bool,
+    console: Console,
+    before: Path | None = None,
 ) -> int:
     """The ``arena bench report`` command: runs, then a table (or ``--json``)."""
     from rich.table import Table
@@ -209,12 +235,21 @@ def run_bench_report(
     if any(n < 1 for n in sizes) or bots < 2 or baseline_games < 0:
         console.print("[red]error:[/red] sizes must be positive, --bots at least 2")
         return 2
+    if before is not None and not (before / "arena" / "bench" / "report_child.py").is_file():
+        console.print(f"[red]error:[/red] --before {before}: not an arena source tree")
+        return 2
     if as_json:
-        runs = bench_report(sizes, bots=bots, baseline_games=baseline_games)
+        runs = bench_report(sizes, bots=bots, baseline_games=baseline_games, before=before)
         print(to_json(runs))
         return 0
     with console.status("…") as status:
-        runs = bench_report(sizes, bots=bots, baseline_games=baseline_games, on_step=status.update)
+        runs = bench_report(
+            sizes,
+            bots=bots,
+            baseline_games=baseline_games,
+            on_step=status.update,
+            before=before,
+        )
     table = Table(
         title=f"arena report (100 bootstrap resamples), {bots} bots, 2p and 4p games; "
         "seconds = wall time of the whole command; CPU s = its user + system time"
@@ -249,6 +284,13 @@ def run_bench_report(
                 f"{games:,} games: {took:.2f} s, peak {new[games].peak_mb:.0f} MB "
                 f"({verdict} the {limit:.0f} s target)"
             )
+    for games, then in ((r.games, r) for r in runs if r.path == "before"):
+        now = new[games]
+        console.print(
+            f"before -> now on {games:,} games: {then.seconds:.2f} s -> {now.seconds:.2f} s "
+            f"({then.seconds / now.seconds:.2f}x), CPU {then.cpu_seconds:.2f} -> "
+            f"{now.cpu_seconds:.2f} s, peak {then.peak_mb:.0f} -> {now.peak_mb:.0f} MB"
+        )
     for games, baseline in old.items():
         now = new[games]
         note = " (measured on fewer games: the old path takes minutes at 5,000)"

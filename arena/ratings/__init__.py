@@ -22,28 +22,69 @@ messages without its objects); ``arena.ratings.model`` and ``arena.ratings.refer
 keep the library path, the reference the kernel is tested against.
 """
 
-from arena.ratings.bootstrap import (
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    RankInterval,
-    bootstrap_ranks,
-    rank_intervals,
-    resample_indices,
-    separable,
-)
-from arena.ratings.games import GameTable, RatedGame, seatings_to_games
-from arena.ratings.incremental import IncrementalRatings, StateError
-from arena.ratings.model import (
-    DEFAULT_PARAMS,
-    Rater,
-    TrueSkillParams,
-    conservative,
-    leaderboard_order,
-    rate_games,
-    rate_in_given_order,
-    rating_history,
-)
-from arena.ratings.ranking import RATING_COLUMNS, Ratings, compute_ratings
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from arena.ratings.bootstrap import (
+        DEFAULT_RESAMPLES,
+        DEFAULT_SEED,
+        RankInterval,
+        bootstrap_ranks,
+        rank_intervals,
+        resample_indices,
+        separable,
+    )
+    from arena.ratings.games import GameTable, RatedGame, seatings_to_games
+    from arena.ratings.incremental import IncrementalRatings, StateError
+    from arena.ratings.model import (
+        DEFAULT_PARAMS,
+        Rater,
+        TrueSkillParams,
+        conservative,
+        leaderboard_order,
+        rate_games,
+        rate_in_given_order,
+        rating_history,
+    )
+    from arena.ratings.ranking import RATING_COLUMNS, Ratings, compute_ratings
+
+# Each name is imported from its module on first use: a tournament's parent process (which
+# keeps the stored ratings) imports neither pandas (``ranking``) nor numba (``compiled``).
+_HOME = {
+    "DEFAULT_RESAMPLES": "bootstrap",
+    "DEFAULT_SEED": "bootstrap",
+    "RankInterval": "bootstrap",
+    "bootstrap_ranks": "bootstrap",
+    "rank_intervals": "bootstrap",
+    "resample_indices": "bootstrap",
+    "separable": "bootstrap",
+    "GameTable": "games",
+    "RatedGame": "games",
+    "seatings_to_games": "games",
+    "IncrementalRatings": "incremental",
+    "StateError": "incremental",
+    "DEFAULT_PARAMS": "model",
+    "Rater": "model",
+    "TrueSkillParams": "model",
+    "conservative": "model",
+    "leaderboard_order": "model",
+    "rate_games": "model",
+    "rate_in_given_order": "model",
+    "rating_history": "model",
+    "RATING_COLUMNS": "ranking",
+    "Ratings": "ranking",
+    "compute_ratings": "ranking",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module 'arena.ratings' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"arena.ratings.{_HOME[name]}"), name)
+
 
 __all__ = [
     "DEFAULT_PARAMS",

@@ -122,7 +122,45 @@ class GameTable:
         )
         if len(gi) == 0:
             return cls.empty()
-        bot_ids = bot_ids.astype(np.int64).reshape(-1)
+        names = tuple(str(n) for n in names_arr)
+        return cls._from_columns(gi, st, bot_ids.astype(np.int64).reshape(-1), rk, names)
+
+    @classmethod
+    def from_seat_ids(
+        cls,
+        game_index: npt.ArrayLike,
+        seat: npt.ArrayLike,
+        bot_id: npt.ArrayLike,
+        rank: npt.ArrayLike,
+        labels: dict[int, str],
+    ) -> GameTable:
+        """Like ``from_seats``, with bots as integer ids named by ``labels`` (distinct
+        names): no string per seat is ever made (the report's path from the store)."""
+        ids = np.asarray(bot_id, dtype=np.int64)
+        if len(ids) == 0:
+            return cls.empty()
+        present = np.unique(ids)
+        names = sorted(labels[int(i)] for i in present)
+        position = {name: p for p, name in enumerate(names)}
+        lookup = np.full(int(present.max()) + 1, -1, dtype=np.int64)
+        lookup[present] = [position[labels[int(i)]] for i in present]
+        return cls._from_columns(
+            np.asarray(game_index, dtype=np.int64),
+            np.asarray(seat, dtype=np.int64),
+            lookup[ids],
+            np.asarray(rank, dtype=np.int64),
+            tuple(names),
+        )
+
+    @classmethod
+    def _from_columns(
+        cls,
+        gi: IntArray,
+        st: IntArray,
+        bot_ids: IntArray,
+        rk: IntArray,
+        names: tuple[str, ...],
+    ) -> GameTable:
         # Self-play: keep the lowest seat of each (game, bot).
         order = np.lexsort((st, bot_ids, gi))
         gi, st, rk, bot_ids = gi[order], st[order], rk[order], bot_ids[order]
@@ -147,7 +185,7 @@ class GameTable:
             bots[keep],
             ties[keep],
             sizes[keep].astype(np.int64),
-            tuple(str(n) for n in names_arr),
+            names,
         )
 
     @classmethod

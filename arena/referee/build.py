@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.errors import ArenaError
 from arena.referee.manifest import BotSpec
 from arena.sandbox import BuildLimits, Level, build
 from arena.sandbox.spec import MIB, SandboxError
@@ -38,8 +39,12 @@ STALE_TMP_S = 24 * 3600.0
 VERSION_LENGTH = 12
 
 
-class BuildError(Exception):
-    """A bot could not be staged or built; the message says why (and names the limit)."""
+class BuildError(ArenaError):
+    """A bot could not be staged or built; the message says why (and names the limit).
+
+    The bot's problem, not the arena's, but one the user must see as a message: callers
+    that know the toolchains add advice (``explain_build_failure``); anything else that
+    lets it through still reaches the CLI's one-line ``ArenaError`` handler."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from arena.errors import ArenaError
+
 SYSTEM_PATH = ("/usr/bin", "/bin")
 VISIBLE_ROOTS = ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc", "/proc", "/dev")
 """Host paths that exist inside the sandbox too (the bot folder and /tmp aside)."""
@@ -29,7 +31,7 @@ RUNTIMES = ("python3", "node", "java", "javac", "go", "cargo", "rustc", "gcc", "
 _NOT_FOUND = re.compile(r"(?:^|\n)(?:/bin/)?sh: (?:\d+: )?(?:line \d+: )?([^:\n]+): not found")
 
 
-class ToolchainError(ValueError):
+class ToolchainError(ArenaError, ValueError):
     """A declared toolchain path that cannot be used, with a message for the organiser."""
 
 

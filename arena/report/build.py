@@ -13,14 +13,13 @@ from arena.ratings import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     RATING_COLUMNS,
-    GameTable,
     IncrementalRatings,
     Ratings,
     TrueSkillParams,
     compute_ratings,
 )
 from arena.ratings.bootstrap import HIGH_PERCENTILE, LOW_PERCENTILE
-from arena.ratings.incremental import finished_frontier, load_state, save_state
+from arena.ratings.incremental import load_state, save_state
 from arena.report.data import Results
 from arena.report.headtohead import head_to_head_matrix, head_to_head_pairs
 from arena.report.hostload import host_load
@@ -80,15 +79,14 @@ def build_report(
     with ``cache``, the state is kept in ``OUTDIR/.ratings-cache/`` (best effort), as
     are bootstrap results, so a report only rates the games finished since the last.
     """
-    seats = results.seats
-    rated = GameTable.from_seats(seats["game_index"], seats["seat"], seats["bot"], seats["rank"])
+    rated = results.rated
     cache_dir = Path(results.outdir) / RATINGS_CACHE if cache else None
     if state is None and cache_dir is not None:
         # Ratings stored, not recomputed: continue the stored state over the games
         # finished since, up to the first game still to play (later ones are rated on a
         # copy), and store it again.
         state = load_state(cache_dir / RATINGS_STATE, params)
-        frontier = finished_frontier(results.schedule["game_index"], results.games["game_index"])
+        frontier = results.frontier
         state.sync(rated, through=-1 if frontier is None else frontier)
         save_state(cache_dir / RATINGS_STATE, state)
     ratings = compute_ratings(
@@ -102,12 +100,12 @@ def build_report(
         cache_dir=cache_dir,
     )
     order = list(ratings.table["bot"])
-    stats = bot_stats(seats, results.faults, order)
+    stats = bot_stats(results, order)
     leaderboard = ratings.table.merge(stats, left_on="bot", right_index=True, how="left")
     leaderboard = leaderboard[[*RATING_COLUMNS, *stats.columns]].reset_index(drop=True)
     versions = results.versions or {}
     leaderboard.insert(2, "version", [versions.get(bot, "") for bot in leaderboard["bot"]])
-    pairs = head_to_head_pairs(seats)
+    pairs = head_to_head_pairs(results)
     return Report(
         results=results,
         ratings=ratings,
@@ -115,9 +113,9 @@ def build_report(
         leaderboard=leaderboard,
         head_to_head=head_to_head_matrix(pairs, order),
         head_to_head_pairs=pairs,
-        seat_advantage=seat_advantage(seats),
-        by_variant=split_stats(seats, "variant"),
-        by_players=split_stats(seats, "n_players"),
+        seat_advantage=seat_advantage(results),
+        by_variant=split_stats(results, "variant"),
+        by_players=split_stats(results, "n_players"),
         fault_log=fault_log(results),
         host_load=host_load(results),
     )
@@ -128,29 +126,21 @@ def fault_log(results: Results) -> pd.DataFrame:
     columns = ["game_index", "game_id", "bot", "seat", "kind", "round", "forfeit", "message"]
     if results.faults.empty:
         return pd.DataFrame(columns=columns)
-    ids = results.games.set_index("game_index")["game_id"]
-    log = results.faults.assign(game_id=results.faults["game_index"].map(ids))
-    log["forfeit"] = log["forfeit"].astype(bool)
-    return log[columns].reset_index(drop=True)
+    return results.faults[columns].reset_index(drop=True)
 
 
 def summarise(results: Results, ratings: Ratings) -> dict[str, Any]:
     """Plain-data facts about the snapshot and how it was rated (JSON-ready)."""
-    games = results.games
-
-    def counts(column: str) -> dict[str, int]:
-        return {str(k): int(v) for k, v in games[column].value_counts().sort_index().items()}
-
     return {
         "outdir": str(results.outdir),
         "finished": results.finished,
         "scheduled": results.scheduled,
         "complete": results.complete,
         "bots": len(results.bots),
-        "games_by_players": counts("n_players"),
-        "games_by_variant": counts("variant"),
-        "end_reasons": counts("end_reason"),
-        "mean_duration_s": float(games["duration_s"].mean()) if len(games) else None,
+        "games_by_players": results.game_counts["n_players"],
+        "games_by_variant": results.game_counts["variant"],
+        "end_reasons": results.game_counts["end_reason"],
+        "mean_duration_s": results.mean_duration_s,
         "faults": len(results.faults),
         "host_load_games": len(host_load(results)),
         "trueskill": asdict(ratings.params),

@@ -22,6 +22,8 @@ from arena.tournament.store import StoreError
 EXIT_OK = 0
 EXIT_WRITE_FAILED = 1
 EXIT_BAD_STORE = 2
+SHOWN_PROBLEMS = 10
+"""Site problems printed one per line; beyond, a count (a damaged store can have many)."""
 
 
 def make_report(
@@ -91,8 +93,13 @@ def report_command(
     except OSError as exc:
         console.print(f"[red]error:[/red] cannot write the report: {escape(str(exc))}")
         return EXIT_WRITE_FAILED
-    for problem in site.problems:
+    for problem in site.problems[:SHOWN_PROBLEMS]:
         console.print(f"[yellow]warning:[/yellow] {escape(problem)}")
+    if len(site.problems) > SHOWN_PROBLEMS:
+        console.print(
+            f"[yellow]warning:[/yellow] ... and {len(site.problems) - SHOWN_PROBLEMS} more "
+            "game(s) the site could not show (arena replay OUTDIR checks every record)"
+        )
     console.print(f"tables: {escape(str(files.html))} (also report.md, report.json, CSV files)")
     console.print(f"report site: {escape(str(site.index))}   (open it in a browser)")
     return EXIT_OK

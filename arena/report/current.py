@@ -10,6 +10,8 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from arena.report.names import short_names
+from arena.textsafe import visible
 from arena.tournament.store import STORE_NAME, Store
 
 REPORT_JSON = Path("report") / "report.json"
@@ -27,8 +29,14 @@ def report_is_current(outdir: Path) -> bool:
         return False
 
 
-def stored_leaderboard(outdir: Path, limit: int = 20) -> Table:
-    """Bots by stored TrueSkill rating (mu - 3 sigma), with games and wins."""
+STORED_COLUMNS = ("#", "Bot", "Version", "Rating", "Games", "Win %", "Faults")
+_OTHER_CELLS = 2 + 12 + 6 + 5 + 5 + 6 + 3 * len(STORED_COLUMNS) - 1
+"""Cells of every column but the name's (rank, 12-character version, numbers, padding)."""
+
+
+def stored_leaderboard(outdir: Path, limit: int = 20, width: int | None = None) -> Table:
+    """Bots by stored TrueSkill rating (mu - 3 sigma), with games, wins and faults; with
+    ``width`` (the terminal's) long names are elided in the middle to fit."""
     with Store(Path(outdir) / STORE_NAME, readonly=True) as store:
         _, ratings = store.ratings()
         stats = {s.bot: s for s in store.bot_stats()}
@@ -40,20 +48,33 @@ def stored_leaderboard(outdir: Path, limit: int = 20) -> Table:
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
-    for header in ("#", "Bot", "Version", "Rating", "Games", "Win %"):
-        table.add_column(header, justify="left" if header in ("Bot", "Version") else "right")
-    ranked = sorted(ratings, key=lambda r: (-(r.mu - 3 * r.sigma), -r.mu, r.bot))
-    for place, r in enumerate(ranked[:limit], start=1):
+    for header in STORED_COLUMNS:
+        table.add_column(
+            header,
+            justify="left" if header in ("Bot", "Version") else "right",
+            no_wrap=header != "Bot",
+        )
+    ranked = sorted(ratings, key=lambda r: (-(r.mu - 3 * r.sigma), -r.mu, r.bot))[:limit]
+    names = None
+    if width is not None:
+        names = short_names((r.bot for r in ranked), max(8, width - _OTHER_CELLS))
+    for place, r in enumerate(ranked, start=1):
         s = stats.get(r.bot)
         win = f"{s.wins / s.games:.0%}" if s and s.games else "-"
         table.add_row(
             str(place),
-            Text(r.bot),  # bot names are not markup
-            versions.get(r.bot, ""),
+            Text(names[r.bot] if names else visible(r.bot)),  # bot names are not markup
+            versions.get(r.bot, "")[:12],
             f"{r.mu - 3 * r.sigma:.1f}",
             str(s.games if s else 0),
             win,
+            str(s.faults if s else 0),
         )
-    if len(ranked) > limit:
-        table.caption = f"top {limit} of {len(ranked)} bots; arena report for everything"
+    notes = []
+    if len(ratings) > limit:
+        notes.append(f"top {limit} of {len(ratings)} bots")
+    if any(s.faults for s in stats.values()):
+        notes.append("faults by kind, with examples: arena report " + str(outdir))
+    table.caption = "; ".join(notes) or None
+    table.caption_justify = "left"
     return table

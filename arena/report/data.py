@@ -1,4 +1,9 @@
-"""Load a tournament's finished games from its store as pandas tables (read-only).
+"""A tournament's finished games, read from its store as the report needs them (read-only).
+
+Memory is bounded in the number of games: the store aggregates every table in SQL (one
+row per bot, pair of bots, seat or split), and the only per-game data kept are the compact
+columns the ratings need (``GameTable``: a few bytes per seat) and the finished games'
+indices. No seat row of every game is ever held as Python or pandas values.
 
 Everything is read inside one SQLite read transaction, so a report taken while the
 tournament runs sees one consistent snapshot (a game is either wholly there or absent).
@@ -9,86 +14,71 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
-from dataclasses import dataclass
-from itertools import islice
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
+from arena.ratings.games import GameTable
 from arena.tournament.store import STORE_NAME, Store, StoreError, store_file
 
-SCHEDULE_COLUMNS = {
-    "game_index": "int64",
-    "game_id": "str",
-    "n_players": "int64",
-    "variant": "str",
-    "seed_index": "int64",
-    "deal_seed": "int64",
-    "rotation": "int64",
-    "bots": "object",  # tuple of bot labels by seat (name, or name@version)
-}
-GAME_COLUMNS = SCHEDULE_COLUMNS | {
-    "finished_at": "float64",
-    "duration_s": "float64",
-    "end_reason": "str",
-    "rounds": "int64",
-    "worker": "str",
-}
-SEAT_COLUMNS = {
-    "game_index": "int64",
-    "seat": "int64",
-    "bot": "str",
-    "score": "int64",
-    "round_score": "int64",
-    "bonus_rows": "int64",
-    "bonus_columns": "int64",
-    "bonus_colours": "int64",
-    "rank": "int64",
-    "full_rows": "int64",
-    "forfeit": "bool",
-    "fault": "object",
-    "decisions": "int64",
-    "think_mean_ms": "float64",
-    "think_p95_ms": "float64",
-    "think_max_ms": "float64",
-    "cpu_mean_ms": "float64",  # NaN: not measured (older stores, or no CPU accounting)
-    "cpu_max_ms": "float64",
-    "n_players": "int64",
-    "variant": "str",
-    "seed_index": "int64",
-    "rotation": "int64",
-}
-FAULT_COLUMNS = {
-    "game_index": "int64",
-    "seat": "int64",
-    "bot": "str",
-    "kind": "str",
-    "round": "int64",
-    "message": "str",
-    "forfeit": "bool",
-    "n_players": "int64",
-    "variant": "str",
-}
+BOT_TOTAL_COLUMNS = [
+    "games",
+    "wins",
+    "score_sum",
+    "margin_sum",
+    "margins",
+    "forfeits",
+    "decisions",
+    "think_total",
+    "think_p95_total",
+    "think_max_ms",
+    "cpu_total",
+    "cpu_decisions",
+]
+PAIR_TOTAL_COLUMNS = ["bot", "opponent", "games", "ahead", "behind", "ties"]
+SEAT_TOTAL_COLUMNS = ["n_players", "seat", "games", "wins", "score_sum"]
+SPLIT_TOTAL_COLUMNS = ["games", "wins", "score_sum"]
+FAULT_LOG_COLUMNS = ["game_index", "game_id", "bot", "seat", "kind", "round", "forfeit", "message"]
+FLAGGED_COLUMNS = ["game_index", "game_id", "decisions", "think_mean_ms", "cpu_mean_ms", "seats"]
+SPLITS = ("variant", "n_players")
 
 
 @dataclass(frozen=True)
 class Results:
-    """A snapshot of a tournament's results.
+    """A snapshot of a tournament's results, aggregated by the store.
 
-    ``schedule``: every scheduled game (``bots`` = tuple of names by seat).
-    ``games``: one row per finished game with its schedule row, by ``game_index``.
-    ``seats``: one row per seat of a finished game (+ ``n_players``, ``variant``, ...).
-    ``faults``: every fault of a finished game (also the forgiven ones).
+    ``rated``: every finished game's seating and places, compact (the ratings' input).
+    ``bot_totals``: per bot (index ``bot``), sums over its seats (``BOT_TOTAL_COLUMNS``).
+    ``pair_totals``: per ordered pair of bots that met. ``seat_totals``: per (player
+    count, seat). ``split_totals[by]``: per (``by``, bot). ``faults``: every fault of a
+    finished game with its game id. ``flagged``: games whose wall time far exceeded
+    their CPU time (thresholds of ``arena.report.hostload``).
     """
 
     outdir: Path
-    schedule: pd.DataFrame
-    games: pd.DataFrame
-    seats: pd.DataFrame
-    faults: pd.DataFrame
     scheduled: int
+    finished: int
+    bots: list[str]
+    """Every entrant: scheduled or seated, sorted by label."""
+    rated: GameTable
+    frontier: int | None
+    """The highest schedule position up to which every scheduled game has finished."""
+    bot_totals: pd.DataFrame
+    fault_totals: pd.DataFrame
+    pair_totals: pd.DataFrame
+    seat_totals: pd.DataFrame
+    split_totals: dict[str, pd.DataFrame]
+    faults: pd.DataFrame
+    flagged: pd.DataFrame
+    game_counts: dict[str, dict[str, int]]
+    """Finished games by ``n_players``, ``variant`` and ``end_reason`` (keys as text)."""
+    mean_duration_s: float | None
+    first_finished_at: float | None
+    last_finished_at: float | None
     config: dict[str, Any] | None
     fingerprint: str = ""
     """The store's state this snapshot was taken at (see ``Store.fingerprint``)."""
@@ -96,20 +86,44 @@ class Results:
     """Each bot's version by label."""
     ratings_state: str | None = None
     """The stored incremental ratings (JSON) the report continues from."""
-
-    @property
-    def finished(self) -> int:
-        return len(self.games)
+    finished_index: npt.NDArray[np.int64] = field(
+        default_factory=lambda: np.zeros(0, dtype=np.int64)
+    )
+    """Schedule positions of the finished games, ascending (8 bytes a game)."""
 
     @property
     def complete(self) -> bool:
         return self.scheduled > 0 and self.finished >= self.scheduled
 
     @property
-    def bots(self) -> list[str]:
-        """Every entrant: scheduled or seated, sorted by name."""
-        names = {bot for bots in self.schedule["bots"] for bot in bots}
-        return sorted(names | set(self.seats["bot"]))
+    def store_path(self) -> Path:
+        return store_file(self.outdir)
+
+    def game_ids(self) -> dict[int, str]:
+        """Game id of every finished game of the snapshot, by schedule position."""
+        with Store(self.store_path, readonly=True) as store:
+            return {
+                int(index): str(game_id)
+                for index, game_id in store.game_ids()
+                if _contains(self.finished_index, index)
+            }
+
+    def bot_scores(self, bot: str) -> pd.DataFrame:
+        """One bot's final scores (``score``, ``n_players``; one row per game it played):
+        read from the store for that bot alone."""
+        with Store(self.store_path, readonly=True) as store:
+            counts = store.score_counts(bot)
+        n, score, games = (
+            (np.array(c, dtype=np.int64) for c in zip(*counts, strict=True))
+            if (counts)
+            else (np.zeros(0, dtype=np.int64),) * 3
+        )
+        return pd.DataFrame({"score": np.repeat(score, games), "n_players": np.repeat(n, games)})
+
+
+def _contains(sorted_values: npt.NDArray[np.int64], value: int) -> bool:
+    at = int(np.searchsorted(sorted_values, value))
+    return at < len(sorted_values) and int(sorted_values[at]) == value
 
 
 def store_path(outdir: Path) -> Path:
@@ -138,41 +152,75 @@ def _snapshot(store: Store, outdir: Path) -> Results:
         fingerprint = store.fingerprint()
         versions = {b.label: b.version for b in store.bots()}
         ratings_state = store.ratings_state()
-        schedule = _frame(store.schedule_rows(), SCHEDULE_COLUMNS)
-        games = _frame(store.game_rows(), GAME_COLUMNS)
-        seats = _frame(store.seat_rows(), SEAT_COLUMNS)
-        faults = _frame(store.fault_rows(), FAULT_COLUMNS)
-    return Results(
-        outdir=outdir,
-        schedule=schedule,
-        games=games,
-        seats=seats,
-        faults=faults,
-        scheduled=len(schedule),
-        config=_config(config_text),
-        fingerprint=fingerprint,
-        versions=versions,
-        ratings_state=ratings_state,
-    )
+        scheduled = store.scheduled_count()
+        finished_index = _int_column(store.finished_index_chunks())
+        rated = _rated(store)
+        mean_duration, first_at, last_at = store.game_times()
+        bot_totals = pd.DataFrame(
+            store.bot_totals(), columns=["bot", *BOT_TOTAL_COLUMNS]
+        ).set_index("bot")
+        results = Results(
+            outdir=outdir,
+            scheduled=scheduled,
+            finished=len(finished_index),
+            bots=store.entrant_labels(),
+            rated=rated,
+            frontier=store.finished_frontier(),
+            bot_totals=bot_totals.astype(
+                {c: "float64" for c in BOT_TOTAL_COLUMNS} | _ints("games", "wins", "forfeits")
+            ),
+            fault_totals=pd.DataFrame(store.fault_totals(), columns=["bot", "kind", "count"]),
+            pair_totals=pd.DataFrame(store.pair_totals(), columns=PAIR_TOTAL_COLUMNS),
+            seat_totals=pd.DataFrame(store.seat_totals(), columns=SEAT_TOTAL_COLUMNS),
+            split_totals={
+                by: pd.DataFrame(store.split_totals(by), columns=[by, "bot", *SPLIT_TOTAL_COLUMNS])
+                for by in SPLITS
+            },
+            faults=pd.DataFrame(list(store.fault_log_rows()), columns=FAULT_LOG_COLUMNS).astype(
+                {"forfeit": "bool"}
+            ),
+            flagged=_flagged(store),
+            game_counts={
+                column: {str(k): n for k, n in store.game_counts(column)}
+                for column in ("n_players", "variant", "end_reason")
+            },
+            mean_duration_s=mean_duration,
+            first_finished_at=first_at,
+            last_finished_at=last_at,
+            config=_config(config_text),
+            fingerprint=fingerprint,
+            versions=versions,
+            ratings_state=ratings_state,
+            finished_index=finished_index,
+        )
+    return results
 
 
-CHUNK = 50_000
-"""Rows turned into typed columns at a time: memory holds one chunk of Python tuples,
-never a whole table of them."""
+def _ints(*columns: str) -> dict[str, str]:
+    return dict.fromkeys(columns, "int64")
 
 
-def _frame(rows: Iterable[Any], columns: dict[str, str]) -> pd.DataFrame:
-    chunks: list[pd.DataFrame] = []
-    source = iter(rows)
-    while True:
-        chunk = list(islice(source, CHUNK))
-        if not chunk and chunks:
-            break
-        frame = pd.DataFrame([tuple(r) for r in chunk], columns=list(columns))
-        chunks.append(frame.astype({c: t for c, t in columns.items() if t != "object"}))
-        if len(chunk) < CHUNK:
-            break
-    return chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+def _int_column(chunks: Any) -> npt.NDArray[np.int64]:
+    parts = [np.array(chunk, dtype=np.int64).reshape(-1) for chunk in chunks]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _rated(store: Store) -> GameTable:
+    """The ratings' compact input, built chunk by chunk from (game, seat, bot id, rank)."""
+    parts = [np.array(chunk, dtype=np.int64) for chunk in store.rating_seats()]
+    if not parts:
+        return GameTable.empty()
+    seats = np.concatenate(parts)
+    del parts
+    labels = {b.bot_id: b.label for b in store.bots()}
+    return GameTable.from_seat_ids(seats[:, 0], seats[:, 1], seats[:, 2], seats[:, 3], labels)
+
+
+def _flagged(store: Store) -> pd.DataFrame:
+    from arena.report.hostload import LOAD_RATIO, MIN_EXCESS_MS
+
+    rows = store.load_flagged_games(LOAD_RATIO, MIN_EXCESS_MS)
+    return pd.DataFrame(rows, columns=FLAGGED_COLUMNS)
 
 
 def _config(text: str | None) -> dict[str, Any] | None:

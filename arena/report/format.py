@@ -96,9 +96,13 @@ _LEADERBOARD: list[tuple[str, str, Formatter, bool]] = [
 ]
 
 
-def leaderboard_display(leaderboard: pd.DataFrame, *, compact: bool = False) -> pd.DataFrame:
+def leaderboard_display(
+    leaderboard: pd.DataFrame, *, compact: bool = False, merge_faults: bool = False
+) -> pd.DataFrame:
     """The leaderboard for people. ``compact`` (terminal): fits ~80-100 columns, with the
-    faults in one column; μ, σ, wins, forfeits and p95 are left to the files."""
+    faults in one column; μ, σ, wins, forfeits and p95 are left to the files.
+    ``merge_faults`` (web pages): every column, but the faults in one (``timeout 2, crash 1``)
+    instead of one per kind."""
     lb = leaderboard.copy()
     lb["interval"] = [
         rank_interval(low, high) + ("" if _missing(sep) or bool(sep) else f" {NOT_SEPARABLE}")
@@ -109,7 +113,7 @@ def leaderboard_display(leaderboard: pd.DataFrame, *, compact: bool = False) -> 
     for column, header, fmt, in_compact in _LEADERBOARD:
         if compact and in_compact:
             columns[column] = (header, fmt)
-        elif not compact and column == "faults":
+        elif not compact and column == "faults" and not merge_faults:
             for kind_column in (c for c in lb.columns if str(c).startswith("faults_")):
                 kind = str(kind_column).removeprefix("faults_")
                 header = kind.capitalize() if kind in FAULT_KINDS else kind
@@ -174,6 +178,36 @@ def fault_log_display(log: pd.DataFrame) -> pd.DataFrame:
             "kind": ("Fault", text),
             "round": ("Round", integer),
             "forfeit": ("Forfeit", forfeit_text),
+            "message": ("What happened", text),
+        },
+    )
+
+
+def fault_groups(log: pd.DataFrame) -> pd.DataFrame:
+    """Faults grouped by bot and kind (bots by name, then most frequent kind first): count,
+    forfeits, and the first fault of each group as its example (game, round, message)."""
+    columns = ["bot", "kind", "count", "forfeits", "game_id", "round", "message"]
+    if log.empty:
+        return pd.DataFrame(columns=columns)
+    grouped = log.groupby(["bot", "kind"], sort=False)
+    out = grouped.first()[["game_id", "round", "message"]]
+    out["count"] = grouped.size()
+    out["forfeits"] = grouped["forfeit"].sum().astype(int)
+    out = out.reset_index()
+    out = out.assign(_order=-out["count"]).sort_values(["bot", "_order"], kind="stable")
+    return out[columns].reset_index(drop=True)
+
+
+def fault_groups_display(log: pd.DataFrame) -> pd.DataFrame:
+    return display(
+        fault_groups(log),
+        {
+            "bot": ("Bot", text),
+            "kind": ("Fault", text),
+            "count": ("Count", integer),
+            "forfeits": ("Forfeits", integer),
+            "game_id": ("First in game", text),
+            "round": ("Round", integer),
             "message": ("What happened", text),
         },
     )

@@ -11,33 +11,17 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from arena.report.data import Results
+
 PAIR_COLUMNS = ["bot", "opponent", "games", "ahead", "behind", "ties", "score"]
 
 
-def head_to_head_pairs(seats: pd.DataFrame) -> pd.DataFrame:
+def head_to_head_pairs(results: Results) -> pd.DataFrame:
     """One row per ordered pair of bots that shared a game (``PAIR_COLUMNS``)."""
-    left = seats[["game_index", "seat", "bot", "rank"]]
-    pairs = left.merge(left, on="game_index", suffixes=("", "_opp"))
-    pairs = pairs.loc[pairs["bot"] != pairs["bot_opp"]]
-    pairs = pairs.assign(
-        ahead=pairs["rank"] < pairs["rank_opp"],
-        behind=pairs["rank"] > pairs["rank_opp"],
-        ties=pairs["rank"] == pairs["rank_opp"],
-    )
-    grouped = pairs.groupby(["bot", "bot_opp"])
-    out = pd.DataFrame(
-        {
-            "games": grouped.size(),
-            "ahead": grouped["ahead"].sum(),
-            "behind": grouped["behind"].sum(),
-            "ties": grouped["ties"].sum(),
-        }
-    ).astype("int64")
+    out = results.pair_totals.sort_values(["bot", "opponent"]).reset_index(drop=True)
+    out = out.astype({"games": "int64", "ahead": "int64", "behind": "int64", "ties": "int64"})
     out["score"] = (out["ahead"] + 0.5 * out["ties"]) / out["games"]
-    out = out.reset_index().rename(columns={"bot_opp": "opponent"})
-    return out.reindex(columns=PAIR_COLUMNS).astype(
-        {"games": "int64", "ahead": "int64", "behind": "int64", "ties": "int64"}
-    )
+    return out.reindex(columns=PAIR_COLUMNS)
 
 
 def head_to_head_matrix(pairs: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:

@@ -29,39 +29,18 @@ HOST_LOAD_COLUMNS = [
 
 
 def host_load(results: Results) -> pd.DataFrame:
-    """One row per flagged game, in schedule order; ``seats`` gives each bot's ratio."""
-    s = results.seats
-    s = s[s["cpu_mean_ms"].notna() & (s["decisions"] > 0)].copy()
-    if s.empty:
+    """One row per flagged game, in schedule order; ``seats`` gives each bot's ratio. The
+    store flags the games (``LOAD_RATIO``, ``MIN_EXCESS_MS``) when the snapshot is taken."""
+    flagged = results.flagged
+    if flagged.empty:
         return pd.DataFrame(columns=HOST_LOAD_COLUMNS)
-    s["wall_total"] = s["think_mean_ms"] * s["decisions"]
-    s["cpu_total"] = s["cpu_mean_ms"] * s["decisions"]
-    s["ratio_text"] = [
-        f"{bot} {_ratio_text(wall, cpu)}"
-        for bot, wall, cpu in zip(s["bot"], s["think_mean_ms"], s["cpu_mean_ms"], strict=True)
+    out = flagged.copy()
+    out["wall_per_cpu"] = out["think_mean_ms"] / out["cpu_mean_ms"].where(out["cpu_mean_ms"] > 0)
+    out["seats"] = [
+        ", ".join(f"{bot} {_ratio_text(wall, cpu)}" for bot, wall, cpu in seats)
+        for seats in flagged["seats"]
     ]
-    grouped = s.groupby("game_index")
-    games = pd.DataFrame(
-        {
-            "decisions": grouped["decisions"].sum(),
-            "wall_total": grouped["wall_total"].sum(),
-            "cpu_total": grouped["cpu_total"].sum(),
-            "seats": grouped["ratio_text"].agg(", ".join),
-        }
-    )
-    games["think_mean_ms"] = games["wall_total"] / games["decisions"]
-    games["cpu_mean_ms"] = games["cpu_total"] / games["decisions"]
-    excess = games["think_mean_ms"] - games["cpu_mean_ms"]
-    flagged = games[
-        (games["think_mean_ms"] >= LOAD_RATIO * games["cpu_mean_ms"]) & (excess >= MIN_EXCESS_MS)
-    ].copy()
-    flagged["wall_per_cpu"] = flagged["think_mean_ms"] / flagged["cpu_mean_ms"].where(
-        flagged["cpu_mean_ms"] > 0
-    )
-    ids = results.games.set_index("game_index")["game_id"]
-    flagged = flagged.reset_index()
-    flagged["game_id"] = flagged["game_index"].map(ids)
-    return flagged[HOST_LOAD_COLUMNS].reset_index(drop=True)
+    return out[HOST_LOAD_COLUMNS].reset_index(drop=True)
 
 
 def _ratio_text(wall: float, cpu: float) -> str:

@@ -13,7 +13,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from arena.report.build import Report
-from arena.report.format import MISSING, percent
+from arena.report.format import MISSING, leaderboard_display, percent
 from arena.report.markdown import TITLE
 from arena.report.plots import rating_history_svg
 from arena.report.sections import overview_lines, sections
@@ -31,13 +31,24 @@ h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2.2rem; }
 p.note { color: #4a5560; max-width: 60rem; font-size: 0.92rem; }
 ul.overview { padding-left: 1.2rem; }
 .status-incomplete { color: #a15c00; font-weight: 600; }
-table { border-collapse: collapse; font-size: 0.88rem; margin: 0.5rem 0; }
-th, td { border: 1px solid #d6dbe0; padding: 0.25rem 0.55rem; text-align: right;
+table { border-collapse: collapse; font-size: 0.85rem; margin: 0.5rem 0; }
+th, td { border: 1px solid #d6dbe0; padding: 0.2rem 0.4rem; text-align: right;
          white-space: nowrap; }
-th { background: #f1f4f7; }
+th { background: #f1f4f7; white-space: normal; vertical-align: bottom; }
 th.text, td.text { text-align: left; }
+td.text { white-space: normal; min-width: 4rem; }
+td.text:first-child, td.text:nth-child(2) { white-space: nowrap; }
+@media (max-width: 600px) {
+  body { margin: 1rem auto; padding: 0 0.6rem; }
+  h1 { font-size: 1.3rem; }
+  table { font-size: 0.78rem; }
+  th, td { padding: 0.15rem 0.3rem; }
+}
 table.heatmap th.row_heading { text-align: left; }
 .scroll { overflow-x: auto; }
+details summary { cursor: pointer; color: #1f5fbf; margin: 0.4rem 0; }
+.sticky td:nth-child(2) { position: sticky; left: 0; background: #fff; }
+.sticky th:nth-child(2) { position: sticky; left: 0; }
 figure { margin: 0.5rem 0; } figure svg { max-width: 100%; height: auto; }
 </style>
 </head>
@@ -50,7 +61,10 @@ figure { margin: 0.5rem 0; } figure svg { max-width: 100%; height: auto; }
 {% for section in sections %}
 <h2 id="{{ section.key }}">{{ section.title }}</h2>
 <p class="note">{{ section.note }}</p>
-<div class="scroll">{{ section.html }}</div>
+{% if section.fold %}<details><summary>Show all {{ section.rows }} rows</summary>
+<div class="scroll">{{ section.html }}</div></details>{%
+ elif section.rows %}<div class="scroll{% if section.key == "leaderboard" %} sticky{%
+ endif %}">{{ section.html }}</div>{% endif %}
 {% if section.key == "leaderboard" %}
 <h2 id="rating_history">Rating over games</h2>
 <p class="note">Conservative rating μ − 3σ of each bot after each finished game, in
@@ -62,6 +76,11 @@ schedule order (the order ratings are computed in).</p>
 </html>
 """
 
+
+FOLD_ROWS = 40
+"""A table with more rows is folded (``<details>``), so the page stays a readable summary
+(an empty table is left out: its note says why)."""
+UNFOLDED = ("leaderboard", "head_to_head")
 
 _NUMERIC_CELL = re.compile(r"^(—|[-+−]?[\d.,]+%?|\d+–\d+)( ≈)?$")
 
@@ -110,13 +129,21 @@ def render_html(report: Report) -> str:
     template = environment.from_string(_TEMPLATE)
     rendered = []
     for section in sections(report):
-        html = (
-            heatmap_html(report.head_to_head)
-            if section.key == "head_to_head"
-            else _table_html(section.table)
-        )
+        if section.key == "head_to_head":
+            html = heatmap_html(report.head_to_head)
+        elif section.key == "leaderboard":  # faults in one column: fits 1280 px
+            html = _table_html(leaderboard_display(report.leaderboard, merge_faults=True))
+        else:
+            html = _table_html(section.table)
         rendered.append(
-            {"key": section.key, "title": section.title, "note": section.note, "html": html}
+            {
+                "key": section.key,
+                "title": section.title,
+                "note": section.note,
+                "html": html,
+                "rows": len(section.table),
+                "fold": len(section.table) > FOLD_ROWS and section.key not in UNFOLDED,
+            }
         )
     order = list(report.leaderboard["bot"])
     return template.render(

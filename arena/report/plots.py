@@ -42,13 +42,22 @@ def score_distribution_svg(seats: pd.DataFrame) -> str:
     """Histogram of one bot's final scores (``seats`` rows of that bot), one series per
     player count."""
     with matplotlib.rc_context(_RC):  # type: ignore[arg-type]  # stubs want literal keys
-        fig = Figure(figsize=(7, 3.2), layout="constrained")
+        # A fixed layout and one filled outline per series (not a patch per bin): a third
+        # of the drawing time, which a report pays once per bot.
+        fig = Figure(figsize=(7, 3.2))
+        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.15, top=0.96)
         ax = fig.add_subplot()
         if len(seats):
             top = max(int(seats["score"].max()), 1)
             bins = list(range(0, top + 6, max(1, (top + 5) // 30)))
             for n, group in seats.groupby("n_players"):
-                ax.hist(group["score"], bins=bins, alpha=0.6, label=f"{n} players")
+                ax.hist(
+                    group["score"],
+                    bins=bins,
+                    alpha=0.6,
+                    label=f"{n} players",
+                    histtype="stepfilled",
+                )
             ax.legend(fontsize="small", frameon=False)
         ax.set_xlabel("final score")
         ax.set_ylabel("games")

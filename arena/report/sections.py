@@ -11,9 +11,8 @@ import pandas as pd
 
 from arena.report.build import Report
 from arena.report.format import (
-    FAULT_LOG_ROWS,
     NOT_SEPARABLE,
-    fault_log_display,
+    fault_groups_display,
     host_load_display,
     leaderboard_display,
     matrix_display,
@@ -149,13 +148,14 @@ def sections(report: Report) -> list[Section]:
         ),
         Section(
             "faults",
-            "Faults",
-            f"Every fault, in schedule order (the first {FAULT_LOG_ROWS} here; faults.csv has "
-            "all). The game's record in the store also holds the bot's last line and the "
-            "tail of its stderr."
+            "Faults by bot and kind",
+            "One row per bot and kind of fault: how many, how many forfeited the game, and "
+            "the first one as an example (faults.csv lists every fault). The game's record "
+            "also holds the bot's last line and the tail of its stderr: see the bot's page in "
+            "the report site, or arena replay OUTDIR --game ID."
             if len(report.fault_log)
             else "No bot faulted.",
-            fault_log_display(report.fault_log),
+            fault_groups_display(report.fault_log),
         ),
         Section(
             "host_load",

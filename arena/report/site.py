@@ -35,15 +35,17 @@ from pydantic import ValidationError
 from arena.engine import GameRecord, ReplayError
 from arena.report.build import Report
 from arena.report.files import _write_text, report_dir
-from arena.report.format import leaderboard_display, pairs_display
+from arena.report.format import MISSING, leaderboard_display, pairs_display
 from arena.report.plots import rating_history_svg, score_distribution_svg
 from arena.report.sections import overview_lines, status_line
+from arena.textsafe import visible
 from arena.tournament.store import STORE_NAME, Store, iter_records
 from arena.viewer.frames import viewer_data
 from arena.viewer.page import asset, page, replay_page
 
-REPLAY_STAMP = "<!-- azul-arena replay page v1 -->"
-"""First line of a replay page; a page with another stamp is redrawn."""
+REPLAY_STAMP = "<!-- azul-arena replay page v2 -->"
+"""First line of a replay page; a page with another stamp is redrawn (v2: the seed as text,
+v1 pages showed 64-bit seeds rounded)."""
 
 WORST_LOSSES = 8
 
@@ -120,6 +122,7 @@ def write_site(report: Report, outdir: Path, say: Callable[[str], None] | None =
     env.filters["slug"] = slug
     env.globals["site_nav"] = _nav
     metadata = bot_metadata(report.results.config)
+    _add_stored_identity(metadata, report.results.outdir / STORE_NAME)
     order = list(report.leaderboard["bot"])
     bot_files = {}
     for bot in order:
@@ -140,8 +143,7 @@ def _games(
     report: Report, folder: Path, say: Callable[[str], None] | None
 ) -> tuple[list[GameRow], dict[str, dict[str, FaultGroup]], int, int, list[str]]:
     """Read every finished game's record once: rows, fault groups, and replay pages."""
-    games = report.results.games
-    ids = dict(zip(games["game_index"], games["game_id"], strict=True))
+    ids = report.results.game_ids()
     rows: list[GameRow] = []
     groups: dict[str, dict[str, FaultGroup]] = {}
     written = kept = 0
@@ -232,8 +234,8 @@ def _group_faults(
                 "game_id": row.game_id,
                 "href": row.href,
                 "round": fault.round,
-                "message": fault.message,
-                "last_message": fault.last_message,
+                "message": visible(fault.message),
+                "last_message": visible(fault.last_message) if fault.last_message else None,
                 "stderr_tail": _tail(fault.stderr_tail),
             }
 
@@ -241,7 +243,7 @@ def _group_faults(
 def _tail(text: str | None, lines: int = 12) -> str | None:
     if not text:
         return None
-    return "\n".join(text.rstrip().splitlines()[-lines:])
+    return visible("\n".join(text.rstrip().splitlines()[-lines:]), multiline=True)
 
 
 # ------------------------------------------------------------------ bot metadata
@@ -268,6 +270,44 @@ def bot_metadata(config: dict[str, Any] | None) -> dict[str, dict[str, str]]:
             meta["version"] = content_hash(spec.folder)[:12]
         out[spec.name] = meta
     return out
+
+
+def _add_stored_identity(metadata: dict[str, dict[str, str]], store_path: Path) -> None:
+    """Per bot label, what the store recorded: the version that played (content hash,
+    which the folder may no longer have) and what the bot announced in ``ready``."""
+    with Store(store_path, readonly=True) as store:
+        played = {b.label: b.version for b in store.bots()}
+        announced = store.announcements()
+    for label, version in played.items():
+        meta = metadata.setdefault(label, {})
+        if version:
+            meta["version"] = version[:12]
+        said = announced.get(label)
+        if said is None:
+            continue
+        meta["ready_name"] = said.name
+        if said.author:
+            meta["ready_author"] = said.author
+        if said.version:
+            meta["ready_version"] = said.version
+
+
+def _shown(meta: dict[str, str], key: str) -> str:
+    """A metadata value for a page: bot-controlled, so control characters are made
+    visible here (jinja2 then HTML-escapes it); ``—`` when absent."""
+    value = meta.get(key)
+    return visible(value) if value else MISSING
+
+
+def _author(meta: dict[str, str], both: bool = False) -> str:
+    """The author from ``bot.toml``, else the one the bot announced in ``ready``; with
+    ``both``, a different announced one follows in brackets."""
+    if not meta.get("author"):
+        return _shown(meta, "ready_author")
+    said = meta.get("ready_author")
+    if both and said and said != meta["author"]:
+        return f"{_shown(meta, 'author')} (ready: {_shown(meta, 'ready_author')})"
+    return _shown(meta, "author")
 
 
 # ------------------------------------------------------------------ pages
@@ -313,7 +353,7 @@ def _settings(config: dict[str, Any] | None) -> list[tuple[str, str]]:
         ("round limit", str(config.get("round_limit", "?"))),
         ("time control", clock),
         ("fault policy", str(config.get("fault_policy", "?"))),
-        ("sandbox", str(config.get("sandbox", "?")) + " (layers: see `arena doctor`)"),
+        ("sandbox", str(config.get("sandbox", "?")) + " (arena doctor lists the layers)"),
         ("workers", str(config.get("workers", "?")) + " (0 = one per core)"),
         ("bot processes", "persistent" if config.get("persistent", True) else "one per game"),
     ]
@@ -338,13 +378,14 @@ def _index_page(
         {"bot": bot, "cells": [str(v) for v in cells]}
         for bot, cells in zip(report.leaderboard["bot"], shown.itertuples(index=False), strict=True)
     ]
-    games_of = report.results.seats.groupby("bot").size()
+    games_of = report.leaderboard.set_index("bot")["games"]
     bots = [
         {
             "name": bot,
-            "language": metadata.get(bot, {}).get("language", "—"),
-            "author": metadata.get(bot, {}).get("author", "—"),
-            "version": metadata.get(bot, {}).get("version", "—"),
+            "language": _shown(metadata.get(bot, {}), "language"),
+            "author": _author(metadata.get(bot, {})),
+            "announced": _shown(metadata.get(bot, {}), "ready_version"),
+            "version": _shown(metadata.get(bot, {}), "version"),
             "games": int(games_of.get(bot, 0)),
         }
         for bot in report.leaderboard["bot"]
@@ -354,11 +395,10 @@ def _index_page(
         for bot in report.leaderboard["bot"]
         for group in sorted(faults.get(bot, {}).values(), key=lambda g: -g.count)
     ]
-    finished = report.results.games["finished_at"]
     body = env.get_template("index.html").render(
         status=status_line(report),
-        first_game=_when(finished.min() if len(finished) else None),
-        last_game=_when(finished.max() if len(finished) else None),
+        first_game=_when(report.results.first_finished_at),
+        last_game=_when(report.results.last_finished_at),
         overview=overview_lines(report)[1:],
         lb_head=[str(c) for c in shown.columns],
         lb_rows=lb_rows,
@@ -394,20 +434,23 @@ def _bot_page(
     meta = metadata.get(bot, {})
     lb = {str(k): v for k, v in report.leaderboard.set_index("bot").loc[bot].items()}
     facts = [
-        ("language", meta.get("language", "—")),
-        ("author", meta.get("author", "—")),
-        ("version (folder hash)", meta.get("version", "—")),
-        ("description", meta.get("description", "—")),
-        ("folder", meta.get("folder", "—")),
+        ("language", _shown(meta, "language")),
+        ("author", _author(meta, both=True)),
+        ("version (from ready)", _shown(meta, "ready_version")),
+        ("build (content hash)", _shown(meta, "version")),
+        ("description", _shown(meta, "description")),
+        ("folder", _shown(meta, "folder")),
         ("rank", str(lb["rank"])),
         ("rating μ − 3σ", f"{lb['rating']:.1f}"),
         ("games", str(lb["games"])),
         ("wins", str(lb["wins"])),
     ]
-    seats = report.results.seats
-    mine = seats.loc[seats["bot"] == bot]
+    if meta.get("ready_name") and meta["ready_name"] != bot.split("@")[0]:
+        facts.insert(4, ("name it announced", _shown(meta, "ready_name")))
+    mine = report.results.bot_scores(bot)
     pairs = report.head_to_head_pairs
-    h2h = pairs_display(pairs.loc[pairs["bot"] == bot])
+    mine_pairs = pairs.loc[pairs["bot"] == bot]
+    h2h = pairs_display(mine_pairs).drop(columns=["Bot", "Opponent"])
     losses: list[dict[str, Any]] = []
     for row in rows:
         for seat, name in enumerate(row.players):
@@ -434,7 +477,10 @@ def _bot_page(
         rating_plot=Markup(rating_history_svg(report.ratings.history, [bot])),
         score_plot=Markup(score_distribution_svg(mine)),
         h2h_head=[str(c) for c in h2h.columns],
-        h2h_rows=[[str(v) for v in r] for r in h2h.itertuples(index=False)],
+        h2h_rows=[
+            {"opponent": str(opponent), "cells": [str(v) for v in r]}
+            for opponent, r in zip(mine_pairs["opponent"], h2h.itertuples(index=False), strict=True)
+        ],
         faults=sorted(faults.values(), key=lambda g: -g.count),
         losses=losses[:WORST_LOSSES],
     )

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from arena.referee.faults import FAULT_KINDS
+from arena.report.data import Results
 
 BOT_STAT_COLUMNS = [
     "games",
@@ -39,57 +40,32 @@ BOT_STAT_COLUMNS = [
 SPLIT_COLUMNS = ["games", "wins", "win_rate", "mean_score"]
 
 
-def with_margins(seats: pd.DataFrame) -> pd.DataFrame:
-    """``seats`` plus ``win`` (rank 1) and ``margin`` (winner's score minus own score)."""
-    out = seats.copy()
-    out["win"] = out["rank"] == 1
-    winners = out.loc[out["win"]].groupby("game_index")["score"].max()
-    out["margin"] = out["game_index"].map(winners).astype("float64") - out["score"]
-    return out
-
-
-def bot_stats(seats: pd.DataFrame, faults: pd.DataFrame, bots: Sequence[str]) -> pd.DataFrame:
-    """One row per bot (index ``bot``, every one of ``bots``; ``BOT_STAT_COLUMNS``)."""
-    s = with_margins(seats)
-    s["think_total"] = s["think_mean_ms"] * s["decisions"]
-    s["think_p95_total"] = s["think_p95_ms"] * s["decisions"]
-    measured = s["cpu_mean_ms"].notna()
-    s["cpu_total"] = (s["cpu_mean_ms"] * s["decisions"]).where(measured, 0.0)
-    s["cpu_decisions"] = s["decisions"].where(measured, 0)
-    grouped = s.groupby("bot")
-    out = pd.DataFrame(
-        {
-            "games": grouped.size(),
-            "wins": grouped["win"].sum(),
-            "mean_score": grouped["score"].mean(),
-            "mean_margin": grouped["margin"].mean(),
-            "forfeits": grouped["forfeit"].sum(),
-            "decisions": grouped["decisions"].sum(),
-            "think_total": grouped["think_total"].sum(),
-            "think_p95_total": grouped["think_p95_total"].sum(),
-            "think_max_ms": grouped["think_max_ms"].max(),
-            "cpu_total": grouped["cpu_total"].sum(),
-            "cpu_decisions": grouped["cpu_decisions"].sum(),
-        }
-    ).reindex(pd.Index(list(bots), name="bot"))
+def bot_stats(results: Results, bots: Sequence[str]) -> pd.DataFrame:
+    """One row per bot (index ``bot``, every one of ``bots``; ``BOT_STAT_COLUMNS``), from
+    the store's per-bot sums."""
+    totals = results.bot_totals.reindex(pd.Index(list(bots), name="bot"))
+    out = pd.DataFrame(index=totals.index)
     for column in ("games", "wins", "forfeits", "decisions"):
-        out[column] = out[column].fillna(0).astype("int64")
+        out[column] = totals[column].fillna(0).astype("int64")
+    out["mean_score"] = _ratio(totals["score_sum"], totals["games"].fillna(0))
+    out["mean_margin"] = _ratio(totals["margin_sum"], totals["margins"].fillna(0))
+    out["think_max_ms"] = totals["think_max_ms"].astype("float64")
     out["win_rate"] = _ratio(out["wins"], out["games"])
-    out["think_mean_ms"] = _ratio(out["think_total"], out["decisions"])
-    out["think_p95_ms"] = _ratio(out["think_p95_total"], out["decisions"])
-    out["cpu_mean_ms"] = _ratio(out["cpu_total"], out["cpu_decisions"].fillna(0))
-    counts = fault_counts(faults, bots)
+    out["think_mean_ms"] = _ratio(totals["think_total"], out["decisions"])
+    out["think_p95_ms"] = _ratio(totals["think_p95_total"], out["decisions"])
+    out["cpu_mean_ms"] = _ratio(totals["cpu_total"], totals["cpu_decisions"].fillna(0))
+    counts = fault_counts(results.fault_totals, bots)
     out = out.join(counts)
     return out[[*BOT_STAT_COLUMNS, *(c for c in counts.columns if c not in BOT_STAT_COLUMNS)]]
 
 
-def fault_counts(faults: pd.DataFrame, bots: Sequence[str]) -> pd.DataFrame:
-    """Faults per bot and kind: ``faults_<kind>`` for the known kinds, plus any other
-    kind found in the store (so nothing recorded is hidden)."""
-    kinds = list(FAULT_KINDS) + sorted(set(faults["kind"]) - set(FAULT_KINDS))
+def fault_counts(totals: pd.DataFrame, bots: Sequence[str]) -> pd.DataFrame:
+    """Faults per bot and kind (``totals``: bot, kind, count): ``faults_<kind>`` for the
+    known kinds, plus any other kind found in the store (so nothing recorded is hidden)."""
+    kinds = list(FAULT_KINDS) + sorted(set(totals["kind"]) - set(FAULT_KINDS))
     table = (
-        faults.groupby(["bot", "kind"]).size().unstack("kind")
-        if len(faults)
+        totals.pivot(index="bot", columns="kind", values="count")
+        if len(totals)
         else pd.DataFrame(index=pd.Index([], name="bot"))
     )
     table = table.reindex(index=pd.Index(list(bots), name="bot"), columns=kinds)
@@ -98,19 +74,13 @@ def fault_counts(faults: pd.DataFrame, bots: Sequence[str]) -> pd.DataFrame:
     return table
 
 
-def split_stats(seats: pd.DataFrame, by: str) -> pd.DataFrame:
+def split_stats(results: Results, by: str) -> pd.DataFrame:
     """Games, wins, win rate and mean score per (``by``, bot), e.g. by variant."""
-    s = with_margins(seats)
-    grouped = s.groupby([by, "bot"])
-    out = pd.DataFrame(
-        {
-            "games": grouped.size(),
-            "wins": grouped["win"].sum().astype("int64"),
-            "mean_score": grouped["score"].mean(),
-        }
-    )
+    out = results.split_totals[by].sort_values([by, "bot"]).reset_index(drop=True)
+    out = out.astype({"games": "int64", "wins": "int64"})
     out["win_rate"] = _ratio(out["wins"], out["games"])
-    return out[SPLIT_COLUMNS].reset_index()
+    out["mean_score"] = _ratio(out["score_sum"], out["games"])
+    return out[[by, "bot", *SPLIT_COLUMNS]]
 
 
 def _ratio(numerator: pd.Series, denominator: pd.Series) -> pd.Series:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from arena.errors import ArenaError
+
 MIB = 1024 * 1024
 GIB = 1024 * MIB
 
@@ -60,8 +62,10 @@ class LayerStatus:
     reason: str
 
 
-class SandboxError(RuntimeError):
-    """A bot could not be launched (bad command, unreadable folder, ...)."""
+class SandboxError(ArenaError, RuntimeError):
+    """A bot could not be launched (bad command, unreadable folder, ...). An ``ArenaError``
+    so that, where the referee does not turn it into the bot's fault, the user gets a
+    message, never a traceback."""
 
 
 class SandboxUnavailable(SandboxError):
@@ -73,3 +77,5 @@ class SandboxBusy(SandboxError):
 
     The game in progress cannot be refereed fairly; the run stops, and resuming replays it.
     """
+
+    resumable = True

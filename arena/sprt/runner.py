@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.errors import ArenaError
 from arena.referee import BotSpec, ManifestError, load_bot
 from arena.referee.build import Built, build_bot
 from arena.referee.settings import PlaySettings
@@ -32,7 +33,7 @@ from arena.tournament.schedule import deal_seed
 NAME_LIMIT = 64
 
 
-class SprtError(Exception):
+class SprtError(ArenaError):
     """A problem with the test's inputs or its ledger, explained for the user."""
 
 

@@ -12,6 +12,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.errors import ArenaError
+
 STORE_NAME = "sprt.sqlite"
 
 SCHEMA = """
@@ -36,7 +38,7 @@ CREATE TABLE IF NOT EXISTS legs (
 """
 
 
-class SprtStoreError(Exception):
+class SprtStoreError(ArenaError):
     """The ledger cannot be opened or written (a damaged file, a read-only folder)."""
 
 

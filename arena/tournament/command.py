@@ -25,7 +25,6 @@ from rich.progress import Progress as Bar
 
 from arena.errors import ArenaError
 from arena.referee import BotSpec
-from arena.sandbox import SandboxBusy
 from arena.tournament.config import TournamentConfig
 from arena.tournament.runner import Progress, run_tournament
 
@@ -138,9 +137,7 @@ def run_with_progress(
         except ArenaError as exc:
             if exc.hint is None and getattr(exc, "resumable", False):
                 exc.hint = f"Resume with: {resume}"
-            raise
-        except SandboxBusy as exc:  # every bot uid in use: try again later
-            raise ArenaError(str(exc), hint=f"Resume with: {resume}") from None
+            raise  # SandboxBusy (every bot uid in use) included: resumable, try again later
     if mode == "jsonl":
         print(json.dumps({"event": "done", "done": progress.done, "total": progress.total}))
     else:

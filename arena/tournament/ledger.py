@@ -10,7 +10,6 @@ finished the stored ratings equal a from-scratch rating of all games.
 
 from __future__ import annotations
 
-import importlib
 import time
 
 from arena.ratings import RatedGame
@@ -26,12 +25,14 @@ class RatingLedger:
         self.prefix, stored = store.ratings()
         self.games = {r.bot: r.games for r in stored}
         self._pending, self._last = 0, time.monotonic()
-        importlib.import_module("arena.ratings.compiled")  # the model's kernel, now
         text = store.ratings_state()
         try:
             self.state = IncrementalRatings.from_json(text) if text else IncrementalRatings()
         except StateError:
             self.state, self.prefix, self.games = IncrementalRatings(), 0, {}
+        # A few games per update: the Python kernel (~20-130 us a game) keeps numba out of
+        # the tournament's parent process (its import costs ~1.7 s and ~140 MB).
+        self.state.compiled = False
 
     def tick(self, every_games: int = 50, every_s: float = 2.0) -> None:
         """After each stored game: advance now and then (a rating update costs far less

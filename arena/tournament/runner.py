@@ -18,6 +18,7 @@ from typing import Any
 
 from arena.referee import BotSpec, ManifestError, load_bot
 from arena.referee.build import BuildError, Built, build_bot
+from arena.referee.clock import ClockKind
 from arena.referee.manifest import unique_names
 from arena.referee.toolchains import explain_build_failure
 from arena.tournament.config import ConfigError, TournamentConfig
@@ -89,16 +90,51 @@ def load_bots(config: TournamentConfig) -> list[BotSpec]:
 _GAME_FIELDS = ("master_seed", "time", "fault_policy", "round_limit", "seating", "schedule")
 
 
-def open_tournament(config: TournamentConfig, built: list[Built], extend: bool) -> Store:
+def open_tournament(
+    config: TournamentConfig, built: list[Built], extend: bool
+) -> tuple[Store, TournamentConfig]:
     """Open/create the store (taking the writer's lock), check the definition and the
-    bots' versions against it, record the definition."""
+    bots' versions against it, record the definition. Returns the store and the config
+    to play with: on resume, settings the user left unset are the stored ones
+    (``resumed_config``)."""
     store = Store(store_path(config))
     try:
+        config = resumed_config(store, config)
         _check_definition(store, config, built, extend)
     except BaseException:
         store.close()
         raise
-    return store
+    return store, config
+
+
+def resumed_config(store: Store, config: TournamentConfig) -> TournamentConfig:
+    """``config`` with the settings it leaves unset taken from the stored definition, where
+    their default changed over time: the seating (schema-1 stores seated by rotations) and
+    the clock (schema-2 stores ran on wall clocks). So the command that started a
+    tournament resumes it after an upgrade; a setting the user does give is checked
+    against the store as before."""
+    text = store.get_meta("identity")
+    try:
+        stored = json.loads(text) if text else None
+    except json.JSONDecodeError:
+        stored = None
+    if not isinstance(stored, dict):
+        return config
+    update: dict[str, object] = {}
+    seating = stored.get("seating")
+    if (
+        "seating" not in config.model_fields_set
+        and seating in ("balanced", "rotations")
+        and seating != config.seating
+    ):
+        update["seating"] = seating
+    clock = (
+        (stored.get("time") or {}).get("clock") if isinstance(stored.get("time"), dict) else None
+    )
+    time_set = "time" in config.model_fields_set and "clock" in config.time.model_fields_set
+    if not time_set and clock in ("cpu", "wall") and ClockKind(clock) != config.time.clock:
+        update["time"] = config.time.model_copy(update={"clock": ClockKind(clock)})
+    return config.model_copy(update=update) if update else config
 
 
 def _identity(config: TournamentConfig, built: list[Built]) -> dict[str, object]:
@@ -298,7 +334,7 @@ def run_tournament(
     read-only folder) raises ``StoreError`` once the workers are stopped.
     """
     built = build_bots(config, on_built)
-    store = open_tournament(config, built, extend)
+    store, config = open_tournament(config, built, extend)
     try:
         entrants = [Entrant(b.spec.name, b.version) for b in built]
         scheduler = make_scheduler(config, store, entrants)

@@ -117,6 +117,12 @@ CREATE TABLE IF NOT EXISTS ratings (
     sigma       REAL NOT NULL,
     games       INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS announced (  -- what a bot version said in `ready` (first seen)
+    bot_id      INTEGER PRIMARY KEY REFERENCES bots(bot_id),
+    name        TEXT NOT NULL,         -- raw, bot-controlled: shown only through textsafe
+    author      TEXT,
+    version     TEXT
+);
 """
 
 _LABEL = (
@@ -176,6 +182,15 @@ class FaultRow:
 
 
 @dataclass(frozen=True)
+class Announcement:
+    """What a bot said about itself in its ``ready`` message (bot-controlled, raw)."""
+
+    name: str
+    author: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True)
 class GameResult:
     """A finished game as a worker reports it (picklable, no live objects).
 
@@ -190,6 +205,8 @@ class GameResult:
     record_json: bytes
     seats: tuple[SeatRow, ...]
     faults: tuple[FaultRow, ...]
+    announced: tuple[Announcement | None, ...] = ()
+    """By seat: the bot's ``ready`` (None where it never handshook, or for a human)."""
 
 
 @dataclass(frozen=True)
@@ -482,6 +499,24 @@ class Store:
         ).fetchall()
         return [str(r[0]) for r in rows]
 
+    def announcements(self) -> dict[str, Announcement]:
+        """Per bot label, the first ``ready`` its version sent (name, author, version);
+        empty for a store from before they were recorded, opened read-only."""
+        has_table = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'announced'"
+        ).fetchone()
+        if has_table is None:
+            return {}
+        labels = self._label_map()
+        rows = self.db.execute("SELECT bot_id, name, author, version FROM announced").fetchall()
+        return {
+            labels[int(b)]: Announcement(
+                str(n), a if a is None else str(a), v if v is None else str(v)
+            )
+            for b, n, a, v in rows
+            if int(b) in labels
+        }
+
     def _label_map(self) -> dict[int, str]:
         if self._labels is None:
             self._labels = {b.bot_id: b.label for b in self.bots()}
@@ -676,6 +711,14 @@ class Store:
                         int(f.forfeit),
                     )
                     for f in result.faults
+                ],
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO announced VALUES (?, ?, ?, ?)",
+                [
+                    (lineup[seat], a.name, a.author, a.version)
+                    for seat, a in enumerate(result.announced)
+                    if a is not None and seat in lineup
                 ],
             )
         return True
@@ -890,6 +933,194 @@ class Store:
                 tuple(labels[int(b)] for b in str(bots).split(",")),
                 tuple(int(r) for r in str(ranks).split(",")),
             )
+
+    # ------------------------------------------------------------------ report aggregates
+    # The report's tables are aggregated here, in SQL: memory holds one row per bot (per
+    # pair, seat, split), never one per seat of every game.
+
+    def _cpu_columns(self, alias: str = "t") -> tuple[str, str]:
+        """The CPU columns of ``seats`` (NULL in a schema-2 store read without upgrading)."""
+        present = self.columns("seats")
+        mean, peak = (f"{alias}.{c}" if c in present else "NULL" for c in _CPU_COLUMNS)
+        return mean, peak
+
+    def entrant_labels(self) -> list[str]:
+        """Every bot scheduled or seated, by label, sorted."""
+        labels = self._label_map()
+        ids = self.db.execute(
+            "SELECT DISTINCT bot_id FROM lineup UNION SELECT DISTINCT bot_id FROM seats"
+        ).fetchall()
+        return sorted({labels[int(b)] for (b,) in ids})
+
+    def rating_seats(self, chunk: int = 50_000) -> Iterator[list[tuple[int, int, int, int]]]:
+        """(game_index, seat, bot_id, rank) of every seat of a finished game, in schedule
+        order, in lists of ``chunk`` rows (the ratings turn each into compact columns)."""
+        cur = self.db.execute(
+            "SELECT game_index, seat, bot_id, rank FROM seats ORDER BY game_index, seat"
+        )
+        while rows := cur.fetchmany(chunk):
+            yield rows
+
+    def finished_frontier(self) -> int | None:
+        """The highest scheduled index up to which every scheduled game has finished (None
+        if the first is still to play): how far stored ratings can safely advance."""
+        first = self.first_unfinished()
+        row = self.db.execute(
+            "SELECT MAX(game_index) FROM schedule WHERE game_index < ?", (first,)
+        ).fetchone()
+        return None if row[0] is None else int(row[0])
+
+    def finished_index_chunks(self, chunk: int = 50_000) -> Iterator[list[tuple[int]]]:
+        """Finished games' schedule indices, ascending, in lists of ``chunk`` rows."""
+        cur = self.db.execute("SELECT game_index FROM games ORDER BY game_index")
+        while rows := cur.fetchmany(chunk):
+            yield rows
+
+    def game_counts(self, column: str) -> list[tuple[Any, int]]:
+        """Finished games per value of ``column`` (``n_players``, ``variant`` or
+        ``end_reason``), sorted by value."""
+        source = {"n_players": "s.n_players", "variant": "s.variant", "end_reason": "g.end_reason"}
+        key = source[column]
+        return [
+            (value, int(n))
+            for value, n in self.db.execute(
+                f"SELECT {key}, COUNT(*) FROM games g JOIN schedule s USING (game_index) "
+                f"GROUP BY {key} ORDER BY {key}"
+            )
+        ]
+
+    def game_times(self) -> tuple[float | None, float | None, float | None]:
+        """(mean duration_s, first finished_at, last finished_at) of the finished games."""
+        row = self.db.execute(
+            "SELECT AVG(duration_s), MIN(finished_at), MAX(finished_at) FROM games"
+        ).fetchone()
+        return tuple(None if v is None else float(v) for v in row)  # type: ignore[return-value]
+
+    def bot_totals(self) -> list[tuple[Any, ...]]:
+        """Per bot label, over its seats in finished games: (label, games, wins, score sum,
+        margin sum, margins counted, forfeits, decisions, think total ms, think p95 total,
+        think max ms, CPU total ms, decisions with CPU measured). A margin is the game's
+        best first-place score minus the seat's score."""
+        labels = self._label_map()
+        cpu, _ = self._cpu_columns()
+        rows = self.db.execute(
+            "WITH best AS (SELECT game_index, MAX(score) AS top FROM seats WHERE rank = 1 "
+            "GROUP BY game_index) "
+            "SELECT t.bot_id, COUNT(*), SUM(t.rank = 1), SUM(t.score), SUM(best.top - t.score),"
+            " COUNT(best.top), SUM(t.forfeit), SUM(t.decisions), "
+            "SUM(t.think_mean_ms * t.decisions), SUM(t.think_p95_ms * t.decisions), "
+            f"MAX(t.think_max_ms), TOTAL(CASE WHEN {cpu} IS NULL THEN 0.0 "
+            f"ELSE {cpu} * t.decisions END), TOTAL(CASE WHEN {cpu} IS NULL THEN 0 "
+            "ELSE t.decisions END) "
+            "FROM seats t LEFT JOIN best USING (game_index) GROUP BY t.bot_id"
+        ).fetchall()
+        return [(labels[int(row[0])], *row[1:]) for row in rows]
+
+    def fault_totals(self) -> list[tuple[str, str, int]]:
+        """(bot label, fault kind, count) over every fault of a finished game."""
+        labels = self._label_map()
+        rows = self.db.execute("SELECT bot_id, kind, COUNT(*) FROM faults GROUP BY bot_id, kind")
+        return [(labels[int(b)], str(k), int(n)) for b, k, n in rows]
+
+    def pair_totals(self) -> list[tuple[str, str, int, int, int, int]]:
+        """Per ordered pair of different bots that shared a finished game: (bot, opponent,
+        games, ahead, behind, ties); ahead = a strictly better rank."""
+        labels = self._label_map()
+        rows = self.db.execute(
+            "SELECT a.bot_id, b.bot_id, COUNT(*), SUM(a.rank < b.rank), SUM(a.rank > b.rank), "
+            "SUM(a.rank = b.rank) FROM seats a JOIN seats b ON a.game_index = b.game_index "
+            "AND a.bot_id != b.bot_id GROUP BY a.bot_id, b.bot_id"
+        )
+        return [
+            (labels[int(a)], labels[int(b)], int(n), int(ahead), int(behind), int(ties))
+            for a, b, n, ahead, behind, ties in rows
+        ]
+
+    def seat_totals(self) -> list[tuple[int, int, int, int, int]]:
+        """Per (player count, seat): (n_players, seat, games, wins, score sum), sorted."""
+        return [
+            tuple(int(v) for v in row)  # type: ignore[misc]
+            for row in self.db.execute(
+                "SELECT s.n_players, t.seat, COUNT(*), SUM(t.rank = 1), SUM(t.score) "
+                "FROM seats t JOIN schedule s USING (game_index) "
+                "GROUP BY s.n_players, t.seat ORDER BY s.n_players, t.seat"
+            )
+        ]
+
+    def split_totals(self, by: str) -> list[tuple[Any, str, int, int, int]]:
+        """Per (``by`` = ``variant`` or ``n_players``, bot label): (value, label, games,
+        wins, score sum)."""
+        column = {"variant": "s.variant", "n_players": "s.n_players"}[by]
+        labels = self._label_map()
+        rows = self.db.execute(
+            f"SELECT {column}, t.bot_id, COUNT(*), SUM(t.rank = 1), SUM(t.score) "
+            f"FROM seats t JOIN schedule s USING (game_index) GROUP BY {column}, t.bot_id"
+        )
+        return [(v, labels[int(b)], int(n), int(w), int(sc)) for v, b, n, w, sc in rows]
+
+    def score_counts(self, label: str) -> list[tuple[int, int, int]]:
+        """(n_players, score, games) of one bot's seats in finished games."""
+        ids = [i for i, lbl in self._label_map().items() if lbl == label]
+        return [
+            (int(n), int(sc), int(c))
+            for n, sc, c in self.db.execute(
+                "SELECT s.n_players, t.score, COUNT(*) FROM seats t JOIN schedule s "
+                f"USING (game_index) WHERE t.bot_id IN ({','.join('?' * len(ids))}) "
+                "GROUP BY s.n_players, t.score ORDER BY s.n_players, t.score",
+                ids,
+            )
+        ]
+
+    def load_flagged_games(
+        self, ratio: float, min_excess_ms: float
+    ) -> list[tuple[int, str, int, float, float, list[tuple[str, float, float]]]]:
+        """Games whose bots' wall time per decision is at least ``ratio`` times their CPU
+        time and ``min_excess_ms`` more (seats with CPU measured and decisions only):
+        (game_index, game_id, decisions, think mean ms, CPU mean ms, [(label, think mean,
+        CPU mean) by seat])."""
+        labels = self._label_map()
+        cpu, _ = self._cpu_columns()
+        measured = f"{cpu} IS NOT NULL AND t.decisions > 0"
+        flagged = self.db.execute(
+            "SELECT game_index, game_id, n, wall / n, busy / n FROM ("
+            "SELECT t.game_index, SUM(t.decisions) AS n, "
+            f"SUM(t.think_mean_ms * t.decisions) AS wall, SUM({cpu} * t.decisions) AS busy "
+            f"FROM seats t WHERE {measured} GROUP BY t.game_index) "
+            "JOIN schedule USING (game_index) "
+            "WHERE wall / n >= ? * (busy / n) AND wall / n - busy / n >= ? ORDER BY game_index",
+            (ratio, min_excess_ms),
+        ).fetchall()
+        out = []
+        for index, game_id, n, wall, busy in flagged:
+            seats = [
+                (labels[int(b)], float(w), float(c))
+                for b, w, c in self.db.execute(
+                    f"SELECT t.bot_id, t.think_mean_ms, {cpu} FROM seats t "
+                    f"WHERE t.game_index = ? AND {measured} ORDER BY t.seat",
+                    (index,),
+                )
+            ]
+            out.append((int(index), str(game_id), int(n), float(wall), float(busy), seats))
+        return out
+
+    def game_ids(self) -> Iterator[tuple[int, str]]:
+        """(game_index, game_id) of every finished game in schedule order, streamed."""
+        yield from self.db.execute(
+            "SELECT g.game_index, s.game_id FROM games g JOIN schedule s USING (game_index) "
+            "ORDER BY g.game_index"
+        )
+
+    def fault_log_rows(self) -> Iterator[tuple[Any, ...]]:
+        """Faults of finished games with their game ids: (game_index, game_id, label, seat,
+        kind, round, forfeit, message), streamed in schedule order."""
+        labels = self._label_map()
+        cur = self.db.execute(
+            "SELECT f.game_index, s.game_id, f.bot_id, f.seat, f.kind, f.round, f.forfeit, "
+            "f.message FROM faults f JOIN schedule s USING (game_index) "
+            "ORDER BY f.game_index, f.rowid"
+        )
+        for row in cur:
+            yield (row[0], row[1], labels[int(row[2])], *row[3:])
 
     def first_unfinished(self, start: int = 0) -> int:
         """The lowest scheduled index >= ``start`` without a result (or the next index)."""

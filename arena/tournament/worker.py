@@ -16,7 +16,7 @@ from types import FrameType
 
 from arena.referee import BotSeat, BotSpec, SandboxSettings, Seat, play_game
 from arena.referee.settings import PlaySettings
-from arena.tournament.store import FaultRow, GameResult, ScheduledGame, SeatRow
+from arena.tournament.store import Announcement, FaultRow, GameResult, ScheduledGame, SeatRow
 
 MAX_LIVE_BOTS = 8
 """Bot processes one worker keeps alive at most (least recently used ones are closed):
@@ -140,7 +140,16 @@ def run_job(state: WorkerState, job: GameJob) -> GameResult:
         record_json=record.model_dump_json().encode(),
         seats=tuple(rows),
         faults=faults,
+        announced=tuple(_announcement(seat) for seat in seats),
     )
+
+
+def _announcement(seat: Seat) -> Announcement | None:
+    """What a bot seat said in ``ready`` (None: no handshake, or not a bot)."""
+    ready = seat.ready if isinstance(seat, BotSeat) else None
+    if ready is None:
+        return None
+    return Announcement(ready.name, ready.author, ready.version)
 
 
 # ---------------------------------------------------------------- pool worker process

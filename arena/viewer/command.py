@@ -10,12 +10,13 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from arena.engine import GameRecord, ReplayError
+from arena.errors import ArenaError
 from arena.recordio import RecordFileError, load_record
 from arena.viewer.frames import viewer_data
 from arena.viewer.page import replay_page
 
 
-class ViewError(Exception):
+class ViewError(ArenaError):
     """Input the viewer cannot use, with a message for the user."""
 
 

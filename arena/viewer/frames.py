@@ -151,4 +151,6 @@ def viewer_data(record: GameRecord, game_id: str | None = None) -> dict[str, Any
         "frames": encoded,
         "fault_steps": fault_steps(record),
         "reproduce": reproduce_command(record),
+        # as text: seeds are 64-bit, and a JavaScript number keeps only 53 bits
+        "seed": None if record.seed is None else str(record.seed),
     }

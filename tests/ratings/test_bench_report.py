@@ -16,7 +16,7 @@ def test_synthetic_store_is_a_finished_tournament(tmp_path: Path) -> None:
     synthetic_store(tmp_path, 40, 6)
     results = load_results(tmp_path)
     assert results.finished == results.scheduled == 40
-    assert set(results.games["n_players"]) == {2, 4}
+    assert set(results.game_counts["n_players"]) == {"2", "4"}
     assert len(results.bots) == 6
 
 

@@ -19,18 +19,13 @@ from .helpers import game, make_store, result
 def test_finished_games_joined_with_schedule(hand_outdir: Path) -> None:
     results = load_results(hand_outdir)
     assert (results.scheduled, results.finished, results.complete) == (6, 5, False)
-    assert list(results.games["game_index"]) == [0, 1, 2, 3, 4]  # schedule order
-    g1 = results.games.set_index("game_index").loc[1]
-    assert (g1["n_players"], g1["variant"], g1["rotation"], g1["end_reason"]) == (
-        2,
-        "coloured",
-        1,
-        "normal",
-    )
-    assert g1["bots"] == ("beta", "alpha")
-    assert len(results.seats) == 2 + 2 + 2 + 3 + 3
-    assert set(results.seats.columns) >= {"n_players", "variant", "rank", "score", "bot"}
-    assert 5 not in set(results.seats["game_index"])
+    assert list(results.finished_index) == [0, 1, 2, 3, 4]  # schedule order
+    assert list(results.rated.index) == [0, 1, 2, 3, 4]
+    assert results.game_ids() == {i: f"g{i:05d}" for i in range(5)}
+    assert results.game_counts["n_players"] == {"2": 3, "3": 2}
+    assert results.game_counts["end_reason"] == {"normal": 5}
+    assert int(results.bot_totals["games"].sum()) == 2 + 2 + 2 + 3 + 3  # seats of finished games
+    assert int(results.seat_totals["games"].sum()) == 2 + 2 + 2 + 3 + 3
     assert list(results.faults["kind"]) == ["illegal", "malformed", "timeout"]
     assert results.bots == ["alpha", "beta", "gamma"]
     assert results.config is None
@@ -71,7 +66,8 @@ def test_reads_while_the_tournament_writes(tmp_path: Path) -> None:
         writer.add_result(result(games[3]))
         later = load_results(outdir)
         assert later.finished == 3
-        assert list(later.games["game_index"]) == [0, 1, 3]
+        assert list(later.finished_index) == [0, 1, 3]
+        assert later.frontier == 1  # game 2 is still to play
 
 
 def test_loading_never_writes(hand_outdir: Path) -> None:
@@ -106,9 +102,9 @@ def test_snapshot_is_consistent_under_concurrent_writes(tmp_path: Path) -> None:
     snapshots = 0
     while thread.is_alive() or snapshots == 0:
         r = load_results(outdir)
-        assert len(r.seats) == 3 * r.finished
+        assert int(r.bot_totals["games"].sum()) == 3 * r.finished
         assert len(r.faults) == r.finished
-        assert set(r.seats["game_index"]) == set(r.games["game_index"])
+        assert list(r.rated.index) == list(r.finished_index)
         snapshots += 1
     thread.join()
     assert load_results(outdir).finished == 80

@@ -1,18 +1,21 @@
-"""Property tests on random small tournaments (tables only; no store, so they are quick)."""
+"""Property tests on random small tournaments, through a real store (tables aggregated in SQL)."""
 
 from __future__ import annotations
 
 import random
+import tempfile
+from pathlib import Path
 
-import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.ratings import RatedGame, rate_games
-from arena.report.data import FAULT_COLUMNS, SEAT_COLUMNS
+from arena.report.data import Results, load_results
 from arena.report.headtohead import head_to_head_matrix, head_to_head_pairs
 from arena.report.seating import seat_advantage
 from arena.report.stats import bot_stats
+
+from .helpers import Seat, game, make_store
 
 NAMES = ["a", "b", "c", "d", "e"]
 
@@ -33,25 +36,39 @@ def tournaments(draw: st.DrawFn) -> list[tuple[list[str], list[int]]]:
     return games
 
 
-def seats_frame(games: list[tuple[list[str], list[int]]]) -> pd.DataFrame:
-    rows = []
-    for index, (bots, scores) in enumerate(games):
-        for seat, (bot, score, rank) in enumerate(
-            zip(bots, scores, competition_ranks(scores), strict=True)
-        ):
-            row: dict[str, object] = dict.fromkeys(SEAT_COLUMNS, 0)
-            row |= {"forfeit": False, "fault": None}
-            row |= {"game_index": index, "seat": seat, "bot": bot, "score": score}
-            row |= {"rank": rank, "n_players": len(bots), "variant": "coloured"}
-            rows.append(row)
-    return pd.DataFrame(rows, columns=list(SEAT_COLUMNS))
+def results_of(games: list[tuple[list[str], list[int]]]) -> Results:
+    """The games through a real store (the report aggregates them in SQL)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        built = [
+            game(
+                i,
+                *(
+                    Seat(b, sc, r)
+                    for b, sc, r in zip(bots, scores, competition_ranks(scores), strict=True)
+                ),
+            )
+            for i, (bots, scores) in enumerate(games)
+        ]
+        return load_results(make_store(Path(tmp), built))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(tournaments())
 def test_head_to_head_is_complementary(games: list[tuple[list[str], list[int]]]) -> None:
-    pairs = head_to_head_pairs(seats_frame(games))
+    pairs = head_to_head_pairs(results_of(games))
     by_pair = {(r["bot"], r["opponent"]): r for r in pairs.to_dict("records")}
+    expected: dict[tuple[str, str], list[int]] = {}
+    for bots, scores in games:
+        ranks = competition_ranks(scores)
+        for i, bot in enumerate(bots):
+            for j, other in enumerate(bots):
+                if i != j:
+                    tally = expected.setdefault((bot, other), [0, 0, 0, 0])
+                    tally[0] += 1
+                    tally[1 + (0 if ranks[i] < ranks[j] else 1 if ranks[i] > ranks[j] else 2)] += 1
+    assert {k: [r["games"], r["ahead"], r["behind"], r["ties"]] for k, r in by_pair.items()} == (
+        expected
+    )
     for (bot, opponent), row in by_pair.items():
         back = by_pair[(opponent, bot)]
         assert row["ahead"] == back["behind"] and row["ties"] == back["ties"]
@@ -61,16 +78,22 @@ def test_head_to_head_is_complementary(games: list[tuple[list[str], list[int]]])
     assert matrix.shape == (5, 5)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(tournaments())
 def test_wins_add_up(games: list[tuple[list[str], list[int]]]) -> None:
-    seats = seats_frame(games)
-    first_places = int((seats["rank"] == 1).sum())
-    stats = bot_stats(seats, pd.DataFrame(columns=list(FAULT_COLUMNS)), NAMES)
+    results = results_of(games)
+    first_places = sum(competition_ranks(scores).count(1) for _, scores in games)
+    stats = bot_stats(results, NAMES)
     assert stats["wins"].sum() == first_places
-    assert stats["games"].sum() == len(seats)
-    assert seat_advantage(seats)["wins"].sum() == first_places
+    assert stats["games"].sum() == sum(len(bots) for bots, _ in games)
+    assert seat_advantage(results)["wins"].sum() == first_places
     assert (stats["mean_margin"].dropna() >= 0).all()  # no forfeits here
+    for bot in NAMES:  # the SQL aggregates equal the plain definitions
+        mine = [(scores[b.index(bot)], max(scores)) for b, scores in games if bot in b]
+        assert stats.loc[bot, "games"] == len(mine)
+        if mine:
+            assert stats.loc[bot, "mean_score"] == sum(s for s, _ in mine) / len(mine)
+            assert stats.loc[bot, "mean_margin"] == sum(t - s for s, t in mine) / len(mine)
 
 
 @settings(max_examples=30, deadline=None)

@@ -15,6 +15,7 @@ import pytest
 
 from arena.ratings import rate_games, seatings_to_games
 from arena.report.data import load_results
+from arena.tournament.config import TournamentConfig
 from arena.tournament.ledger import RatingLedger
 from arena.tournament.store import (
     LEGACY_VERSION,
@@ -99,8 +100,8 @@ def test_schema1_store_upgrades_and_keeps_every_result(tmp_path: Path) -> None:
     assert results.finished == 4 and results.scheduled == 6
     assert sorted(results.bots) == ["a", "b", "c"]
     assert list(results.faults["bot"]) == ["c", "c"]
-    wins = results.seats[results.seats["rank"] == 1]["bot"]
-    assert set(wins) == {"a"}
+    wins = results.bot_totals["wins"]
+    assert set(wins[wins > 0].index) == {"a"}
     with Store(folder / STORE_NAME, readonly=True) as store:
         assert store.integrity_problems() == []
         assert {b.version for b in store.bots()} == {LEGACY_VERSION}
@@ -109,7 +110,7 @@ def test_schema1_store_upgrades_and_keeps_every_result(tmp_path: Path) -> None:
         assert identity["bots"][0] == ["a", LEGACY_VERSION]
         assert identity["seating"] == "rotations"  # how schema-1 stores seated bots
         assert identity["time"]["clock"] == "wall"  # the only clock before schema 3
-        assert results.seats["cpu_mean_ms"].isna().all()  # not measured
+        assert (results.bot_totals["cpu_decisions"] == 0).all()  # not measured
 
 
 def schema2_store(tmp_path: Path) -> Path:
@@ -135,7 +136,7 @@ def test_schema2_store_reads_without_cpu_times_and_upgrades_to_wall_clocks(
 ) -> None:
     folder = schema2_store(tmp_path)
     before = load_results(folder)  # read-only, not upgraded: CPU times read as missing
-    assert before.finished > 0 and before.seats["cpu_mean_ms"].isna().all()
+    assert before.finished > 0 and (before.bot_totals["cpu_decisions"] == 0).all()
     assert upgrade_store(folder)
     assert (folder / (STORE_NAME + ".v2")).is_file()
     assert not upgrade_store(folder)
@@ -147,7 +148,7 @@ def test_schema2_store_reads_without_cpu_times_and_upgrades_to_wall_clocks(
             assert (time_control["clock"], time_control["wall_ceiling"]) == ("wall", 5.0)
     after = load_results(folder)
     assert after.finished == before.finished
-    assert after.seats["cpu_mean_ms"].isna().all()
+    assert (after.bot_totals["cpu_decisions"] == 0).all()
     assert after.config is not None and after.config["time"]["clock"] == "wall"
 
 
@@ -259,3 +260,75 @@ def test_a_damaged_store_is_a_clear_error(tmp_path: Path) -> None:
     assert replay.returncode == 2
     assert "not a usable tournament store" in replay.stderr
     assert "Traceback" not in replay.stderr
+
+
+def test_resume_takes_the_stored_seating_when_none_is_given(tmp_path: Path) -> None:
+    """A schema-1 store seated by rotations (then the only mode): resuming it with the
+    same command, which no longer says so, plays on by rotations; a seating the user
+    does give is checked against the store as before."""
+    from arena.tournament.runner import resumed_config
+
+    folder = schema1_store(tmp_path / "old")
+    with Store(folder / STORE_NAME) as store:  # opened for writing: migrated
+        two = [tmp_path / "a", tmp_path / "b"]
+        unset = TournamentConfig(bots=two, output=folder)
+        assert unset.seating == "balanced"  # today's default
+        assert resumed_config(store, unset).seating == "rotations"
+        given = TournamentConfig(bots=two, output=folder, seating="balanced")
+        assert resumed_config(store, given).seating == "balanced"  # refused later, by name
+    fresh = tmp_path / "fresh"
+    with Store(fresh / STORE_NAME) as store:  # nothing stored: the defaults
+        fresh_config = TournamentConfig(bots=[tmp_path / "a", tmp_path / "b"], output=fresh)
+        assert resumed_config(store, fresh_config).seating == "balanced"
+
+
+def test_resume_takes_the_stored_clock_when_none_is_given(tmp_path: Path) -> None:
+    from arena.referee.clock import TimeControl
+    from arena.tournament.runner import resumed_config
+
+    folder = schema2_store(tmp_path)
+    with Store(folder / STORE_NAME) as store:  # migrated: its games ran on wall clocks
+        unset = config(tmp_path, BOTS[:3])
+        assert unset.time.clock.value == "cpu"
+        assert resumed_config(store, unset).time.clock.value == "wall"
+        given = config(tmp_path, BOTS[:3], time=TimeControl(clock="cpu"))
+        assert resumed_config(store, given).time.clock.value == "cpu"
+
+
+def test_each_bot_version_keeps_the_first_ready_it_announced(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from arena.tournament.store import Announcement, ScheduledGame
+
+    path = tmp_path / STORE_NAME
+    hostile = Announcement("x\x1b[2J", "<b>Eve</b>", "1.0\u202e")
+    with Store(path) as store:
+        store.schedule_games(
+            ScheduledGame(i, f"g{i}", 2, "coloured", 0, i, 0, ("a", "b"), ("v1", "v1"))
+            for i in range(3)
+        )
+        first = replace(result(next(store.schedule()), (1, 2)), announced=(hostile, None))
+        assert store.add_result(first)
+        games = list(store.schedule())
+        later = Announcement("a", "someone else", "2.0")
+        store.add_result(replace(result(games[1], (2, 1)), announced=(later, Announcement("b"))))
+        store.add_result(result(games[2], (1, 2)))  # a result without announcements
+    with Store(path, readonly=True) as store:
+        # raw in the store (shown through textsafe); the first announcement is kept
+        assert store.announcements() == {"a": hostile, "b": Announcement("b", None, None)}
+
+
+def test_a_store_from_before_announcements_opens_and_gains_them(tmp_path: Path) -> None:
+    cfg = config(tmp_path, BOTS[:3])
+    simulate(cfg, by_strength(STRENGTH))
+    path = cfg.output / STORE_NAME
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE announced")
+    db.commit()
+    db.close()
+    with Store(path, readonly=True) as store:  # read-only: nothing announced, no error
+        assert store.announcements() == {} and store.finished_count() > 0
+    assert load_results(cfg.output).finished > 0
+    with Store(path) as store:  # a writer's open adds the table
+        assert store.announcements() == {}
+        assert "announced" in {r[0] for r in store.db.execute("SELECT name FROM sqlite_master")}

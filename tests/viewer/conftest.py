@@ -7,6 +7,7 @@ Screenshots go to the test's folder, and also to ``$ARENA_SCREENSHOT_DIR`` when 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -89,6 +90,8 @@ def shoot(tmp_path: Path) -> Any:
     return take
 
 
+CHATTY_READY = {"author": "Eve \x1b[2J<img src=x onerror=alert(1)>", "version": "2.0\u202erc"}
+"""What the chatty bot says in ``ready``: markup, a terminal escape, a bidi override."""
 SCRIPTED_BOT = Path(__file__).resolve().parents[1] / "referee" / "fixtures" / "scripted_bot.py"
 REPO = Path(__file__).resolve().parents[2]
 
@@ -96,7 +99,8 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="session")
 def small_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished 12-game tournament: python-random, a bot that writes stderr on every other
-    decision, and one that sends a malformed line at its third decision (forfeits)."""
+    decision (and announces ``CHATTY_READY``, no author in its bot.toml), and one that sends
+    a malformed line at its third decision (forfeits)."""
     from arena.referee import TimeControl
     from arena.tournament import TournamentConfig, run_tournament
 
@@ -107,10 +111,13 @@ def small_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
         folder = root / name
         folder.mkdir()
         shutil.copy(SCRIPTED_BOT, folder / "bot.py")
+        author = "" if name == "chatty" else 'author = "A. <Tester> & co"\n'
         (folder / "bot.toml").write_text(
-            f'name = "{name}"\nlanguage = "python"\nauthor = "A. <Tester> & co"\n'
+            f'name = "{name}"\nlanguage = "python"\n{author}'
             f'command = "/usr/bin/python3 bot.py {mode} {after}"\n'
         )
+        if name == "chatty":  # announces itself with hostile text in `ready`
+            (folder / "ready.json").write_text(json.dumps(CHATTY_READY))
         folder.chmod(0o755)
         bots.append(folder)
     # Generous clocks and no sandbox (its uid pool is shared machine-wide): these games test

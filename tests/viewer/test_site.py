@@ -80,3 +80,62 @@ def test_arena_view_of_a_tournament_game(
     assert "function drawBoard" in page  # standalone: the viewer is inlined
     assert main(["view", str(small_tournament), "--game", "nope"]) == 2
     assert "no game 'nope'" in capsys.readouterr().err
+
+
+def test_bot_pages_show_what_the_bot_announced_in_ready(site: Path) -> None:
+    chatty = (site / "bots" / "chatty.html").read_text()
+    facts = dict(
+        re.findall(r'<th class="az-text">([^<]+)</th>\s*<td class="az-text">([^<]*)</td>', chatty)
+    )
+    # control characters made visible, then HTML-escaped: no markup, no escape, no bidi override
+    assert facts["author"] == "Eve \\x1b[2J&lt;img src=x onerror=alert(1)&gt;"
+    assert facts["version (from ready)"] == "2.0\\u202erc"
+    assert facts["language"] == "python" and "name it announced" not in facts
+    assert re.fullmatch(r"[0-9a-f]{12}", facts["build (content hash)"])
+    assert "<img" not in chatty and "\x1b" not in chatty and "\u202e" not in chatty
+    faulty = (site / "bots" / "faulty.html").read_text()
+    assert "A. &lt;Tester&gt; &amp; co" in faulty  # bot.toml's author
+    assert re.search(r"version \(from ready\)</th>\s*<td class=\"az-text\">—<", faulty)
+    # the scripted bot calls itself after its mode: shown, since it differs from its name
+    assert re.search(r"name it announced</th>\s*<td class=\"az-text\">malformed<", faulty)
+
+
+def test_the_index_lists_language_author_and_announced_version(site: Path) -> None:
+    index = (site / "index.html").read_text()
+    table = index.split('id="bots"')[1].split("</table>")[0]
+    rows = {
+        cells[0]: cells[1:]
+        for cells in (
+            [
+                re.sub(r"<[^>]+>", "", c).strip()
+                for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+            ]
+            for row in table.split("<tr>")[2:]
+        )
+    }
+    language, author, version, build, games = rows["chatty"]
+    assert (language, version, games) == ("python", "2.0\\u202erc", "8")
+    assert (
+        author == "Eve \\x1b[2J&lt;img src=x onerror=alert(1)&gt;"
+    )  # from ready: no bot.toml author
+    assert re.fullmatch(r"[0-9a-f]{12}", build)
+    assert rows["faulty"][1] == "A. &lt;Tester&gt; &amp; co"  # bot.toml's author first
+    assert rows["python-random"][2] == "1"  # python-random announces version "1"
+
+
+def test_report_html_groups_faults_by_bot_and_kind(site: Path) -> None:
+    html = (site / "report.html").read_text()
+    section = html.split('id="faults"')[1].split("<h2")[0]
+    rows = [
+        [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        for row in re.findall(r"<tr>(.*?)</tr>", section, re.S)
+        if "<td" in row
+    ]
+    assert len(rows) == 1  # 8 faults of one bot and kind: one row, not eight
+    bot, kind, count, forfeits, game, round_, message = rows[0]
+    assert (bot, kind, count, forfeits) == ("faulty", "malformed", "8", "8")
+    assert game.startswith("2p-") and "faulty" in game and round_.isdigit() and message
+    board = html.split('id="leaderboard"')[1].split("<h2")[0]
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", board)
+    assert "Faults" in headers and "Malformed" not in headers  # one column, not one per kind
+    assert "malformed 8" in board

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,9 @@ def test_index_games_filter_replay_and_bot_page(page: Any, site: Path, shoot: An
     page.locator("#games tbody tr:not([hidden]) td:nth-child(2) a").first.click()
     page.wait_for_selector("[data-testid=step]")
     assert "gray wall" in page.inner_text(".az-sub")
+    seed = re.search(r"--seed (\d+)", page.inner_text(".az-repro")).group(1)  # type: ignore[union-attr]
+    assert int(seed) > 2**53  # tournament deal seeds are 64-bit ...
+    assert f"seed {seed} " in page.inner_text(".az-sub")  # ... and shown exactly, not rounded
     assert "malformed" in page.inner_text("[data-testid=faults]")
     page.keyboard.press("End")
     assert page.inner_text("[data-testid=step]").startswith("final position")
@@ -45,3 +49,42 @@ def test_index_games_filter_replay_and_bot_page(page: Any, site: Path, shoot: An
     shoot(page, "site-bot", full_page=True)
     page.click(".az-fault a")  # the example opens its replay
     page.wait_for_selector("[data-testid=faults]")
+
+
+PAGES = ("index.html", "games.html", "bots/faulty.html", "report.html")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_every_page_fits_a_laptop_and_a_phone(
+    browser: Any, site: Path, shoot: Any, width: int
+) -> None:
+    """No page scrolls sideways (wide tables scroll inside their box); the report's
+    leaderboard fits a 1280 px screen whole; on a phone the games list is one readable
+    block per game, not columns squeezed to a letter."""
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    try:
+        page = context.new_page()
+        replay = next((site / "replays").glob("*.html")).relative_to(site)
+        for name in (*PAGES, str(replay)):
+            page.goto((site / name).as_uri())
+            page_width = page.evaluate("document.documentElement.scrollWidth")
+            assert page_width <= width, (name, page_width)
+            shoot(page, f"site-{Path(name).stem[:24]}-{width}", full_page=name != "games.html")
+        page.goto((site / "report.html").as_uri())
+        board = page.locator("#leaderboard ~ div.scroll").first
+        overflow = board.evaluate("e => e.scrollWidth - e.clientWidth")
+        if width == 1280:
+            assert overflow == 0  # the whole leaderboard, no scrolling
+        else:
+            assert overflow > 0  # it scrolls inside its box, the bot column stays put
+            cell = board.locator("tbody tr td:nth-child(2)").first
+            assert cell.evaluate("e => getComputedStyle(e).position") == "sticky"
+        page.goto((site / "games.html").as_uri())
+        first = page.locator("#games tbody tr").first
+        height = first.evaluate("e => e.getBoundingClientRect().height")
+        game_cell = first.locator("td:nth-child(2)").evaluate(
+            "e => e.getBoundingClientRect().width"
+        )
+        assert height < 120 and game_cell > 150, (height, game_cell)
+    finally:
+        context.close()

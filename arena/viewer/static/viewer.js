@@ -253,7 +253,8 @@
     root.classList.add("az-viewer");
     var title = el("h1", "", names.join(" vs "));
     root.appendChild(title);
-    var sub = [record.n_players + " players", record.variant + " wall", "seed " + record.seed,
+    var seed = data.seed !== undefined ? data.seed : record.seed;  // text: 64-bit seeds
+    var sub = [record.n_players + " players", record.variant + " wall", "seed " + seed,
       record.rounds.length + " rounds", total + " decisions", "end: " + record.end_reason];
     if (data.game_id) sub.unshift("game " + data.game_id);
     root.appendChild(el("div", "az-sub", sub.join(" · ")));
