@@ -30,7 +30,7 @@ from arena.server.auth import AuthError, csrf_token, remember_csrf
 from arena.server.config import CompetitionConfig
 from arena.server.models import Author
 from arena.server.ratelimit import RateLimited, SlidingWindow
-from arena.server.receive import MULTIPART_OVERHEAD, UploadError
+from arena.server.receive import MULTIPART_OVERHEAD, UploadError, too_large
 from arena.server.store import CompetitionStore, Conflict, Invalid, NotFound, StoreError
 from arena.textsafe import visible
 
@@ -192,7 +192,7 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
     app.include_router(api.router(state))
     app.include_router(pages.router(state))
     _handlers(app, state)
-    app.add_middleware(BodyLimit, upload_limit=settings.upload_bytes + MULTIPART_OVERHEAD)
+    app.add_middleware(BodyLimit, upload_bytes=settings.upload_bytes)
     app.add_middleware(SecurityHeaders)
     return app
 
@@ -293,15 +293,21 @@ class BodyLimit:
     """Refuse (413) request bodies beyond a bound: ``SMALL_BODY`` for forms and JSON, the
     upload limit on the upload routes (which also stop at the archive's own limit)."""
 
-    def __init__(self, app: ASGIApp, upload_limit: int) -> None:
+    def __init__(self, app: ASGIApp, upload_bytes: int) -> None:
         self.app = app
-        self.upload_limit = upload_limit
+        self.upload_bytes = upload_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.upload_limit if scope["path"] in UPLOAD_PATHS else SMALL_BODY
+        upload = scope["path"] in UPLOAD_PATHS
+        limit = self.upload_bytes + MULTIPART_OVERHEAD if upload else SMALL_BODY
+        reason = (
+            too_large(self.upload_bytes).reason
+            if upload
+            else f"the request body is larger than {SMALL_BODY // 1024} KiB"
+        )
         for key, value in scope.get("headers", []):
             if key == b"content-length":
                 try:
@@ -309,7 +315,7 @@ class BodyLimit:
                 except ValueError:
                     declared = 0
                 if declared > limit:
-                    await _refuse(scope, send, limit)
+                    await _refuse(scope, send, reason)
                     return
         seen = 0
         started = False
@@ -333,12 +339,11 @@ class BodyLimit:
             await self.app(scope, counted, watched)
         except BodyTooLarge:
             if not started:
-                await _refuse(scope, send, limit)
+                await _refuse(scope, send, reason)
 
 
-async def _refuse(scope: Scope, send: Send, limit: int) -> None:
+async def _refuse(scope: Scope, send: Send, reason: str) -> None:
     path = scope.get("path", "")
-    reason = f"the request body is larger than {limit // 1024} KiB"
     response: Response = JSONResponse(
         {"error": reason}, status_code=413, headers={"Connection": "close"}
     )

@@ -392,6 +392,7 @@ class Ladder:
         self._idle = threading.Event()
         self._idle.set()
         self._running: set[str] = set()
+        self._unsaved: list[JobDone] = []
         self._rng = random.Random(ladder.master_seed)
         self._backoff = 0.0
         self._not_before = 0.0
@@ -464,6 +465,7 @@ class Ladder:
                 break
             if item is not None:
                 self._handle_safely(item)
+        self._retry_unsaved()
         requeued = self.store.requeue_running()
         self._running.clear()
         return requeued
@@ -472,6 +474,7 @@ class Ladder:
 
     def _fill(self) -> None:
         try:
+            self._retry_unsaved()
             self._start_games()
         finally:
             self.passes += 1
@@ -551,10 +554,24 @@ class Ladder:
             _log.error("game %s voided (the arena failed to play it): %s", done.game_id, done.error)
             return
         self._backoff = 0.0
+        self._store_result(done)
+
+    def _store_result(self, done: JobDone) -> bool:
         try:
             if self.store.finish_game(done.game_id, outcome_of(done)):
                 self.finished += 1
         except StoreError as exc:
-            # Not stored: the game stays 'running' in the store and is played again
-            # after a restart; nothing half-written.
-            _log.error("game %s: result not stored: %s", done.game_id, exc)
+            # Not stored (the database is away): kept here and offered again on every
+            # pass; the store has nothing half-written, and after a restart the game,
+            # still 'running' there, is played again.
+            _log.error("game %s: result not stored yet: %s", done.game_id, exc)
+            if done not in self._unsaved:
+                self._unsaved.append(done)
+            return False
+        return True
+
+    def _retry_unsaved(self) -> None:
+        for done in list(self._unsaved):
+            self._unsaved.remove(done)
+            if not self._store_result(done):
+                return

@@ -1,16 +1,20 @@
 """`arena serve` as a user runs it: the real server on a loopback port, bots uploaded
 through the HTTP API (one broken, rejected with a readable reason), the ladder playing,
-the leaderboard in headless Chromium, `arena submit --wait`, and a SIGTERM restart and a
-`kill -9` that lose no finished game and resume the ladder.
+the leaderboard, a bot page and a replay in headless Chromium, an author signing in and
+uploading through the page, `arena submit --wait` with a new version, and a SIGTERM
+restart and a `kill -9` that lose no finished game and resume the ladder. All of it on
+SQLite and on PostgreSQL.
 
-The tests of this module run in order against one competition (module fixture); each
-waits for the ladder by polling, with generous deadlines, never by sleeping a fixed time.
+The tests of this module run in order against one competition per store (module
+fixture); each waits for the ladder by polling, with generous deadlines, never by
+sleeping a fixed time.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -51,6 +55,8 @@ class Competition:
     root: Path
     tokens: dict[str, str]
     """author name -> raw token (alice, bob, and the organiser)."""
+    label: str
+    """sqlite or postgresql (names the screenshots)."""
     submissions: dict[str, dict[str, Any]] = field(default_factory=dict)
     """bot name -> the 202 reply of its upload."""
     verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -67,9 +73,15 @@ class Competition:
         return httpx.post(self.server.url + path, headers=headers, timeout=30)
 
     def games(self) -> list[dict[str, Any]]:
-        data = self.get("/api/games?limit=500")
-        rows: list[dict[str, Any]] = data["games"]
-        return rows
+        """Every game, newest first, paging on with ``before`` as a client must."""
+        rows: list[dict[str, Any]] = []
+        query = "/api/games?limit=500"
+        while True:
+            page = self.get(query)["games"]
+            rows += page
+            if len(page) < 500:
+                return rows
+            query = f"/api/games?limit=500&before={page[-1]['id']}"
 
     def finished(self) -> set[str]:
         return {str(g["id"]) for g in self.games() if g["status"] == "finished"}
@@ -105,15 +117,37 @@ def _broken_bot(root: Path) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The competition's store: SQLite in its data folder, or a fresh database on the
+    PostgreSQL server of ``tests/server/conftest.py`` (CI: a real server)."""
+    if request.param == "sqlite":
+        yield "sqlite"
+        return
+    import sqlalchemy as sa
+
+    server = request.getfixturevalue("postgres_server")
+    name = f"arena_e2e_{secrets.token_hex(6)}"
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
 @pytest.fixture(scope="module")
-def competition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Competition]:
+def competition(tmp_path_factory: pytest.TempPathFactory, store: str) -> Iterator[Competition]:
     root = tmp_path_factory.mktemp("e2e")
     root.chmod(0o755)  # readable by the per-bot uid
     port = free_port()
     data_dir = root / "data"
     toml = root / "competition.toml"
     sandbox = "strict" if os.environ.get("ARENA_REQUIRE_SANDBOX") == "1" else "auto"
-    toml.write_text(competition_toml(data_dir, port, name="e2e", sandbox=sandbox))
+    toml.write_text(competition_toml(data_dir, port, name="e2e", sandbox=sandbox, store=store))
     server = LiveServer(toml, port, data_dir, root / "serve.log")
     try:
         server.start()
@@ -122,7 +156,7 @@ def competition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Competitio
             "alice": server.issue_token("alice"),
             "bob": server.issue_token("bob"),
         }
-        comp = Competition(server, root, tokens)
+        comp = Competition(server, root, tokens, store.split(":")[0].split("+")[0])
         uploads = [
             ("alice", "e2e-greedy", pack_bot(REPO / "bots" / GOOD["e2e-greedy"], "e2e-greedy")),
             ("bob", "e2e-random", pack_bot(REPO / "bots" / GOOD["e2e-random"], "e2e-random")),
@@ -142,7 +176,7 @@ def competition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Competitio
         keep = os.environ.get("ARENA_SCREENSHOT_DIR")
         if keep:
             Path(keep).mkdir(parents=True, exist_ok=True)
-            (Path(keep) / "e2e-serve.log").write_text(log)
+            (Path(keep) / f"e2e-serve-{store.split(':')[0].split('+')[0]}.log").write_text(log)
 
 
 def test_good_bots_go_active_and_the_broken_one_is_rejected_with_a_reason(
@@ -225,35 +259,41 @@ def test_leaderboard_bot_and_game_pages_in_chromium(
     page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
     try:
         competition.wait_games(4)
-        # The page and the API agree (retried: a game may finish between the two reads).
-        for _attempt in range(5):
+        # The page shows what the API says, with the ladder paused by the organiser (and
+        # the games in flight finished) so that nothing changes between the two reads.
+        organiser = competition.tokens["organiser"]
+        assert competition.post("/api/admin/pause", organiser).status_code == 200
+        wait_for(
+            "the games in flight to finish after the pause",
+            lambda: not any(g["status"] == "running" for g in competition.games()),
+            PATIENCE,
+            competition.server,
+        )
+        try:
             page.goto(competition.server.url + "/")
             api = {row["bot_name"]: row for row in competition.leaderboard()}
-            body = page.inner_text("body")
-            rows = {name: page.locator("tr", has_text=name) for name in GOOD}
-            if all(rows[name].count() == 1 for name in GOOD) and all(
-                api[name]["games"] in _row_numbers(rows[name].inner_text()) for name in GOOD
-            ):
-                break
-        else:
-            pytest.fail(f"leaderboard page disagrees with /api/leaderboard: {body[:2000]} {api}")
-        assert BROKEN not in body
+        finally:
+            assert competition.post("/api/admin/resume", organiser).status_code == 200
+        body = page.inner_text("body")
+        assert BROKEN not in body and "paused" in body.lower()
         for name in GOOD:
-            text = rows[name].inner_text()
+            row = page.locator("tr", has_text=name)
+            assert row.count() == 1, body
+            text = row.inner_text()
+            assert api[name]["games"] in _row_numbers(text), (text, api[name])
             assert api[name]["author_name"] in text, text
-            # A rating is on the row: some decimal near mu, the conservative rating or
-            # an end of its interval.
-            ratings = [
-                api[name][k] for k in ("mu", "conservative", "low", "high") if k in api[name]
-            ]
-            shown = [float(x) for x in re.findall(r"\d+\.\d+", text)]
-            assert any(abs(x - r) <= 0.51 for x in shown for r in ratings), (text, api[name])
-        page.screenshot(path=str(shots / "e2e-leaderboard.png"), full_page=True)
+            # A rating is on the row: mu, the conservative rating or an end of its
+            # interval, to the one decimal shown.
+            ratings = [api[name][k] for k in ("mu", "conservative", "low", "high")]
+            shown = [float(x) for x in re.findall(r"-?\d+\.\d+", text)]
+            assert any(abs(x - r) <= 0.051 for x in shown for r in ratings), (text, ratings)
+        shot = str(shots / f"e2e-{competition.label}-leaderboard.png")
+        page.screenshot(path=shot, full_page=True)
 
         page.locator("a", has_text="e2e-greedy").first.click()
         page.wait_for_url("**/bots/e2e-greedy")
         assert "e2e-greedy" in page.inner_text("body")
-        page.screenshot(path=str(shots / "e2e-bot.png"), full_page=True)
+        page.screenshot(path=str(shots / f"e2e-{competition.label}-bot.png"), full_page=True)
 
         # A finished game (the first rows may be games still running: no replay yet).
         game_links = page.locator("tr", has_text="finished").locator("a[href*='/games/']")
@@ -264,10 +304,51 @@ def test_leaderboard_bot_and_game_pages_in_chromium(
         assert page.locator(".az-board").count() == 2
         page.keyboard.press("End")
         assert page.inner_text("[data-testid=step]").startswith("final position")
-        page.screenshot(path=str(shots / "e2e-game.png"), full_page=True)
+        page.screenshot(path=str(shots / f"e2e-{competition.label}-game.png"), full_page=True)
     finally:
         context.close()
     assert errors == [], errors
+
+
+def test_an_author_signs_in_and_uploads_through_the_page(
+    competition: Competition, browser: Any, tmp_path: Path
+) -> None:
+    """The web route of a submission: sign in with the token, upload the archive with the
+    form (no JavaScript needed), read the verdict on one's own page."""
+    shots = Path(os.environ.get("ARENA_SCREENSHOT_DIR") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    token = competition.server.issue_token("carol")
+    archive = tmp_path / "carol.tar.gz"
+    archive.write_bytes(pack_bot(REPO / "bots" / "python-greedy", "e2e-carol"))
+    url = competition.server.url
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(url + "/login")
+        page.fill("input[name=token]", token)
+        page.click("form[action='/login'] button")
+        page.wait_for_url(url + "/me")
+        page.goto(url + "/submit")
+        page.set_input_files("input[name=archive]", str(archive))
+        page.click("form[action='/submit'] button")
+        page.wait_for_load_state()
+
+        def verdict_shown() -> str | None:
+            page.goto(url + "/me")
+            card = page.locator("section", has_text="e2e-carol v1")
+            if card.count() == 1 and "active" in card.locator("h3").inner_text():
+                return str(card.inner_text())
+            return None
+
+        card = wait_for("e2e-carol's verdict on /me", verdict_shown, PATIENCE, competition.server)
+        assert "check-bot" in card, card
+        page.screenshot(path=str(shots / f"e2e-{competition.label}-me.png"), full_page=True)
+    finally:
+        context.close()
+    assert errors == [], errors
+    assert competition.get("/api/bots/e2e-carol")["bot"]["author"] == "carol"
 
 
 def test_arena_submit_waits_for_the_verdict_and_the_new_version_replaces_the_old(

@@ -398,3 +398,30 @@ def test_organiser_actions_while_the_ladder_runs(store: CompetitionStore, tmp_pa
     finally:
         ladder.shutdown(abort=False)
         thread.join(30)
+
+
+def test_results_wait_out_a_database_outage(
+    store: CompetitionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.server.store import StoreError
+
+    _add_bots(store, ["a", "b"], tmp_path / "built")
+    real_finish = store.finish_game
+    failures = {"left": 3}
+
+    def flaky_finish(game_id: str, outcome: object) -> bool:
+        if failures["left"] > 0:
+            failures["left"] -= 1
+            raise StoreError("cannot write the store: connection refused")
+        return real_finish(game_id, outcome)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "finish_game", flaky_finish)
+    fake = FakeGames()
+    ladder = Ladder(
+        store, LadderSection(games_in_flight=1), PlaySettings(), tmp_path, ThreadPool(1, fake)
+    )
+    _run_until(ladder, store, 4)
+    assert failures["left"] == 0
+    finished = {g.id for g in store.games(status="finished", limit=100)}
+    assert set(fake.played) - finished <= {fake.played[-1]}  # only the last may be in flight
+    assert store.game_counts().get("running", 0) == 0

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,9 +15,7 @@ import pytest
 pytest.importorskip("fastapi", reason="the server extra is not installed")
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
-import uvicorn
-
-from .web_helpers import ALICE_STDERR, BOB_STDERR, Site, make_site
+from .web_helpers import ALICE_STDERR, BOB_STDERR, Site, make_site, serving
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 PHONE = {"width": 390, "height": 844}
@@ -52,22 +47,8 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Site, str]]:
     site = make_site(tmp_path_factory.mktemp("web"), hostile=True)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(site.client.app, host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    try:
-        yield site, f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serving(site.client.app) as base:
+        yield site, base
 
 
 @pytest.fixture

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import secrets
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -25,6 +27,7 @@ from .web_helpers import (
     bot_zip,
     csrf_of,
     make_site,
+    serving,
     web_settings,
 )
 
@@ -338,6 +341,37 @@ def test_oversized_streamed_upload_stops_at_the_limit(tmp_path: Path) -> None:
     assert [v.number for v in site.store.versions_of("alpha")] == [1]
 
 
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_oversized_upload_over_a_real_socket(tmp_path: Path, chunked: bool) -> None:
+    """Through uvicorn on loopback the client does hear the 413 (the server answers before
+    reading the rest), and nothing is kept."""
+    import httpx
+
+    site = make_site(tmp_path, settings=web_settings(upload_bytes=2**20))
+    big = bot_zip("alpha", {"blob.bin": secrets.token_bytes(6 * 2**20)})
+    with serving(site.client.app) as base:
+        url = f"{base}/api/submissions"
+        if chunked:
+
+            def body() -> Iterator[bytes]:
+                yield b"--B\r\nContent-Disposition: form-data; "
+                yield b'name="archive"; filename="a.zip"\r\n\r\n'
+                for i in range(0, len(big), 65536):
+                    yield big[i : i + 65536]
+                yield b"\r\n--B--\r\n"
+
+            headers = {**site.auth("alice"), "Content-Type": "multipart/form-data; boundary=B"}
+            response = httpx.post(url, headers=headers, content=body(), timeout=60)
+        else:
+            files = {"archive": ("a.zip", big, "application/zip")}
+            response = httpx.post(url, headers=site.auth("alice"), files=files, timeout=60)
+    assert response.status_code == 413
+    assert response.json() == {"error": "the archive is larger than the limit of 1 MiB"}
+    uploads = site.data_dir / "uploads"
+    assert not uploads.exists() or not any(uploads.iterdir())
+    assert [v.number for v in site.store.versions_of("alpha")] == [1]
+
+
 def test_large_form_bodies_are_refused(site: Site) -> None:
     csrf = csrf_of(site.client)
     response = site.client.post("/login", data={"token": "x" * 200_000, "csrf": csrf})
@@ -372,3 +406,27 @@ def test_gzip_bomb_is_refused(tmp_path: Path) -> None:
     )
     assert response.status_code == 400 and "limit" in response.json()["error"]
     assert not any((site.data_dir / "uploads").iterdir())
+
+
+def test_upload_flood_is_429(site: Site) -> None:
+    state = site.client.app.state.arena  # type: ignore[attr-defined]
+    state.uploads_window.limit = 2
+    codes = []
+    for _ in range(4):
+        response = site.client.post(
+            "/api/submissions",
+            headers=site.auth("alice"),
+            files={"archive": ("a.zip", bot_zip("alpha"), "application/zip")},
+        )
+        codes.append(response.status_code)
+    assert codes == [202, 202, 429, 429]
+    assert int(response.headers["Retry-After"]) >= 1
+    assert [v.number for v in site.store.versions_of("alpha")] == [3, 2, 1]
+    # refused uploads do not count: bob's bad archive leaves his allowance intact
+    for _ in range(3):
+        bad = site.client.post(
+            "/api/submissions",
+            headers=site.auth("bob"),
+            files={"archive": ("a.zip", b"junk", "application/zip")},
+        )
+        assert bad.status_code == 400

@@ -4,11 +4,16 @@ hostile text wherever a bot or an author controls it."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import json
 import random
+import socket
+import threading
+import time
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -206,3 +211,25 @@ def bot_zip(name: str, extra: dict[str, bytes] | None = None, top: str = "") -> 
         for path, data in (extra or {}).items():
             zf.writestr(top + path, data)
     return buffer.getvalue()
+
+
+@contextlib.contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """``app`` served by uvicorn on a free loopback port, in a thread; its base URL."""
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
