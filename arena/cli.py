@@ -1159,14 +1159,15 @@ def build_parser() -> argparse.ArgumentParser:
         "protocol",
         help="referee overhead per decision and sandboxed spawn time",
         description=(
-            "Two persistent C bots play whole games; prints the referee's overhead per "
-            "decision (its CPU time outside the bots' think windows, and wall time minus bot "
-            "think time), decisions/s, a raw pipe round trip for comparison, and the "
-            "sandboxed spawn time."
+            "Two persistent C bots play whole games on each clock kind (CPU, the default, "
+            "and wall, interleaved); prints the referee's overhead per decision (the gap from "
+            "reading a reply to writing the next request, and wall time minus bot think "
+            "time), decisions/s, a raw pipe round trip for comparison, and the sandboxed "
+            "spawn time."
         ),
     )
     b.add_argument("--bot", default="bots/c-greedy", help="bot folder (default bots/c-greedy)")
-    b.add_argument("--games", type=int, default=20)
+    b.add_argument("--games", type=int, default=20, help="games per clock kind (default 20)")
     b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
     b.add_argument(
         "--json",

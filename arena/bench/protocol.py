@@ -8,6 +8,10 @@ the boundary between two games) spread over its decisions; the median over games
 reported. Medians make it robust to a loaded machine, where a few preempted gaps
 would dominate a mean. The old measure (game wall time minus measured think time,
 over decisions) is reported too, and a raw pipe round trip as the baseline.
+
+Both clock kinds are measured, interleaved in blocks so that they see the same load:
+CPU clocks (the default) read the bots' CPU time, wall clocks too (for the record),
+so the two differ only in what the clock itself costs.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from arena.engine import Variant
 from arena.referee import BotSeat, GameSettings, SandboxSettings, load_bot, play_game
 from arena.referee.build import build_bot
 from arena.referee.channel import Channel, ChannelError, ReadFailure
+from arena.referee.clock import DEFAULT_CLOCK, ClockKind, TimeControl
 from arena.referee.referee import GameOutcome
 from arena.sandbox import Level
 from arena.sandbox.bench import measure_spawn
@@ -33,9 +38,16 @@ from arena.sandbox.bench import measure_spawn
 @dataclass(frozen=True)
 class ProtocolBench:
     games: int
+    """Games per clock kind."""
     decisions: int
     overhead_us: float
-    """Median over games of (median reply-to-next-request gap + game fixed cost / decisions)."""
+    """On the default (CPU) clock: median over games of (median reply-to-next-request gap
+    + game fixed cost / decisions)."""
+    overhead_by_clock_us: dict[str, float]
+    """The same figure per clock kind (``cpu``, ``wall``), measured interleaved in one run."""
+    referee_cpu_by_clock_us: dict[str, float]
+    """Per clock kind, median over games of the referee process's CPU time per decision
+    (everything it does, system calls included): unlike the gaps, hardly moved by load."""
     overhead_wall_us: float
     """Median over games of (wall - think) / decisions (a mean: load-sensitive)."""
     think_us: float
@@ -93,37 +105,35 @@ _LAST_READ: list[float | None] = [None]
 """When the last reply (of either seat) was read."""
 
 
-def bench_protocol(bot_dir: Path, games: int = 20, level: Level = Level.AUTO) -> ProtocolBench:
-    spec = build_bot(load_bot(bot_dir), level).spec
-    seats = [
-        BotSeat(spec, sandbox=SandboxSettings(level=level, slot=i), persistent=True)
-        for i in range(2)
-    ]
-    gaps: list[float] = []
-    played: list[tuple[GameOutcome, float, int]] = []
-    """Per game: outcome, wall time, index of its first gap (bookkeeping after the run,
+@dataclass
+class _GameFigures:
+    overhead_us: float
+    wall_overhead_us: float
+    think_us: float
+    decisions: int
+    wall_s: float
+    referee_cpu_us: float
+
+
+def _play_block(
+    seats: list[BotSeat], gaps: list[float], games: int, first_seed: int
+) -> list[_GameFigures]:
+    """``games`` games on one pair of seats (plus one that closes the last game's boundary)."""
+    played: list[tuple[GameOutcome, float, int, float]] = []
+    """Per game: outcome, wall time, index of its first gap, the referee's CPU time
+    (bookkeeping after the block,
     so that the bench's own work does not land in the gaps it measures)."""
-    try:
-        for seat in seats:
-            fault = seat.start()
-            if fault is not None or seat._chan is None:
-                raise RuntimeError(f"bench bot did not start: {fault.message if fault else ''}")
-            seat._chan = _TimedChannel(seat._chan, gaps)  # type: ignore[assignment]
-        _LAST_READ[0] = None
-        for g in range(games + 1):  # the extra game closes the last one's boundary gap
-            variant = Variant.COLOURED if g % 2 == 0 else Variant.GRAY
-            first = len(gaps)
-            t = time.perf_counter()
-            outcome = play_game(seats, GameSettings(variant=variant, seed=g), f"bench-{g}")
-            played.append((outcome, time.perf_counter() - t, first))
-    finally:
-        for seat in seats:
-            seat.close()
-    overheads, wall_overheads, thinks = [], [], []
-    total_decisions = 0
-    total_time = 0.0
+    _LAST_READ[0] = None
+    for g in range(first_seed, first_seed + games + 1):
+        variant = Variant.COLOURED if g % 2 == 0 else Variant.GRAY
+        game = GameSettings(variant=variant, seed=g, time_control=seats[0].time_control)
+        first = len(gaps)
+        t, cpu = time.perf_counter(), time.process_time()
+        outcome = play_game(seats, game, f"bench-{g}")
+        played.append((outcome, time.perf_counter() - t, first, time.process_time() - cpu))
+    figures = []
     for g in range(games):
-        outcome, wall, first = played[g]
+        outcome, wall, first, cpu_s = played[g]
         if outcome.record.faults:
             raise RuntimeError(f"bench bot faulted: {outcome.record.faults[0].message}")
         think_ms = [
@@ -134,19 +144,76 @@ def bench_protocol(bot_dir: Path, games: int = 20, level: Level = Level.AUTO) ->
         # (its record and game_end, the next game_start).
         inner = gaps[first + (1 if g else 0) : played[g + 1][2]]
         boundary = gaps[played[g + 1][2]]
-        overheads.append((statistics.median(inner) + boundary / n) * 1e6)
-        wall_overheads.append((wall - sum(think_ms) / 1000) / n * 1e6)
-        thinks.append(statistics.median(think_ms) * 1000)
-        total_decisions += n
-        total_time += wall
+        figures.append(
+            _GameFigures(
+                overhead_us=(statistics.median(inner) + boundary / n) * 1e6,
+                wall_overhead_us=(wall - sum(think_ms) / 1000) / n * 1e6,
+                think_us=statistics.median(think_ms) * 1000,
+                decisions=n,
+                wall_s=wall,
+                referee_cpu_us=cpu_s / n * 1e6,
+            )
+        )
+    return figures
+
+
+CLOCKS = (ClockKind.CPU, ClockKind.WALL)
+"""Both clock kinds, the default first."""
+
+
+def bench_protocol(
+    bot_dir: Path, games: int = 20, level: Level = Level.AUTO, blocks: int = 2
+) -> ProtocolBench:
+    """``games`` games per clock kind, in ``blocks`` interleaved blocks (same load)."""
+    spec = build_bot(load_bot(bot_dir), level).spec
+    pairs = {
+        clock: [
+            BotSeat(
+                spec,
+                time_control=TimeControl(clock=clock),
+                sandbox=SandboxSettings(level=level, slot=2 * k + i),
+                persistent=True,
+            )
+            for i in range(2)
+        ]
+        for k, clock in enumerate(CLOCKS)
+    }
+    gaps: list[float] = []
+    figures: dict[ClockKind, list[_GameFigures]] = {clock: [] for clock in CLOCKS}
+    try:
+        for seats in pairs.values():
+            for seat in seats:
+                fault = seat.start()
+                if fault is not None or seat._chan is None:
+                    raise RuntimeError(f"bench bot did not start: {fault.message if fault else ''}")
+                seat._chan = _TimedChannel(seat._chan, gaps)  # type: ignore[assignment]
+        sizes = [games // blocks + (1 if b < games % blocks else 0) for b in range(blocks)]
+        seed = 0
+        for size in sizes:
+            for clock, seats in pairs.items():
+                figures[clock] += _play_block(seats, gaps, size, seed)
+            seed += size + 1
+    finally:
+        for seats in pairs.values():
+            for seat in seats:
+                seat.close()
+    default = figures[DEFAULT_CLOCK]
     spawn = measure_spawn(level, runs=20)
     return ProtocolBench(
         games=games,
-        decisions=total_decisions,
-        overhead_us=statistics.median(overheads),
-        overhead_wall_us=statistics.median(wall_overheads),
-        think_us=statistics.median(thinks),
-        decisions_per_s=total_decisions / total_time,
+        decisions=sum(f.decisions for f in default),
+        overhead_us=statistics.median(f.overhead_us for f in default),
+        overhead_by_clock_us={
+            clock.value: statistics.median(f.overhead_us for f in figures[clock])
+            for clock in CLOCKS
+        },
+        referee_cpu_by_clock_us={
+            clock.value: statistics.median(f.referee_cpu_us for f in figures[clock])
+            for clock in CLOCKS
+        },
+        overhead_wall_us=statistics.median(f.wall_overhead_us for f in default),
+        think_us=statistics.median(f.think_us for f in default),
+        decisions_per_s=sum(f.decisions for f in default) / sum(f.wall_s for f in default),
         spawn_ms=spawn.median_ms,
         spawn_layers=spawn.layers,
         pipe_roundtrip_us=pipe_roundtrip_us(),
@@ -166,11 +233,19 @@ def run(bot: Path, games: int, level: Level, as_json: bool) -> int:
     console = Console()
     with Console(stderr=True).status("two persistent C bots playing…"):
         r = bench_protocol(bot, games=games, level=level)
-    console.print(f"games {r.games}, decisions {r.decisions}")
+    console.print(f"games {r.games} per clock kind, decisions {r.decisions} (default clock)")
     console.print(
         f"referee overhead per decision (reply read -> next request written, median, plus "
         f"each game's fixed cost; median of games): {r.overhead_us:.1f} µs (target ≤ 25 µs) — "
         f"{'meets' if r.overhead_us <= 25 else 'MISSES'}"
+    )
+    console.print(
+        "the same on each clock kind, interleaved in this run: "
+        + ", ".join(f"{kind} {us:.1f} µs" for kind, us in r.overhead_by_clock_us.items())
+    )
+    console.print(
+        "the referee's own CPU time per decision (load hardly moves it): "
+        + ", ".join(f"{kind} {us:.1f} µs" for kind, us in r.referee_cpu_by_clock_us.items())
     )
     console.print(
         f"as game wall time minus measured think time (a mean: load-sensitive): "

@@ -67,6 +67,7 @@ from arena.engine.tables import (
     AnyMove,
     Decision,
     EndReason,
+    FactoryMoves,
     Place,
     Variant,
     factory_code,
@@ -277,6 +278,7 @@ class Game:
         "_deal_pos",
         "_deals",
         "_first_player",
+        "_live",
         "_log",
         "_next_first",
         "_owned",
@@ -328,6 +330,9 @@ class Game:
     _first_player: int
     _log: list[tuple[int, AnyMove]]
     """``rounds[-1].decisions`` (one look-up instead of three on every move)."""
+    _live: list[FactoryMoves]
+    """Per factory, its moves table (``FACTORY_MOVES[i][code]``), ``()`` once emptied:
+    :meth:`legal_moves` walks it without looking at codes or empty factories."""
     _next_first: int
     _owned: int
     """Copy on write: bit ``p`` set when ``boards[p]`` belongs to this game alone,
@@ -413,10 +418,9 @@ class Game:
         if self.decision is _DRAFT:
             acc = self.boards[self.current_player].accept
             out: list[AnyMove] = []
-            for parts, code in zip(FACTORY_MOVES, self.factories):  # noqa: B905 - 9 >= factories
-                if code:
-                    for c, by_mask in parts[code]:
-                        out += by_mask[acc[c]]
+            for parts in self._live:
+                for c, by_mask in parts:
+                    out += by_mask[acc[c]]
             table = CENTRE_MOVES
             c0, c1, c2, c3, c4 = self.centre
             if c0:
@@ -532,31 +536,39 @@ class Game:
             for k, count in CODE_REST[code][colour]:
                 centre[k] += count
             factories[source] = 0
+            self._live[source] = ()
         table = self._table_tiles - n
         self._table_tiles = table
         if line != -1:
             counts = board.line_count
             count = counts[line]
-            if count:
-                room = line + 1 - count
-            else:
-                board.line_colour[line] = colour
-                keep = acc[colour]
-                clear = NOT_BIT[line]
-                acc[0] &= clear
-                acc[1] &= clear
-                acc[2] &= clear
-                acc[3] &= clear
-                acc[4] &= clear
-                acc[colour] = keep
-                room = line + 1
-            if n >= room:
+            room = line + 1 - count
+            if n >= room:  # the line fills up: no colour fits on it any more
                 counts[line] = line + 1
-                acc[colour] &= NOT_BIT[line]
                 n -= room
+                if count:
+                    acc[colour] &= NOT_BIT[line]
+                else:
+                    board.line_colour[line] = colour
+                    clear = NOT_BIT[line]
+                    a0, a1, a2, a3, a4 = acc
+                    board.accept = [a0 & clear, a1 & clear, a2 & clear, a3 & clear, a4 & clear]
             else:
                 counts[line] = count + n
                 n = 0
+                if not count:  # a new colour on the line: only that colour fits on it now
+                    board.line_colour[line] = colour
+                    clear = NOT_BIT[line]
+                    keep = acc[colour]
+                    a0, a1, a2, a3, a4 = acc
+                    acc = board.accept = [
+                        a0 & clear,
+                        a1 & clear,
+                        a2 & clear,
+                        a3 & clear,
+                        a4 & clear,
+                    ]
+                    acc[colour] = keep
         if n:
             floor = board.floor
             free = 7 - len(floor)
@@ -584,14 +596,30 @@ class Game:
         if not self._owned >> seat & 1:
             board = self._own_board(seat)
         line = self._tiling_line
-        colour = board.line_colour[line]
-        board.score += board.place(line, move[0], colour)
+        colours = board.line_colour
+        colour = colours[line]
+        # Board.place, inline (one call less per placement)
+        col = move[0]
+        col_bit = BIT[col]
+        row_cells = board.row_cells
+        cells = row_cells[line] | col_bit
+        row_cells[line] = cells
+        row_colours = board.row_colours
+        placed = row_colours[line] | BIT[colour]
+        row_colours[line] = placed
+        col_rows = board.col_rows
+        rows = col_rows[col] | BIT[line]
+        col_rows[col] = rows
+        board.col_colours[col] |= BIT[colour]
+        board.colour_cols[colour] |= col_bit
+        board.wall[line * 5 + col] = colour
+        board.score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
         self.lid[colour] += line
         board.line_count[line] = 0
-        board.line_colour[line] = -1
+        colours[line] = -1
         bit = BIT[line]
         acc = board.accept
-        for c in FREE_COLOURS[board.row_colours[line]]:
+        for c in FREE_COLOURS[placed]:
             acc[c] |= bit
         self._tiling_line = line + 1
         self._continue_tiling()
@@ -631,38 +659,42 @@ class Game:
                 board = self._own_board(seat)
             counts = board.line_count
             colours = board.line_colour
+            row_cells = board.row_cells
+            row_colours = board.row_colours
+            col_rows = board.col_rows
+            acc = board.accept
+            score = board.score
             for line in range(5):
                 if counts[line] == line + 1:
                     colour = colours[line]
                     col = (line + colour) % 5
                     col_bit = BIT[col]
-                    row_cells = board.row_cells
                     cells = row_cells[line] | col_bit
                     row_cells[line] = cells
-                    row_colours = board.row_colours
-                    row_colours[line] |= BIT[colour]
-                    col_rows = board.col_rows
+                    placed = row_colours[line] | BIT[colour]
+                    row_colours[line] = placed
                     rows = col_rows[col] | BIT[line]
                     col_rows[col] = rows
                     board.col_colours[col] |= BIT[colour]
                     board.colour_cols[colour] |= col_bit
                     board.wall[line * 5 + col] = colour
-                    board.score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
+                    score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
                     lid[colour] += line
                     counts[line] = 0
                     colours[line] = -1
                     bit = BIT[line]
-                    acc = board.accept
-                    for c in FREE_COLOURS[row_colours[line]]:
+                    for c in FREE_COLOURS[placed]:
                         acc[c] |= bit
             floor = board.floor
             if floor:
-                score = board.score - FLOOR_PENALTY[len(floor)]
-                board.score = score if score > 0 else 0
+                score -= FLOOR_PENALTY[len(floor)]
+                if score < 0:
+                    score = 0
                 for item in floor:
                     if item != 5:  # MARKER
                         lid[item] += 1
                 board.floor = []
+            board.score = score
         self._tiling_player = self.n_players
         self._tiling_line = 0
         self._end_round()
@@ -680,21 +712,35 @@ class Game:
             if not self._owned >> seat & 1:
                 board = self._own_board(seat)
             counts = board.line_count
+            colours = board.line_colour
+            row_cells = board.row_cells
+            colour_cols = board.colour_cols
             line = self._tiling_line
             while line < 5:
                 if counts[line] == line + 1:
-                    colour = board.line_colour[line]
-                    options = PLACE_OPTIONS[
-                        FULL & ~(board.row_cells[line] | board.colour_cols[colour])
-                    ]
-                    if len(options) == 1:
-                        board.score += board.place(line, options[0][0], colour)
+                    colour = colours[line]
+                    options = PLACE_OPTIONS[FULL & ~(row_cells[line] | colour_cols[colour])]
+                    if len(options) == 1:  # no choice: Board.place, inline
+                        col = options[0][0]
+                        col_bit = BIT[col]
+                        cells = row_cells[line] | col_bit
+                        row_cells[line] = cells
+                        row_colours = board.row_colours
+                        placed = row_colours[line] | BIT[colour]
+                        row_colours[line] = placed
+                        col_rows = board.col_rows
+                        rows = col_rows[col] | BIT[line]
+                        col_rows[col] = rows
+                        board.col_colours[col] |= BIT[colour]
+                        colour_cols[colour] |= col_bit
+                        board.wall[line * 5 + col] = colour
+                        board.score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
                         lid[colour] += line
                         counts[line] = 0
-                        board.line_colour[line] = -1
+                        colours[line] = -1
                         bit = BIT[line]
                         acc = board.accept
-                        for c in FREE_COLOURS[board.row_colours[line]]:
+                        for c in FREE_COLOURS[placed]:
                             acc[c] |= bit
                     elif not options:
                         self._line_to_floor(board, line, colour)
@@ -771,6 +817,7 @@ class Game:
         self.marker_in_centre = True
         self.decision = _DRAFT
         self.factories = codes[:]
+        self._live = list(map(_moves_of, FACTORY_MOVES, codes))
         self._table_tiles = dealt
         log = _new_log(RoundLog)
         log.number = self.round
@@ -925,6 +972,7 @@ class Game:
         g.lid = self.lid[:]
         g.boards = self.boards[:]
         g.factories = self.factories[:]
+        g._live = self._live[:]
         g.centre = self.centre[:]
         g.marker_in_centre = self.marker_in_centre
         g.rounds = self.rounds[:]
@@ -964,6 +1012,7 @@ class Game:
         g.bag = list(obs["bag"])
         g.lid = list(obs["lid"])
         g.factories = [factory_code(counts) for counts in obs["factories"]]
+        g._live = list(map(_moves_of, FACTORY_MOVES, g.factories))
         g.centre = list(obs["centre"])
         g.marker_in_centre = obs["marker_in_centre"]
         g.round = obs["round"]
@@ -1033,6 +1082,8 @@ class Game:
 
 
 _new_game = object.__new__
+_moves_of = tuple.__getitem__
+"""``_moves_of(FACTORY_MOVES[i], code)``: factory ``i``'s moves table for its contents."""
 _VARIANTS: dict[Variant | str, Variant] = {v.value: v for v in Variant}
 _ORDERED_DRAWS = tuple(t * (t - 1) * (t - 2) * (t - 3) for t in range(5 * TILES_PER_COLOUR + 1))
 """``_ORDERED_DRAWS[t]``: ordered ways to draw 4 tiles from ``t`` (below 2**27)."""

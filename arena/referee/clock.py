@@ -17,6 +17,7 @@ unannounced grace; banks and increments use the same charge.
 from __future__ import annotations
 
 import enum
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +44,9 @@ _EPS_MS = 1e-3
 """Rounding slack: waking exactly at a ceiling must count as reaching it."""
 MIN_CHECK_S = 0.01
 """CPU clocks: the shortest wait between two CPU-time readings while a bot thinks."""
+MACHINE_CORES = os.cpu_count() or 1
+"""No process tree can use CPU time faster than this many seconds per second, whatever
+its quota: a decision whose wall time times this is within its budget cannot be over it."""
 
 
 class TimeControl(BaseModel):
@@ -151,9 +155,11 @@ class Stopwatch:
     :meth:`overrun`: None means "still within its time, wait again" and sets a new
     ``wake_at``. The CPU time is read only when the bot could have used up its
     allowance: a bot that answers in time costs two readings (start and :meth:`stop`),
-    whatever the host's load. The wait counter is first read at the first
-    :meth:`overrun` (one allowance in), so waiting before that counts as idle: the idle
-    ceiling is effectively between ``wall_ceiling - 1`` and ``wall_ceiling`` allowances.
+    whatever the host's load, and when its wall time shows it cannot be late
+    (:meth:`quick_stop`) the closing one may wait until the next request is out. The
+    wait counter is first read at the first :meth:`overrun` (one allowance in), so
+    waiting before that counts as idle: the idle ceiling is effectively between
+    ``wall_ceiling - 1`` and ``wall_ceiling`` allowances.
     """
 
     def __init__(
@@ -192,6 +198,26 @@ class Stopwatch:
 
     def _since_start(self, reading: int | None, first: int | None) -> float | None:
         return None if reading is None or first is None else max(0, reading - first) / 1e6
+
+    @property
+    def opening_ns(self) -> int | None:
+        """The CPU reading taken when the decision started (None: unknown)."""
+        return self._cpu0
+
+    def quick_stop(self) -> float | None:
+        """The wall time so far (ms) when no CPU reading can make this decision late:
+        its wall time times :data:`MACHINE_CORES` is within the budget and no wait
+        went past :attr:`wake_at`. Then the closing CPU reading may wait until the bot
+        is idle again (:meth:`cpu_ms_at`). None: call :meth:`stop`, which reads it now."""
+        wall_ms = (self._now() - self.start) * 1000
+        if self._wait_read or (wall_ms + 1.0) * MACHINE_CORES >= self.allowance_ms:
+            return None
+        return wall_ms
+
+    def cpu_ms_at(self, reading: int | None) -> float | None:
+        """CPU time (ms) between the opening reading and ``reading`` (a later
+        ``meter.cpu_ns()``), None when either is unknown."""
+        return self._since_start(reading, self._cpu0)
 
     def stop(self) -> Spent:
         """The cost so far (call it when the reply is in)."""

@@ -14,7 +14,7 @@ from arena.engine.tables import DEFAULT_ROUND_LIMIT
 from arena.protocol.messages import GameEnd, GameStart, SeatResult
 from arena.referee.clock import Clock, TimeControl
 from arena.referee.faults import Fault, FaultPolicy
-from arena.referee.seats import Choice, Seat
+from arena.referee.seats import Choice, Seat, settle_cpu
 
 GAME_STDERR_BYTES = 32 * 1024
 """Per seat and game, at most this much per-decision stderr goes into the record
@@ -76,8 +76,8 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
     forfeited: list[bool] = [False] * n
     faults: list[FaultRecord] = []
     think: list[list[float]] = [[] for _ in seats]
-    decisions: list[dict[str, Any]] = []
-    """Plain data on the per-decision path: validated once, with the whole record."""
+    decisions: list[dict[str, Any] | tuple[int, Choice]] = []
+    """Plain data on the per-decision path, made dicts and validated once at the end."""
     stderr_room = [GAME_STDERR_BYTES] * n
 
     def fault(seat: int, f: Fault, always_forfeit: bool = False) -> None:
@@ -125,26 +125,35 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
                 req_id, game, options, clocks[current].allowance_ms(), game_id
             )
             if isinstance(answer, Choice):
-                index, think_ms = answer.index, answer.think_ms
-                clocks[current].charge(answer.spent)
-                think[current].append(think_ms)
-                decision: dict[str, Any] = {"think_ms": round(think_ms, 3), "auto": False}
-                if answer.cpu_ms is not None:
-                    decision["cpu_ms"] = round(answer.cpu_ms, 3)
-                if answer.stderr is not None and stderr_room[current] > 0:
-                    decision["stderr"] = _capped(answer.stderr, stderr_room[current])
-                    stderr_room[current] -= len(answer.stderr)
-                decisions.append(decision)
+                index = answer.index
+                clock = clocks[current]
+                if clock.bank_ms is not None:
+                    clock.charge(answer.spent)
+                think[current].append(answer.think_ms)
+                decisions.append((current, answer))  # its CPU time may be read later
             else:
                 fault(current, answer)
                 index = auto_rng[current].randrange(len(options))
                 decisions.append({"think_ms": None, "auto": True})
         apply(options[index])
 
+    settle_cpu()
+    facts: list[dict[str, Any]] = []
+    for entry in decisions:
+        if isinstance(entry, tuple):
+            seat_index, answer = entry
+            decision: dict[str, Any] = {"think_ms": round(answer.think_ms, 3), "auto": False}
+            if answer.cpu_ms is not None:
+                decision["cpu_ms"] = round(answer.cpu_ms, 3)
+            if answer.stderr is not None and stderr_room[seat_index] > 0:
+                decision["stderr"] = _capped(answer.stderr, stderr_room[seat_index])
+                stderr_room[seat_index] -= len(answer.stderr)
+            entry = decision
+        facts.append(entry)
     lost_seats = [i for i in range(n) if forfeited[i]]
     data = record_data(game, names, lost_seats)
     # Add the referee's facts (think times, auto flags) to the decisions, in order.
-    it = iter(decisions)
+    it = iter(facts)
     for rnd in data["rounds"]:
         for decision in rnd["decisions"]:
             decision.update(next(it))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,23 +47,80 @@ from arena.sandbox import (
 )
 
 
-@dataclass(slots=True)
 class Choice:
-    """A seat's answer to a decision request (not frozen: cheaper to build per decision)."""
+    """A seat's answer to a decision request (a plain slotted class: built per decision).
 
-    index: int
-    think_ms: float
-    """Wall time from request written to reply read."""
-    stderr: str | None = None
-    """What the bot wrote to stderr while deciding (capped), if anything."""
-    cpu_ms: float | None = None
-    """CPU time of the bot's process tree meanwhile (None: not measured)."""
-    clock: ClockKind = ClockKind.WALL
-    """The clock the decision was charged on."""
+    A bot's closing CPU reading may be taken after the referee has sent the next
+    request to another seat (off the path the bots wait on; see :func:`settle_cpu`):
+    :attr:`cpu_ms` is then filled in on first use."""
+
+    __slots__ = ("_cpu_ms", "_pending", "clock", "index", "stderr", "think_ms")
+
+    def __init__(
+        self,
+        index: int,
+        think_ms: float,
+        stderr: str | None = None,
+        cpu_ms: float | None = None,
+        clock: ClockKind = ClockKind.WALL,
+    ) -> None:
+        self.index = index
+        self.think_ms = think_ms
+        """Wall time from request written to reply read."""
+        self.stderr = stderr
+        """What the bot wrote to stderr while deciding (capped), if anything."""
+        self._cpu_ms = cpu_ms
+        self.clock = clock
+        """The clock the decision was charged on."""
+        self._pending: tuple[Stopwatch, BotSeat] | None = None
+        """Set while the closing CPU reading is still to be taken."""
+
+    @property
+    def cpu_ms(self) -> float | None:
+        """CPU time of the bot's process tree meanwhile (None: not measured)."""
+        if self._pending is not None:
+            self.settle()
+        return self._cpu_ms
+
+    def settle(self, reading: int | None = None, *, read: bool = True) -> None:
+        """Take the closing CPU reading now (or use ``reading``, taken while the bot was
+        idle); a no-op when it was taken already."""
+        pending = self._pending
+        if pending is None:
+            return
+        self._pending = None
+        watch, seat = pending
+        if read:
+            reading = seat.cpu_reading()
+        cpu_ms = self._cpu_ms = watch.cpu_ms_at(reading)
+        seat._busy_s += (cpu_ms if cpu_ms is not None else self.think_ms) / 1000
 
     @property
     def spent(self) -> Spent:
         return Spent(self.think_ms, self.cpu_ms, self.clock)
+
+    def __repr__(self) -> str:
+        return f"Choice(index={self.index}, think_ms={self.think_ms:.3f}, cpu_ms={self.cpu_ms})"
+
+
+class _Unsettled(threading.local):
+    def __init__(self) -> None:
+        self.choices: list[Choice] = []
+
+
+_UNSETTLED = _Unsettled()
+"""Per thread (one game at a time): bot answers whose closing CPU reading is deferred."""
+
+
+def settle_cpu() -> None:
+    """Take every deferred closing CPU reading of this thread's game now. A seat does it
+    right after writing its request (the answering bots wait for nothing then);
+    :func:`arena.referee.play_game` once more when the game ends."""
+    pending = _UNSETTLED.choices
+    if pending:
+        for choice in pending:
+            choice.settle()
+        pending.clear()
 
 
 class Seat(Protocol):
@@ -156,6 +214,8 @@ class BotSeat:
         self._busy_s = 0.0
         """Think time of the current process (CPU time where measured, else wall time),
         so a persistent process is recycled before it reaches its CPU-seconds rlimit."""
+        self._unsettled: Choice | None = None
+        """This seat's last answer while its closing CPU reading is deferred."""
         self.clock = self.time_control.clock
         """The clock that applies to the current process (CPU falls back to wall when
         the bot's CPU time cannot be read)."""
@@ -277,7 +337,19 @@ class BotSeat:
                 self._proc.wait(0.2)
         self.kill()
 
+    def cpu_reading(self) -> int | None:
+        """The bot's CPU time so far (ns), None when unknown (see ``BotProcess.cpu_ns``)."""
+        proc = self._proc
+        return proc.cpu_ns() if proc is not None else None
+
+    def _may_defer(self) -> bool:
+        """Whether the closing CPU reading may wait: not when a CPU-clock bank needs it."""
+        return self.time_control.bank_ms is None or self.clock is not ClockKind.CPU
+
     def kill(self) -> None:
+        if self._unsettled is not None:  # its last CPU reading, while it still exists
+            self._unsettled.settle()
+            self._unsettled = None
         if self._chan is not None:
             self._chan.close()
             if self._chan.transcript is not None:
@@ -319,7 +391,12 @@ class BotSeat:
         sink = self._proc.sink if self._proc is not None else None
         stderr_mark = sink.mark() if sink is not None else 0
         watch = self._stopwatch(time_left_ms)
+        own = self._unsettled
+        if own is not None:  # idle since its last answer: this opening reading closes it
+            self._unsettled = None
+            own.settle(watch.opening_ns, read=False)
         error = chan.send(payload, watch.ceiling)  # writing costs a bot no CPU time
+        settle_cpu()  # the other seats' last answers, while this bot thinks
         if error is ChannelError.CLOSED:
             return self._fault("crash", "the bot stopped reading its stdin" + self._exit_text())
         if error is ChannelError.TIMEOUT:
@@ -343,6 +420,22 @@ class BotSeat:
                 return self._fault(
                     "malformed", f"a line longer than {self.max_line} bytes", line.partial
                 )
+            wall_ms = watch.quick_stop() if self._may_defer() else None
+            if wall_ms is not None:  # in time whatever its CPU time: read that later
+                result = self._parse_reply(line, req_id, options)
+                if result is None:
+                    continue
+                if isinstance(result, Fault):
+                    self._busy_s += wall_ms / 1000
+                    return result
+                stderr = (
+                    sink.since(stderr_mark, DECISION_STDERR_BYTES) if sink is not None else None
+                )
+                choice = Choice(result, wall_ms, stderr, None, self.clock)
+                choice._pending = (watch, self)
+                self._unsettled = choice
+                _UNSETTLED.choices.append(choice)
+                return choice
             spent = watch.stop()
             result = self._parse_reply(line, req_id, options)
             over = watch.verdict(spent)

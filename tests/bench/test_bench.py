@@ -53,4 +53,8 @@ def test_bench_protocol_json(capsys: pytest.CaptureFixture[str]) -> None:
     for key in ("overhead_us", "overhead_wall_us", "spawn_ms", "pipe_roundtrip_us", "think_us"):
         assert data[key] > 0, key
     assert data["games"] == 2 and data["decisions"] > 60
+    assert set(data["overhead_by_clock_us"]) == {"cpu", "wall"}
+    assert data["overhead_by_clock_us"]["cpu"] == data["overhead_us"]
+    assert set(data["referee_cpu_by_clock_us"]) == {"cpu", "wall"}
+    assert all(us > 0 for us in data["referee_cpu_by_clock_us"].values())
     assert isinstance(data["spawn_layers"], list)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from arena.engine import CENTRE, FLOOR, MARKER, Game, Move, Place
-from arena.engine.tables import factory_code
+from arena.engine.tables import FACTORY_MOVES, factory_code
 
 N_COLOURS = 5
 TILES_PER_COLOUR = 20
@@ -86,7 +86,9 @@ def table_tiles(game: Game) -> int:
 
 
 def _sync_table(game: Game) -> None:
+    """The engine's derived table state after an edit of ``factories``/``centre``."""
     game._table_tiles = table_tiles(game)
+    game._live = [FACTORY_MOVES[i][code] for i, code in enumerate(game.factories)]
 
 
 def _take(game: Game, colour: int, n: int) -> None:

@@ -29,7 +29,14 @@ from arena.engine import (
 )
 from arena.engine.tables import factory_code
 
-from .helpers import assert_conserved, floor_policy, play_out, random_policy, snapshot
+from .helpers import (
+    _sync_table,
+    assert_conserved,
+    floor_policy,
+    play_out,
+    random_policy,
+    snapshot,
+)
 from .reference import RefBoard, RefGame, compare, from_position
 
 FAST = settings(max_examples=100, deadline=None)
@@ -360,7 +367,7 @@ def engine_from(spec: dict[str, Any], seed: int) -> Game:
     game.factories = [factory_code(f) for f in spec["factories"]]
     game.centre = list(spec["centre"])
     game.marker_in_centre = spec["marker_in_centre"]
-    game._table_tiles = sum(spec["centre"]) + sum(map(sum, spec["factories"]))
+    _sync_table(game)
     for seat, rb in enumerate(spec["boards"]):
         board = Board()
         for r in range(5):

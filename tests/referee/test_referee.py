@@ -60,6 +60,8 @@ def test_good_bots_play_a_verifiable_game(scripted_bot: Callable[..., BotSpec]) 
     assert record.faults == []
     assert record.players == ["a", "b"]
     assert all(d.think_ms is not None and not d.auto for r in record.rounds for d in r.decisions)
+    # CPU time for every decision, also those whose closing reading waited for the next request
+    assert all(d.cpu_ms is not None and d.cpu_ms >= 0 for r in record.rounds for d in r.decisions)
     assert outcome.think[0].decisions > 10
     replay(record)
 
