@@ -715,7 +715,7 @@ def cmd_bench_clocks(args: argparse.Namespace) -> int:
 def cmd_bench_serve(args: argparse.Namespace) -> int:
     from arena.bench.serve import run
 
-    return run(args.clients, args.seconds, args.json, console)
+    return run(args.clients, args.seconds, args.json, console, args.store)
 
 
 def _bundled_bots() -> list[Path]:
@@ -1275,6 +1275,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.add_argument("--clients", type=int, default=50, help="concurrent clients (default 50)")
     b.add_argument("--seconds", type=float, default=30, help="length of the load (default 30)")
+    b.add_argument(
+        "--store",
+        default="sqlite",
+        metavar="URL",
+        help="the competition's store: sqlite (default, in a temporary folder) or an empty "
+        "PostgreSQL database, postgresql+psycopg://USER:PW@HOST/DB",
+    )
     b.add_argument("--json", action="store_true", help="print one JSON document")
     b.set_defaults(func=cmd_bench_serve)
     return parser

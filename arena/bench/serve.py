@@ -421,7 +421,12 @@ def summarise(samples: list[Sample], seconds: float) -> dict[str, Any]:
 
 
 def prepare(
-    root: Path, bots: list[Path], progress: Callable[[str], None], *, games_in_flight: int = 2
+    root: Path,
+    bots: list[Path],
+    progress: Callable[[str], None],
+    *,
+    games_in_flight: int = 2,
+    store: str = "sqlite",
 ) -> tuple[LiveServer, list[str], list[str]]:
     """A running server whose ladder has finished a game: (server, bot names, game ids)."""
     import httpx
@@ -430,7 +435,7 @@ def prepare(
     data_dir = root / "data"
     port = free_port()
     toml = root / "competition.toml"
-    toml.write_text(competition_toml(data_dir, port, games_in_flight=games_in_flight))
+    toml.write_text(competition_toml(data_dir, port, games_in_flight=games_in_flight, store=store))
     server = LiveServer(toml, port, data_dir, root / "serve.log")
     progress("starting arena serve…")
     server.start()
@@ -467,11 +472,12 @@ def bench_serve(
     seconds: float,
     bots: list[Path] | None = None,
     progress: Callable[[str], None] = lambda _: None,
+    store: str = "sqlite",
 ) -> dict[str, Any]:
     folders = bots or [REPO / "bots" / name for name in BENCH_BOTS]
     baseline_s = min(5.0, seconds / 3)
     with tempfile.TemporaryDirectory(prefix="arena-bench-serve-") as tmp:
-        server, names, games = prepare(Path(tmp), folders, progress)
+        server, names, games = prepare(Path(tmp), folders, progress, store=store)
         mix = routes(names, games)
         try:
             progress(f"baseline: 1 client for {baseline_s:g} s…")
@@ -490,6 +496,7 @@ def bench_serve(
         "clients": clients,
         "seconds": seconds,
         "bots": names,
+        "store": store.split(":", 1)[0],
         **summarise(samples, seconds),
         "baseline": {
             "clients": 1,
@@ -507,17 +514,17 @@ def bench_serve(
     return result
 
 
-def run(clients: int, seconds: float, as_json: bool, console: Any) -> int:
+def run(clients: int, seconds: float, as_json: bool, console: Any, store: str = "sqlite") -> int:
     import json
 
     if clients < 1 or seconds <= 0:
         raise ArenaError("--clients must be at least 1 and --seconds positive")
     if as_json:
-        result = bench_serve(clients, seconds)
+        result = bench_serve(clients, seconds, store=store)
         print(json.dumps(result, indent=2))
     else:
         with console.status("preparing…") as status:
-            result = bench_serve(clients, seconds, progress=status.update)
+            result = bench_serve(clients, seconds, progress=status.update, store=store)
         print_result(result, console)
     failed = result["errors"] or result["baseline"]["errors"] or not result["server_alive"]
     return 1 if failed else 0
@@ -528,7 +535,8 @@ def print_result(result: dict[str, Any], console: Any) -> None:
     from rich.table import Table
 
     table = Table(
-        title=f"{result['clients']} clients for {result['seconds']:g} s on loopback "
+        title=f"{result['clients']} clients for {result['seconds']:g} s on loopback, "
+        f"{result['store']} store "
         f"({result['requests_per_s']} requests/s)"
     )
     for col in ("route", "requests", "errors", "p50 ms", "p95 ms", "p99 ms", "max ms"):
@@ -554,7 +562,7 @@ def print_result(result: dict[str, Any], console: Any) -> None:
     base = result["baseline"]
     speedup = result["requests_per_s"] / base["requests_per_s"]
     console.print(
-        f"baseline, 1 client alone for {base['seconds']:g} s just before: "
+        f"baseline, 1 client alone for {base['seconds']:.1f} s just before: "
         f"{base['requests_per_s']} requests/s, p50 {base['p50_ms']} ms, p99 {base['p99_ms']} ms; "
         f"with {result['clients']} clients: {speedup:.1f}x "
         f"the throughput, p50 {result['p50_ms'] / base['p50_ms']:.1f}x"

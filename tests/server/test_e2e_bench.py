@@ -49,3 +49,26 @@ def test_bench_serve_json_against_the_real_server(capsys: pytest.CaptureFixture[
     assert {"GET /", "GET /games/{id}", "GET /api/leaderboard"} <= set(data["routes"])
     for block in (data, *data["routes"].values()):
         assert 0 < block["p50_ms"] <= block["p95_ms"] <= block["p99_ms"] <= block["max_ms"]
+
+
+def test_any_error_fails_the_benchmark(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import arena.bench.serve as bench
+
+    samples = [Sample("GET /", 0.1, 0.01, None), Sample("GET /", 0.6, 0.02, "HTTP 500")]
+    result = {
+        "clients": 2,
+        "seconds": 1.0,
+        "store": "sqlite",
+        **summarise(samples, 1.0),
+        "baseline": {"errors": 0},
+        "server_alive": True,
+    }
+    monkeypatch.setattr(bench, "bench_serve", lambda *args, **kwargs: result)
+    assert bench.run(2, 1.0, True, None) == 1
+    assert json.loads(capsys.readouterr().out)["error_examples"] == ["GET /: HTTP 500"]
+    result.update(summarise(samples[:1], 1.0))
+    assert bench.run(2, 1.0, True, None) == 0
+    result["server_alive"] = False
+    assert bench.run(2, 1.0, True, None) == 1
