@@ -111,6 +111,24 @@ class Channel:
                 return ReadFailure(ChannelError.CLOSED, bytes(buf[:200]))
             buf += chunk
 
+    def trailing(self, deadline: float, limit: int = 4096) -> bytes:
+        """The next line the bot writes after its last one (buffered or arriving before
+        ``deadline``, at most ``limit`` bytes): evidence for a fault, since a runtime's
+        crash report arrives in several writes and only its first line may have been
+        read when the fault was found."""
+        out = bytes(self._buf[:limit])
+        while b"\n" not in out and len(out) < limit and _wait(self._rpoll, deadline):
+            try:
+                chunk = os.read(self._rfd, limit - len(out))
+            except BlockingIOError:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        return out
+
     def _too_long(self) -> ReadFailure:
         partial = bytes(self._buf[:200])
         self._buf.clear()

@@ -510,10 +510,17 @@ class BotSeat:
     def _died_of_memory(self, kind: str, last: bytes | None, tail: str | None) -> bool:
         if oom_killed(self._proc):
             return True
-        if not mentions_memory(last, tail):
-            return False
         if kind != "malformed":
-            return True
+            return mentions_memory(last, tail)
+        if not mentions_memory(last, tail):
+            # The JVM's native report starts with a bare '#' line and says why in the
+            # lines after it, written separately: look at what follows before judging.
+            more = b""
+            if self._chan is not None:
+                more = self._chan.trailing(time.monotonic() + TRAILING_OUTPUT_WAIT_S)
+            fresh_tail = self._proc.stderr_tail() if self._proc is not None else None
+            if not mentions_memory(more, fresh_tail):
+                return False
         # A line that mentions memory is a crash only if the process then dies.
         proc = self._proc
         if proc is None:
@@ -549,6 +556,8 @@ class BotSeat:
 
 
 KEPT_LOGS = 3
+TRAILING_OUTPUT_WAIT_S = 0.5
+"""How long a malformed line's follow-up output is awaited (a fault path only)."""
 MEMORY_DEATH_WAIT_S = 1.0
 """How long a bot whose stray line mentions memory gets to die before it counts as
 ``malformed`` rather than an out-of-memory ``crash``."""

@@ -89,6 +89,23 @@ def test_out_of_memory_in_python_is_a_crash_that_says_memory(
     assert "ran out of memory" in fault.message and "1024 MiB" in fault.message
 
 
+def test_a_report_whose_reason_follows_a_bare_first_line_is_a_memory_crash(
+    quirky_bot: Callable[[str, int], BotSpec],
+) -> None:
+    # The JVM's native report arrives in several writes: the referee reads '#' alone
+    # (malformed) before the reason; it must look at what follows before judging.
+    spec = quirky_bot("jvm-report", 50)
+    bot = BotSeat(spec, time_control=QUICK)
+    try:
+        record = play_game([bot, RandomSeat()], GameSettings(time_control=QUICK), "jvm").record
+    finally:
+        bot.close()
+    (fault,) = record.faults
+    assert fault.kind == "crash", fault
+    assert "ran out of memory" in fault.message
+    assert fault.last_message == "#"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("flags", "last_words"),
