@@ -88,6 +88,10 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
     )
 
 
+BUILD_BACKOFF_S = (5.0, 300.0)
+"""After the arena (not the bot) failed a build: wait this long before the next build,
+doubling up to the maximum, so a broken sandbox neither rejects authors nor spins."""
+
 Builder = Callable[[Version, Path, CompetitionConfig], BuildVerdict]
 
 
@@ -107,6 +111,8 @@ class BuildWorker:
         self.build = build
         self._wake = threading.Event()
         self._stop = threading.Event()
+        self.backoff = 0.0
+        """Seconds to wait before the next build after the arena failed one (0: none)."""
 
     def wake(self) -> None:
         self._wake.set()
@@ -131,6 +137,8 @@ class BuildWorker:
             except ArenaError as exc:  # the store is away: queued again at the next start
                 _log.error("build worker: %s", exc)
                 self._stop.wait(2.0)
+            if self.backoff:
+                self._stop.wait(self.backoff)
 
     def build_one(self, version: Version) -> Version:
         archive = self.store.archive_of(version.id)
@@ -138,10 +146,20 @@ class BuildWorker:
         _log.info("building %s v%d", version.bot_name, version.number)
         try:
             verdict = self.build(version, Path(archive[0]), self.config)
-        except ArenaError as exc:  # the arena's side (disk full, unreadable upload)
-            verdict = BuildVerdict(
-                False, f"the arena could not build it: {exc}", str(exc), None, None, {}
+        except ArenaError as exc:
+            # The arena's side (no free sandbox uid, a layer missing under strict, the
+            # cache or disk unusable): not the author's fault, so never their verdict.
+            # The version goes back to the queue and is tried again after a back-off.
+            self.backoff = min(BUILD_BACKOFF_S[1], max(BUILD_BACKOFF_S[0], self.backoff * 2))
+            _log.error(
+                "build of %s v%d: the arena could not build it (%s); queued again, "
+                "next try in %g s",
+                version.bot_name,
+                version.number,
+                exc,
+                self.backoff,
             )
+            return self.store.return_to_queue(version.id)
         except Exception as exc:  # a bug must not stop the worker: record it, go on
             _log.exception("build of submission %d failed", version.id)
             verdict = BuildVerdict(
@@ -156,6 +174,7 @@ class BuildWorker:
             verdict.content_hash,
             verdict.meta,
         )
+        self.backoff = 0.0
         _log.info("%s v%d: %s", version.bot_name, version.number, done.status)
         if done.status == "active":
             self.on_active()

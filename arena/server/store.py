@@ -594,6 +594,20 @@ class CompetitionStore:
                 ).rowcount
             )
 
+    def return_to_queue(self, version_id: int) -> Version:
+        """A build the arena could not run (its problem, not the bot's): the version is
+        ``queued`` again, with no verdict, for the build worker to retry."""
+        with self._write() as conn:
+            conn.execute(
+                sa.update(versions)
+                .where(versions.c.id == version_id, versions.c.status == "building")
+                .values(status="queued")
+            )
+            out = self._version(conn, version_id)
+        if out is None:
+            raise NotFound(f"no submission {version_id}")
+        return out
+
     def finish_build(
         self,
         version_id: int,
