@@ -2,8 +2,9 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-# CI adds the optional Ray extra (EXTRAS=dev,ray) so the Ray executor tests run.
-EXTRAS ?= dev
+# CI adds the optional Ray extra (EXTRAS=dev,ray,server) so the Ray executor tests run;
+# the server extra (FastAPI, SQLAlchemy, ...) is part of the default set-up.
+EXTRAS ?= dev,server
 
 .PHONY: setup demo test lint clean
 

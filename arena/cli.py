@@ -416,6 +416,15 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
     return 1
 
 
+# ---------------------------------------------------------------- submit
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from arena.server.client import run_submit
+
+    return run_submit(args)
+
+
 # ---------------------------------------------------------------- new-bot
 
 
@@ -703,6 +712,12 @@ def cmd_bench_clocks(args: argparse.Namespace) -> int:
     return 0 if result["goal_met"] else 1
 
 
+def cmd_bench_serve(args: argparse.Namespace) -> int:
+    from arena.bench.serve import run
+
+    return run(args.clients, args.seconds, args.json, console, args.store)
+
+
 def _bundled_bots() -> list[Path]:
     from arena.kits import NOT_IN_DEMO
 
@@ -903,6 +918,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_check_bot)
 
     p = sub.add_parser(
+        "submit",
+        help="send a bot to a competition server (arena serve)",
+        description=(
+            "Pack the bot folder into a .tar.gz (version control folders and caches left "
+            "out), upload it to the server's /api/submissions with your author token, and "
+            "with --wait follow the build and check-bot until the verdict (the log is shown "
+            "when it is rejected). Exit status 0 when accepted or queued, 1 when rejected."
+        ),
+    )
+    from arena.server.client import add_arguments as _submit_arguments
+
+    _submit_arguments(p)
+    p.set_defaults(func=cmd_submit)
+
+    p = sub.add_parser(
         "new-bot",
         help="start a bot from a language's starter kit",
         description=(
@@ -1071,6 +1101,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_doctor)
 
+    p = sub.add_parser(
+        "serve",
+        help="host a competition: web server, submissions, continuous ladder",
+        description="Run the competition defined by COMPETITION.toml until Ctrl-C/SIGTERM: "
+        "the web pages and JSON API, a build worker for uploads and the continuous ladder. "
+        "The first start creates the store and prints the organiser token (also kept in "
+        "DATA_DIR/organiser.token). A restart resumes: running games are played again.",
+    )
+    p.add_argument(
+        "competition",
+        metavar="COMPETITION.toml",
+        type=Path,
+        help="the competition file (README: Hosting a competition)",
+    )
+    p.set_defaults(func=lambda a: _serve().serve(a.competition))
+
+    p = sub.add_parser(
+        "token",
+        help="issue an author token for a hosted competition",
+        description="Create author NAME in the competition's store and print their token "
+        "(once: only its hash is stored).",
+    )
+    p.add_argument(
+        "competition",
+        metavar="COMPETITION.toml",
+        type=Path,
+        help="the competition file (README: Hosting a competition)",
+    )
+    p.add_argument("name", metavar="NAME", help="the author's name (shown on the leaderboard)")
+    p.add_argument("--organiser", action="store_true", help="may pause, disqualify, freeze")
+    p.add_argument("--renew", action="store_true", help="replace an existing author's token")
+    p.set_defaults(
+        func=lambda a: _serve().token_command(
+            a.competition, a.name, a.organiser, a.renew, sys.stdout
+        )
+    )
+
     p = sub.add_parser("bench", help="run a benchmark", description="Speed benchmarks.")
     bench = p.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
     b = bench.add_parser(
@@ -1194,7 +1261,42 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
     b.add_argument("--json", action="store_true", help="print one JSON document")
     b.set_defaults(func=cmd_bench_clocks)
+    b = bench.add_parser(
+        "serve",
+        help="a live competition server under concurrent page/API clients",
+        description=(
+            "Starts the real `arena serve` on a loopback port with a temporary competition "
+            "(three bundled bots uploaded through the API, the ladder playing), then runs "
+            "CLIENTS concurrent clients over a mix of pages and API routes for SECONDS. "
+            "Prints requests, errors and p50/p95/p99 latency overall, per route and per half "
+            "of the run, and the games finished meanwhile. Exit status 1 on any error. "
+            "Needs the server extra (pip install -e '.[server]')."
+        ),
+    )
+    b.add_argument("--clients", type=int, default=50, help="concurrent clients (default 50)")
+    b.add_argument("--seconds", type=float, default=30, help="length of the load (default 30)")
+    b.add_argument(
+        "--store",
+        default="sqlite",
+        metavar="URL",
+        help="the competition's store: sqlite (default, in a temporary folder) or an empty "
+        "PostgreSQL database, postgresql+psycopg://USER:PW@HOST/DB",
+    )
+    b.add_argument("--json", action="store_true", help="print one JSON document")
+    b.set_defaults(func=cmd_bench_serve)
     return parser
+
+
+def _serve() -> Any:
+    """arena.server.service, or a clear error without the server extra."""
+    try:
+        from arena.server import service
+    except ImportError as exc:
+        raise UserError(
+            f"arena serve needs the server extra ({exc.name} is missing)",
+            hint="pip install 'azul-arena[server]'",
+        ) from None
+    return service
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from arena.engine.record import FaultRecord
 from arena.engine.tables import AnyMove
 from arena.kits import KITS, kit_for
 from arena.protocol.messages import GameEnd, GameStart
-from arena.referee.build import BuildError, build_bot
+from arena.referee.build import BuildError, Built, build_bot
 from arena.referee.clock import TimeControl
 from arena.referee.faults import Fault
 from arena.referee.manifest import BotSpec
@@ -188,15 +188,17 @@ def check_bot(
     time_control: TimeControl,
     games_per_setting: int = 1,
     player_counts: tuple[int, ...] = PLAYER_COUNTS,
+    built: Built | None = None,
 ) -> CheckReport:
     """Build, handshake, then games of every player count on both walls vs random.
 
-    Everything, a failed build included, ends up in the report."""
+    Everything, a failed build included, ends up in the report.  ``built``: the bot
+    already built (by a caller with its own build limits); no build then."""
     report = CheckReport(
         name=spec.name, language=spec.manifest.language, init_ms=time_control.init_ms
     )
     try:
-        built = build_bot(spec, sandbox.level, toolchains=sandbox.toolchains)
+        built = built or build_bot(spec, sandbox.level, toolchains=sandbox.toolchains)
     except BuildError as exc:
         report.problems.append(explain_build_failure(str(exc), sandbox.toolchains))
         return report

@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+from arena.textsafe import visible
+
 _ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
 
 
@@ -86,6 +88,6 @@ def replay_page(data: dict[str, Any], *, asset_prefix: str | None = None, nav: s
     """``nav``: trusted HTML put above the viewer (the report site's links)."""
     # The replay of one game (``data`` from :func:`arena.viewer.frames.viewer_data`).
     record = data["record"]
-    title = " vs ".join(str(p) for p in record["players"]) + " — Azul Arena replay"
+    title = " vs ".join(visible(str(p)) for p in record["players"]) + " — Azul Arena replay"
     body = f'{nav}<main id="{mount_id(0)}" class="az-viewer">Loading the replay…</main>'
     return page(title, body, data=[data], asset_prefix=asset_prefix)

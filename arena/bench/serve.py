@@ -1,0 +1,581 @@
+"""`arena bench serve`: a live competition server under load.
+
+Starts the real ``arena serve`` on a loopback port with a temporary competition (bundled
+bots uploaded through the HTTP API, the ladder playing), then runs N concurrent clients
+(httpx, async) that walk a fixed mix of pages and API routes for T seconds. Reports
+requests, errors, latency percentiles overall, per route and per half of the run (stable
+latency: the second half is no slower than the first), and the games the ladder finished
+meanwhile; and, measured just before in the same run, one client alone (the baseline for
+throughput and latency ratios). Each route is requested once before the clock starts (a
+cold template cache is not what a visitor of a running competition meets). Exit status 1
+on any error.
+
+``LiveServer`` and the helpers below are also what the end-to-end tests drive the server
+with, so the benchmark and the tests exercise the same thing a user runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+
+REPO = Path(__file__).resolve().parents[2]
+BENCH_BOTS = ("python-greedy", "python-random", "c-greedy")
+SETTLED = ("active", "rejected", "retired", "disqualified")
+"""Submission states after the build worker is done with a version."""
+TOKEN = re.compile(r"[A-Za-z0-9_-]{40,}")
+
+
+def arena_command() -> list[str]:
+    """The ``arena`` CLI of this very installation (no reliance on PATH)."""
+    return [sys.executable, "-m", "arena.cli"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def competition_toml(
+    data_dir: Path,
+    port: int,
+    *,
+    name: str = "bench",
+    games_in_flight: int = 2,
+    sandbox: str = "auto",
+    move_ms: int = 2000,
+    init_ms: int = 20000,
+    store: str = "sqlite",
+) -> str:
+    """A small competition: 2-player games on both walls, generous clocks (the machine
+    may be loaded; a false timeout would make a fault the bot did not commit)."""
+    return f"""\
+[competition]
+name = "{name}"
+data_dir = "{data_dir}"
+store = "{store}"
+
+[server]
+host = "127.0.0.1"
+port = {port}
+registration = "tokens"
+
+[ladder]
+players = {{2 = 1.0}}
+variants = {{coloured = 0.5, gray = 0.5}}
+games_in_flight = {games_in_flight}
+
+[play]
+sandbox = "{sandbox}"
+fault_policy = "forfeit"
+
+[play.time]
+init_ms = {init_ms}
+move_ms = {move_ms}
+"""
+
+
+def pack_bot(folder: Path, name: str | None = None, extra: dict[str, str] | None = None) -> bytes:
+    """``folder`` as the .tar.gz an author uploads; ``name`` renames the bot in its
+    bot.toml, ``extra`` adds (or replaces) files."""
+    files: dict[str, bytes] = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if path.is_file() and "__pycache__" not in rel.parts and rel.parts[0] != "bot":
+            files[rel.as_posix()] = path.read_bytes()
+    if name is not None:
+        manifest = files["bot.toml"].decode()
+        manifest, n = re.subn(r'(?m)^name\s*=\s*".*"$', f'name = "{name}"', manifest)
+        if n != 1:
+            raise ArenaError(f"{folder}/bot.toml: no name line to rename")
+        files["bot.toml"] = manifest.encode()
+    for rel_name, text in (extra or {}).items():
+        files[rel_name] = text.encode()
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for rel_name, data in files.items():
+            info = tarfile.TarInfo(rel_name)
+            info.size = len(data)
+            info.mode = 0o644
+            info.mtime = 0
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+class LiveServer:
+    """``arena serve TOML`` as a subprocess in its own process group, log to a file."""
+
+    def __init__(self, toml: Path, port: int, data_dir: Path, log: Path) -> None:
+        self.toml = toml
+        self.url = f"http://127.0.0.1:{port}"
+        self.data_dir = data_dir
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 120) -> None:
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [*arena_command(), "serve", str(self.toml)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        self.wait_healthy(timeout)
+
+    def log_tail(self, chars: int = 3000) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    def wait_healthy(self, timeout: float) -> None:
+        import httpx
+
+        deadline = time.monotonic() + timeout
+        while True:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise ArenaError(
+                    f"arena serve exited with status {self.process.returncode}:\n" + self.log_tail()
+                )
+            try:
+                if httpx.get(self.url + "/api/health", timeout=5).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise ArenaError(
+                    f"arena serve not healthy after {timeout:.0f} s:\n{self.log_tail()}"
+                )
+            time.sleep(0.2)
+
+    def health(self) -> dict[str, Any]:
+        import httpx
+
+        reply = httpx.get(self.url + "/api/health", timeout=30)
+        reply.raise_for_status()
+        data: dict[str, Any] = reply.json()
+        return data
+
+    def organiser_token(self) -> str:
+        return (self.data_dir / "organiser.token").read_text().strip()
+
+    def issue_token(self, author: str) -> str:
+        """``arena token TOML AUTHOR``, as the organiser runs it."""
+        done = subprocess.run(
+            [*arena_command(), "token", str(self.toml), author],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        found = TOKEN.findall(done.stdout)
+        if done.returncode != 0 or not found:
+            raise ArenaError(f"arena token {author} failed ({done.returncode}): {done.stderr}")
+        return str(found[-1])
+
+    def terminate(self, timeout: float = 60) -> int:
+        """SIGTERM, as a service manager stops it; the exit status."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        finally:
+            self.kill_group()
+
+    def kill(self) -> None:
+        """``kill -9 PID``, as a user (or the OOM killer) does: the server gets no chance
+        to clean up; what it started is left to die on its own."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(30)
+
+    def cpu_seconds(self) -> float:
+        """CPU time of the server process (web, ladder and build threads; not its game
+        workers) so far."""
+        assert self.process is not None
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stragglers(self) -> list[int]:
+        """Live processes of the current server's process group."""
+        if self.process is None:
+            return []
+        return group_members(self.process.pid)
+
+    def kill_group(self) -> None:
+        """Kill what is left of the current server's process group. Only while the group
+        has members: an empty group's id may since belong to someone else."""
+        if self.process is not None and self.stragglers():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.kill()
+        self.kill_group()
+
+
+def group_members(pgid: int) -> list[int]:
+    """Pids of the live (not zombie) processes in process group ``pgid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def submit_archive(url: str, token: str, archive: bytes, filename: str) -> dict[str, Any]:
+    """POST /api/submissions; the 202 reply."""
+    import httpx
+
+    reply = httpx.post(
+        url + "/api/submissions",
+        headers={"Authorization": f"Bearer {token}"},
+        files={"archive": (filename, archive, "application/gzip")},
+        timeout=60,
+    )
+    if reply.status_code != 202:
+        raise ArenaError(f"upload of {filename}: HTTP {reply.status_code} {reply.text[:500]}")
+    data: dict[str, Any] = reply.json()
+    return data
+
+
+def wait_for(
+    what: str, probe: Callable[[], Any], timeout: float, server: LiveServer | None = None
+) -> Any:
+    """Poll ``probe`` until it returns something truthy."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if server is not None and server.process is not None and server.process.poll() is not None:
+            raise ArenaError(f"the server died while waiting for {what}:\n{server.log_tail()}")
+        if time.monotonic() > deadline:
+            tail = server.log_tail() if server else ""
+            raise ArenaError(f"timed out after {timeout:.0f} s waiting for {what}\n{tail}")
+        time.sleep(0.5)
+
+
+def submission(url: str, token: str, submission_id: Any) -> dict[str, Any]:
+    import httpx
+
+    reply = httpx.get(
+        f"{url}/api/submissions/{submission_id}",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    reply.raise_for_status()
+    data: dict[str, Any] = reply.json()
+    return data
+
+
+def wait_settled(
+    server: LiveServer, token: str, submission_id: Any, timeout: float = 300
+) -> dict[str, Any]:
+    """The submission once built and checked (active or rejected)."""
+
+    def probe() -> dict[str, Any] | None:
+        data = submission(server.url, token, submission_id)
+        return data if data.get("status") in SETTLED else None
+
+    result: dict[str, Any] = wait_for(f"submission {submission_id}", probe, timeout, server)
+    return result
+
+
+# ---------------------------------------------------------------- the load
+
+
+@dataclass(frozen=True)
+class Sample:
+    route: str
+    started: float
+    """Seconds since the load began."""
+    seconds: float
+    error: str | None
+
+
+def routes(bots: Iterable[str], games: Iterable[str]) -> list[tuple[str, str]]:
+    """The mix each client walks: (route label, path), pages and API alike."""
+    bots, games = list(bots), list(games)
+    mix = [("GET /", "/"), ("GET /api/health", "/api/health")]
+    mix += [("GET /api/leaderboard", "/api/leaderboard"), ("GET /games", "/games")]
+    mix += [("GET /api/games", "/api/games?limit=20")]
+    for name in bots:
+        mix += [
+            ("GET /bots/{name}", f"/bots/{name}"),
+            ("GET /api/bots/{name}", f"/api/bots/{name}"),
+        ]
+    for game in games:
+        mix += [
+            ("GET /games/{id}", f"/games/{game}"),
+            ("GET /api/games/{id}", f"/api/games/{game}"),
+        ]
+    return mix
+
+
+async def _client(
+    client: Any, offset: int, mix: list[tuple[str, str]], start: float, seconds: float
+) -> list[Sample]:
+    import httpx
+
+    samples = []
+    k = offset
+    while (now := time.perf_counter()) < start + seconds:
+        label, path = mix[k % len(mix)]
+        k += 1
+        error = None
+        try:
+            reply = await client.get(path)
+            if reply.status_code >= 400:
+                error = f"HTTP {reply.status_code}"
+        except httpx.HTTPError as exc:
+            error = f"{type(exc).__name__}: {exc}"[:200]
+        samples.append(Sample(label, now - start, time.perf_counter() - now, error))
+    return samples
+
+
+async def _load(url: str, clients: int, seconds: float, mix: list[tuple[str, str]]) -> list[Sample]:
+    """Every client is made and connected before the clock starts: making 50 httpx clients
+    blocks the event loop for seconds on a loaded machine, which would be charged to the
+    first requests as server latency."""
+    import httpx
+
+    async with contextlib.AsyncExitStack() as stack:
+        pool = [
+            await stack.enter_async_context(httpx.AsyncClient(base_url=url, timeout=30))
+            for _ in range(clients)
+        ]
+        for _, path in mix:  # one pass first (not counted): templates, caches
+            await pool[0].get(path)
+        await asyncio.gather(*(client.get("/api/health") for client in pool))  # connected
+        start = time.perf_counter()
+        runs = [_client(client, i * 7, mix, start, seconds) for i, client in enumerate(pool)]
+        return [s for run in await asyncio.gather(*runs) for s in run]
+
+
+def percentiles(seconds: list[float]) -> dict[str, float | None]:
+    if not seconds:
+        return {"p50_ms": None, "p95_ms": None, "p99_ms": None, "max_ms": None}
+    cuts = statistics.quantiles(seconds, n=100, method="inclusive") if len(seconds) > 1 else None
+
+    def ms(x: float) -> float:
+        return round(x * 1000, 2)
+
+    return {
+        "p50_ms": ms(cuts[49] if cuts else seconds[0]),
+        "p95_ms": ms(cuts[94] if cuts else seconds[0]),
+        "p99_ms": ms(cuts[98] if cuts else seconds[0]),
+        "max_ms": ms(max(seconds)),
+    }
+
+
+def summarise(samples: list[Sample], seconds: float) -> dict[str, Any]:
+    def block(group: list[Sample]) -> dict[str, Any]:
+        return {
+            "requests": len(group),
+            "errors": sum(1 for s in group if s.error),
+            **percentiles([s.seconds for s in group]),
+        }
+
+    per_route = {}
+    for label in dict.fromkeys(s.route for s in samples):
+        per_route[label] = block([s for s in samples if s.route == label])
+    half = seconds / 2
+    errors = [f"{s.route}: {s.error}" for s in samples if s.error]
+    return {
+        **block(samples),
+        "requests_per_s": round(len(samples) / seconds, 1),
+        "first_half": block([s for s in samples if s.started < half]),
+        "second_half": block([s for s in samples if s.started >= half]),
+        "routes": per_route,
+        "error_examples": list(dict.fromkeys(errors))[:10],
+    }
+
+
+# ---------------------------------------------------------------- the benchmark
+
+
+def prepare(
+    root: Path,
+    bots: list[Path],
+    progress: Callable[[str], None],
+    *,
+    games_in_flight: int = 2,
+    store: str = "sqlite",
+) -> tuple[LiveServer, list[str], list[str]]:
+    """A running server whose ladder has finished a game: (server, bot names, game ids)."""
+    import httpx
+
+    root.chmod(0o755)  # readable by the per-bot uid
+    data_dir = root / "data"
+    port = free_port()
+    toml = root / "competition.toml"
+    toml.write_text(competition_toml(data_dir, port, games_in_flight=games_in_flight, store=store))
+    server = LiveServer(toml, port, data_dir, root / "serve.log")
+    progress("starting arena serve…")
+    server.start()
+    token = server.organiser_token()
+    names = []
+    ids = []
+    for folder in bots:
+        progress(f"uploading {folder.name}…")
+        reply = submit_archive(server.url, token, pack_bot(folder), f"{folder.name}.tar.gz")
+        ids.append(reply["submission"])
+        names.append(str(reply["bot"]))
+    for name, sid in zip(names, ids, strict=True):
+        progress(f"building and checking {name}…")
+        verdict = wait_settled(server, token, sid)
+        if verdict["status"] != "active":
+            server.close()
+            raise ArenaError(f"bundled bot {name} was rejected: {verdict.get('verdict')}")
+    progress("waiting for the ladder's first game…")
+
+    def finished_games() -> list[str]:
+        reply = httpx.get(server.url + "/api/games?limit=10", timeout=30).json()
+        rows = reply["games"] if isinstance(reply, dict) else reply
+        return [str(g["id"]) for g in rows if g.get("status") == "finished"]
+
+    games = wait_for("the first finished game", finished_games, 600, server)
+    return server, names, games[:3]
+
+
+BASELINE_KEYS = ("requests", "errors", "p50_ms", "p95_ms", "p99_ms", "max_ms")
+
+
+def bench_serve(
+    clients: int,
+    seconds: float,
+    bots: list[Path] | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+    store: str = "sqlite",
+) -> dict[str, Any]:
+    folders = bots or [REPO / "bots" / name for name in BENCH_BOTS]
+    baseline_s = min(5.0, seconds / 3)
+    with tempfile.TemporaryDirectory(prefix="arena-bench-serve-") as tmp:
+        server, names, games = prepare(Path(tmp), folders, progress, store=store)
+        mix = routes(names, games)
+        try:
+            progress(f"baseline: 1 client for {baseline_s:g} s…")
+            alone = asyncio.run(_load(server.url, 1, baseline_s, mix))
+            before = server.health()
+            progress(f"{clients} clients for {seconds:g} s…")
+            cpu = time.process_time(), server.cpu_seconds()
+            samples = asyncio.run(_load(server.url, clients, seconds, mix))
+            cpu = time.process_time() - cpu[0], server.cpu_seconds() - cpu[1]
+            after = server.health()
+            alive = server.process is not None and server.process.poll() is None
+            status = server.terminate()
+        finally:
+            server.close()
+    result = {
+        "clients": clients,
+        "seconds": seconds,
+        "bots": names,
+        "store": store.split(":", 1)[0],
+        **summarise(samples, seconds),
+        "baseline": {
+            "clients": 1,
+            "seconds": baseline_s,
+            "requests_per_s": round(len(alone) / baseline_s, 1),
+            **{k: v for k, v in summarise(alone, baseline_s).items() if k in BASELINE_KEYS},
+        },
+        "games_finished_before": before["games_finished"],
+        "games_finished_during": after["games_finished"] - before["games_finished"],
+        "client_cpu_s": round(cpu[0], 2),
+        "server_cpu_s": round(cpu[1], 2),
+        "server_alive": alive,
+        "server_exit_status": status,
+    }
+    return result
+
+
+def run(clients: int, seconds: float, as_json: bool, console: Any, store: str = "sqlite") -> int:
+    import json
+
+    if clients < 1 or seconds <= 0:
+        raise ArenaError("--clients must be at least 1 and --seconds positive")
+    if as_json:
+        result = bench_serve(clients, seconds, store=store)
+        print(json.dumps(result, indent=2))
+    else:
+        with console.status("preparing…") as status:
+            result = bench_serve(clients, seconds, progress=status.update, store=store)
+        print_result(result, console)
+    failed = result["errors"] or result["baseline"]["errors"] or not result["server_alive"]
+    return 1 if failed else 0
+
+
+def print_result(result: dict[str, Any], console: Any) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(
+        title=f"{result['clients']} clients for {result['seconds']:g} s on loopback, "
+        f"{result['store']} store "
+        f"({result['requests_per_s']} requests/s)"
+    )
+    for col in ("route", "requests", "errors", "p50 ms", "p95 ms", "p99 ms", "max ms"):
+        table.add_column(col, justify="left" if col == "route" else "right")
+
+    def row(label: str, b: dict[str, Any]) -> None:
+        table.add_row(
+            escape(label),
+            str(b["requests"]),
+            str(b["errors"]),
+            *(
+                f"{b[k]:.1f}" if b[k] is not None else "-"
+                for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")
+            ),
+        )
+
+    for label, b in result["routes"].items():
+        row(label, b)
+    row("all (first half)", result["first_half"])
+    row("all (second half)", result["second_half"])
+    row("all", result)
+    console.print(table)
+    base = result["baseline"]
+    speedup = result["requests_per_s"] / base["requests_per_s"]
+    console.print(
+        f"baseline, 1 client alone for {base['seconds']:.1f} s just before: "
+        f"{base['requests_per_s']} requests/s, p50 {base['p50_ms']} ms, p99 {base['p99_ms']} ms; "
+        f"with {result['clients']} clients: {speedup:.1f}x "
+        f"the throughput, p50 {result['p50_ms'] / base['p50_ms']:.1f}x"
+    )
+    console.print(
+        f"CPU during the load: server process {result['server_cpu_s']} s, "
+        f"these clients {result['client_cpu_s']} s (of {result['seconds']:g} s)"
+    )
+    console.print(
+        f"ladder: {result['games_finished_during']} games finished during the load "
+        f"({result['games_finished_before']} before)"
+    )
+    for example in result["error_examples"]:
+        console.print(f"[red]error[/red] {escape(example)}")
+    if not result["server_alive"]:
+        console.print("[red]the server died during the load[/red]")

@@ -1,0 +1,242 @@
+"""The JSON API: everything the pages show, and every write, behind Bearer tokens.
+
+Errors are ``{"error": "readable reason"}`` with 400/401/403/404/409/413/429. Reads are
+public except ``/api/me`` and private fields (build logs, stderr), which follow the token.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from fastapi import APIRouter, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+
+from arena.server import views
+from arena.server.app import AppState
+from arena.server.auth import AuthError, bearer_author, require_author, require_organiser
+from arena.server.models import Author, GameRow, Version
+from arena.server.ratelimit import WINDOW_SECONDS, RateLimited
+from arena.server.receive import UploadError, manifest_name, receive_upload
+from arena.server.store import NotFound
+
+BOT_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+
+
+class ChallengeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    opponents: list[str] = Field(min_length=1, max_length=4)
+    players: int = Field(default=2, ge=2, le=4)
+    variant: Literal["coloured", "gray"] = "coloured"
+
+
+class NameRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=64)
+
+
+class AuthorRequest(NameRequest):
+    organiser: bool = False
+
+
+def json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(jsonable_encoder(data), status_code=status, headers=headers)
+
+
+async def take_submission(
+    state: AppState,
+    request: Request,
+    author: Author,
+    check_fields: Callable[[dict[str, str]], None] | None = None,
+) -> Version:
+    """Stream an upload to ``data_dir/uploads``, read the bot's name from its manifest and
+    queue it for the build worker. The archive is only unpacked later, by the builder."""
+    wait = state.uploads_window.take(author.id)
+    if wait is not None:
+        raise RateLimited("uploads", wait)
+    try:
+        received = await receive_upload(request, state.uploads, state.settings.upload_bytes)
+    except BaseException:
+        state.uploads_window.give_back(author.id)
+        raise
+    assert received.archive is not None
+    archive = received.archive
+    try:
+        if check_fields is not None:
+            check_fields(received.fields)
+        name = await run_in_threadpool(
+            manifest_name, archive, received.suffix, state.settings.unpacked_bytes
+        )
+        asked = received.fields.get("bot", "").strip()
+        if asked and asked != name:
+            raise UploadError(400, f"the archive's bot.toml names {name!r}, not {asked!r}")
+        final = state.uploads / f"{received.sha256[:16]}-{secrets.token_hex(4)}{received.suffix}"
+        archive.rename(final)
+        archive = final
+        version = await run_in_threadpool(
+            state.store.add_submission, author.id, name, str(final), received.sha256
+        )
+    except BaseException:
+        archive.unlink(missing_ok=True)
+        state.uploads_window.give_back(author.id)
+        raise
+    state.ctx.wake_builder()
+    return version
+
+
+def start_challenge(state: AppState, author: Author, body: ChallengeRequest) -> GameRow:
+    """An unrated game the author asked for, within the hourly limit (else RateLimited)."""
+    store = state.store
+    since = datetime.now(UTC) - timedelta(seconds=WINDOW_SECONDS)
+    wait = state.challenges.take(author.id, already=store.challenges_since(author.id, since))
+    if wait is not None:
+        raise RateLimited("challenges", wait)
+    try:
+        game = store.add_challenge(author.id, body.opponents, body.players, body.variant)
+    except BaseException:
+        state.challenges.give_back(author.id)
+        raise
+    state.ctx.wake_ladder()
+    return game
+
+
+def submission_created(version: Version) -> dict[str, Any]:
+    return {
+        "submission": version.id,
+        "bot": version.bot_name,
+        "version": version.number,
+        "status": version.status,
+    }
+
+
+def router(state: AppState) -> APIRouter:
+    api = APIRouter(prefix="/api")
+    store = state.store
+
+    @api.get("/health")
+    def health() -> JSONResponse:
+        return json(
+            {"ok": True, "games_finished": store.games_finished(), "paused": store.paused()}
+        )
+
+    @api.get("/leaderboard")
+    def leaderboard() -> JSONResponse:
+        return json(views.leaderboard(store, state.settings.name).api())
+
+    @api.get("/bots/{name:path}")
+    def bot(name: str, request: Request) -> JSONResponse:
+        page = views.bot_page(store, name, bearer_author(request, store))
+        if page is None:
+            raise NotFound(f"no bot named {name!r}")
+        return json(page.api())
+
+    @api.get("/games")
+    def games(
+        bot: str | None = None,
+        kind: Literal["ladder", "challenge"] | None = None,
+        limit: int = 50,
+        before: str | None = None,
+    ) -> JSONResponse:
+        rows = store.games(bot=bot or None, kind=kind, limit=max(1, min(limit, 500)), before=before)
+        return json({"games": [views.game_api(g) for g in rows]})
+
+    @api.get("/games/{game_id}")
+    def game(game_id: str, request: Request) -> JSONResponse:
+        page = views.game_page(store, game_id, bearer_author(request, store))
+        if page is None:
+            raise NotFound(f"no game {game_id!r}")
+        return json(page.api())
+
+    @api.get("/me")
+    def me(request: Request) -> JSONResponse:
+        return json(views.me_page(store, require_author(request, store)).api())
+
+    @api.post("/submissions")
+    async def submit(request: Request) -> JSONResponse:
+        author = await run_in_threadpool(require_author, request, store)
+        version = await take_submission(state, request, author)
+        return json(submission_created(version), status=202)
+
+    @api.get("/submissions/{version_id}")
+    def submission(version_id: int, request: Request) -> JSONResponse:
+        try:
+            found = views.submission(store, version_id, bearer_author(request, store))
+        except LookupError:
+            raise NotFound(f"no submission {version_id}") from None
+        return json(found.api())
+
+    @api.post("/challenges")
+    def challenge(body: ChallengeRequest, request: Request) -> JSONResponse:
+        game = start_challenge(state, require_author(request, store), body)
+        return json({"game": game.id, "status": game.status, "seats": game.seats}, status=202)
+
+    @api.post("/register")
+    def register(body: NameRequest, request: Request) -> JSONResponse:
+        if not state.settings.registration_open:
+            raise AuthError(403, "registration is closed: ask the organiser for a token")
+        client = request.client.host if request.client else "?"
+        wait = state.registrations.take(client)
+        if wait is not None:
+            raise RateLimited("registrations", wait)
+        author, token = store.create_author(body.name.strip())
+        return json({"author": author.name, "token": token}, status=201)
+
+    # ------------------------------------------------------------------ organiser
+
+    @api.post("/admin/pause")
+    def pause(request: Request) -> JSONResponse:
+        require_organiser(request, store)
+        store.set_paused(True)
+        state.ctx.wake_ladder()
+        return json({"paused": True})
+
+    @api.post("/admin/resume")
+    def resume(request: Request) -> JSONResponse:
+        require_organiser(request, store)
+        store.set_paused(False)
+        state.ctx.wake_ladder()
+        return json({"paused": False})
+
+    @api.post("/admin/freeze")
+    def freeze(request: Request) -> JSONResponse:
+        require_organiser(request, store)
+        ranking = store.freeze()
+        state.ctx.wake_ladder()
+        return json({"frozen": ranking.frozen, "rows": ranking.rows, "paused": True})
+
+    @api.post("/admin/unfreeze")
+    def unfreeze(request: Request) -> JSONResponse:
+        require_organiser(request, store)
+        store.unfreeze()
+        return json({"frozen": None})
+
+    @api.post("/admin/bots/{name:path}/disqualify")
+    def disqualify(name: str, request: Request) -> JSONResponse:
+        require_organiser(request, store)
+        bot = store.disqualify(name)
+        state.ctx.wake_ladder()
+        return json({"bot": bot.name, "disqualified": bot.disqualified})
+
+    @api.post("/admin/games/{game_id}/rerun")
+    def rerun(game_id: str, request: Request) -> JSONResponse:
+        require_organiser(request, store)
+        game = store.rerun(game_id)
+        state.ctx.wake_ladder()
+        return json({"rerun_of": game_id, "game": game.id, "status": game.status}, status=202)
+
+    @api.post("/admin/authors")
+    def new_author(body: AuthorRequest, request: Request) -> JSONResponse:
+        require_organiser(request, store)
+        author, token = store.create_author(body.name.strip(), organiser=body.organiser)
+        return json(
+            {"author": author.name, "organiser": author.organiser, "token": token}, status=201
+        )
+
+    return api

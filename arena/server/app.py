@@ -1,0 +1,384 @@
+"""The web app of ``arena serve``: server-rendered pages, a JSON API, shipped static files.
+
+``create_app(ctx)`` builds a FastAPI app over a :class:`ServerContext` (the store, the
+settings, the data folder and two wake-up calls); it never opens the store itself, so a
+test builds a context over a temporary SQLite store. Pages are Jinja2 templates with
+autoescape on; every bot-controlled string also goes through :func:`arena.textsafe.visible`.
+Responses carry a strict Content-Security-Policy (scripts and styles from this origin only).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from http import HTTPStatus
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from arena.server.auth import AuthError, csrf_token, remember_csrf
+from arena.server.config import CompetitionConfig
+from arena.server.models import Author
+from arena.server.ratelimit import RateLimited, SlidingWindow
+from arena.server.receive import MULTIPART_OVERHEAD, UploadError, too_large
+from arena.server.store import CompetitionStore, Conflict, Invalid, NotFound, StoreError
+from arena.textsafe import visible
+
+SMALL_BODY = 64 * 1024
+"""Largest request body outside the upload routes (forms, JSON)."""
+UPLOAD_PATHS = ("/api/submissions", "/submit")
+REGISTRATIONS_PER_HOUR = 10
+"""Open registration: new authors per client address per hour."""
+UPLOADS_PER_HOUR = 30
+"""Submissions per author per hour (each costs a sandboxed build)."""
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    """What the web layer reads of ``competition.toml`` (defaults live there)."""
+
+    name: str
+    registration_open: bool
+    challenges_per_hour: int
+    upload_bytes: int
+    unpacked_bytes: int
+
+    @classmethod
+    def of(cls, config: CompetitionConfig) -> WebSettings:
+        return cls(
+            name=config.competition.name,
+            registration_open=config.server.registration == "open",
+            challenges_per_hour=config.challenges.per_hour,
+            upload_bytes=config.limits.upload_mb * 2**20,
+            unpacked_bytes=config.limits.unpacked_mb * 2**20,
+        )
+
+
+@dataclass
+class ServerContext:
+    """Everything the app needs, built by ``arena serve`` (or a test)."""
+
+    config: CompetitionConfig
+    store: CompetitionStore
+    data_dir: Path
+    wake_builder: Callable[[], None] = lambda: None
+    wake_ladder: Callable[[], None] = lambda: None
+
+
+@dataclass
+class AppState:
+    """Per-app state shared by the routes."""
+
+    ctx: ServerContext
+    settings: WebSettings
+    templates: Jinja2Templates
+    challenges: SlidingWindow
+    registrations: SlidingWindow
+    uploads_window: SlidingWindow
+    started: datetime = field(default_factory=datetime.now)
+
+    @property
+    def store(self) -> CompetitionStore:
+        return self.ctx.store
+
+    @property
+    def uploads(self) -> Path:
+        return self.ctx.data_dir / "uploads"
+
+    def render(
+        self,
+        request: Request,
+        template: str,
+        viewer: Author | None,
+        status: int = 200,
+        **values: Any,
+    ) -> Response:
+        response = self.templates.TemplateResponse(
+            request,
+            template,
+            {
+                "viewer": viewer,
+                "csrf": csrf_token(request),
+                "competition": self.settings.name,
+                "registration_open": self.settings.registration_open,
+                **values,
+            },
+            status_code=status,
+        )
+        remember_csrf(request, response)
+        return response
+
+
+def _when(value: datetime | None) -> str:
+    return "—" if value is None else value.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:.{digits}f}"
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.0f}%"
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
+
+
+def _templates() -> Jinja2Templates:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("arena.server", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["vis"] = lambda text: "" if text is None else visible(str(text))
+    env.filters["vislines"] = lambda text: (
+        "" if text is None else visible(str(text), multiline=True)
+    )
+    env.filters["when"] = _when
+    env.filters["num"] = _num
+    env.filters["pct"] = _pct
+    return Jinja2Templates(env=env)
+
+
+def _static(package: str) -> StaticFiles:
+    return StaticFiles(directory=str(resources.files(package).joinpath("static")))
+
+
+def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastAPI:
+    """The ASGI app over ``ctx`` (see the module docstring); ``settings`` defaults to
+    those of ``ctx.config``."""
+    from arena.server import api, pages
+
+    if settings is None:
+        settings = WebSettings.of(ctx.config)
+    app = FastAPI(
+        title=f"{settings.name} — Azul Arena",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    state = AppState(
+        ctx=ctx,
+        settings=settings,
+        templates=_templates(),
+        challenges=SlidingWindow(settings.challenges_per_hour),
+        registrations=SlidingWindow(REGISTRATIONS_PER_HOUR),
+        uploads_window=SlidingWindow(UPLOADS_PER_HOUR),
+    )
+    app.state.arena = state
+    app.mount("/static/viewer", _static("arena.viewer"), name="viewer-static")
+    app.mount("/static/site", _static("arena.server"), name="site-static")
+    app.include_router(api.router(state))
+    app.include_router(pages.router(state))
+    _handlers(app, state)
+    app.add_middleware(BodyLimit, upload_bytes=settings.upload_bytes)
+    app.add_middleware(SecurityHeaders)
+    return app
+
+
+def is_api(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def error_response(
+    state: AppState,
+    request: Request,
+    status: int,
+    reason: str,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """JSON ``{"error": reason}`` for the API; an HTML page (or the login page) otherwise."""
+    if is_api(request):
+        return JSONResponse({"error": reason}, status_code=status, headers=headers)
+    if status == 401:
+        return RedirectResponse("/login", status_code=303)
+    response = state.render(
+        request,
+        "error.html",
+        None,
+        status=status,
+        reason=reason,
+        status_text=HTTPStatus(status).phrase
+        if status in HTTPStatus._value2member_map_
+        else "Error",
+    )
+    for key, value in (headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+def _handlers(app: FastAPI, state: AppState) -> None:
+    def handle(status: int) -> Callable[[Request, Exception], Response]:
+        def handler(request: Request, exc: Exception) -> Response:
+            return error_response(state, request, status, str(exc))
+
+        return handler
+
+    app.add_exception_handler(NotFound, handle(404))
+    app.add_exception_handler(Conflict, handle(409))
+    app.add_exception_handler(Invalid, handle(400))
+
+    def store_error(request: Request, exc: Exception) -> Response:
+        return error_response(state, request, 503, f"the store is unavailable: {exc}")
+
+    app.add_exception_handler(StoreError, store_error)
+
+    def auth_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, AuthError)
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 and is_api(request) else None
+        return error_response(state, request, exc.status, exc.reason, headers)
+
+    app.add_exception_handler(AuthError, auth_error)
+
+    def upload_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, UploadError)
+        return error_response(state, request, exc.status, exc.reason, {"Connection": "close"})
+
+    app.add_exception_handler(UploadError, upload_error)
+
+    def rate_limited(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RateLimited)
+        return error_response(state, request, 429, str(exc), {"Retry-After": str(exc.wait)})
+
+    app.add_exception_handler(RateLimited, rate_limited)
+
+    def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        reason = exc.detail if isinstance(exc.detail, str) else "bad request"
+        if exc.status_code == 404 and reason == "Not Found":
+            reason = "no such page"
+        return error_response(state, request, exc.status_code, reason, exc.headers)
+
+    app.add_exception_handler(StarletteHTTPException, http_error)
+
+    def validation_error(request: Request, exc: Exception) -> Response:
+        errors: list[dict[str, Any]] = list(getattr(exc, "errors", list)())
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e.get('msg')}"
+            for e in errors
+        )
+        return error_response(state, request, 400, problems or "bad request")
+
+    from fastapi.exceptions import RequestValidationError
+
+    app.add_exception_handler(RequestValidationError, validation_error)
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class BodyLimit:
+    """Refuse (413) request bodies beyond a bound: ``SMALL_BODY`` for forms and JSON, the
+    upload limit on the upload routes (which also stop at the archive's own limit)."""
+
+    def __init__(self, app: ASGIApp, upload_bytes: int) -> None:
+        self.app = app
+        self.upload_bytes = upload_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        upload = scope["path"] in UPLOAD_PATHS
+        limit = self.upload_bytes + MULTIPART_OVERHEAD if upload else SMALL_BODY
+        reason = (
+            too_large(self.upload_bytes).reason
+            if upload
+            else f"the request body is larger than {SMALL_BODY // 1024} KiB"
+        )
+        for key, value in scope.get("headers", []):
+            if key == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > limit:
+                    await _refuse(scope, send, reason)
+                    return
+        seen = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise BodyTooLarge
+            return message
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except BodyTooLarge:
+            if not started:
+                await _refuse(scope, send, reason)
+
+
+async def _refuse(scope: Scope, send: Send, reason: str) -> None:
+    path = scope.get("path", "")
+    response: Response = JSONResponse(
+        {"error": reason}, status_code=413, headers={"Connection": "close"}
+    )
+    if not str(path).startswith("/api/"):
+        response = Response(reason, status_code=413, media_type="text/plain")
+
+    async def nothing() -> Message:
+        return {"type": "http.disconnect"}
+
+    await response(scope, nothing, send)
+
+
+class SecurityHeaders:
+    """CSP, no sniffing, no framing, no referrer leaks (a game page URL names its bots)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers += [
+                    (b"content-security-policy", CSP.encode()),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"x-frame-options", b"DENY"),
+                    (b"referrer-policy", b"same-origin"),
+                ]
+                if not scope["path"].startswith("/static/"):
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)

@@ -1,0 +1,192 @@
+"""``competition.toml``: what a hosted competition is, validated with clear messages.
+
+One file defines the competition: its name and where it keeps its data and store
+(``[competition]``), where the web server listens (``[server]``), the ladder's mix of
+games (``[ladder]``), how games are played (``[play]``: the arena's ``PlaySettings``),
+what an upload may be (``[limits]``: ``UploadLimits``) and how often an author may
+challenge (``[challenges]``). Every table is optional: the defaults just work.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from arena.errors import ArenaError
+from arena.referee.settings import PlaySettings
+from arena.server.uploads import UploadLimits
+
+STORE_ENV = "ARENA_SERVER_STORE"
+"""Environment variable that overrides ``[competition] store`` (e.g. a PostgreSQL URL
+with a password that should not sit in the file)."""
+STORE_FILE = "competition.sqlite"
+ORGANISER_TOKEN_FILE = "organiser.token"
+_K = TypeVar("_K")
+
+
+class CompetitionConfigError(ArenaError):
+    """An invalid competition.toml; the message names the file and the field."""
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CompetitionSection(_Table):
+    name: str = Field(default="Azul Arena", min_length=1, max_length=100)
+    data_dir: Path | None = Field(
+        default=None,
+        description="Uploads, builds, logs and the SQLite store; default: "
+        "'<file stem>-data' next to competition.toml.",
+    )
+    store: str = Field(
+        default="sqlite",
+        description="'sqlite' (a file in data_dir) or a postgresql+psycopg:// URL; "
+        f"env {STORE_ENV} overrides.",
+    )
+
+    @field_validator("store")
+    @classmethod
+    def _store(cls, value: str) -> str:
+        if value != "sqlite" and not value.startswith(("postgresql", "sqlite:")):
+            raise ValueError("'sqlite' or a postgresql+psycopg://user:password@host/db URL")
+        return value
+
+
+class ServerSection(_Table):
+    host: str = Field(
+        default="127.0.0.1",
+        description="Listen address: loopback unless you put the server on a network on "
+        "purpose (then behind a TLS reverse proxy).",
+    )
+    port: int = Field(default=8000, ge=0, le=65535)
+    registration: Literal["tokens", "open"] = Field(
+        default="tokens",
+        description="tokens: the organiser issues author tokens (arena token); open: anyone "
+        "may register a name and get a token.",
+    )
+
+
+class LadderSection(_Table):
+    players: dict[int, float] = Field(
+        default_factory=lambda: {2: 0.5, 4: 0.5},
+        description="Share of games per player count (2, 3 or 4).",
+    )
+    variants: dict[str, float] = Field(
+        default_factory=lambda: {"coloured": 0.8, "gray": 0.2},
+        description="Share of games per wall.",
+    )
+    games_in_flight: int = Field(default=2, ge=1, le=256, description="Games running at once.")
+    executor: Literal["local", "ray"] = Field(
+        default="local",
+        description="local: a process pool here; ray: a Ray cluster (azul-arena[ray]).",
+    )
+    workers: int = Field(
+        default=0, ge=0, le=256, description="Worker processes; 0 = games_in_flight."
+    )
+    ray_address: str | None = Field(default=None, description="ray: 'auto' or ray://host:port.")
+    new_version_games: int = Field(
+        default=10,
+        ge=0,
+        le=10_000,
+        description="A new version plays in every game until it has this many.",
+    )
+    master_seed: int = Field(default=1, ge=0, description="Seeds the ladder's choices and deals.")
+
+    @field_validator("players")
+    @classmethod
+    def _players(cls, value: dict[int, float]) -> dict[int, float]:
+        bad = [k for k in value if k not in (2, 3, 4)]
+        if bad:
+            raise ValueError(f"player counts are 2, 3 or 4, not {bad[0]}")
+        return _shares(value)
+
+    @field_validator("variants")
+    @classmethod
+    def _variants(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = [k for k in value if k not in ("coloured", "gray")]
+        if bad:
+            raise ValueError(f"walls are 'coloured' or 'gray', not {bad[0]!r}")
+        return _shares(value)
+
+    @property
+    def worker_count(self) -> int:
+        return self.workers or self.games_in_flight
+
+
+def _shares(value: dict[_K, float]) -> dict[_K, float]:
+    if not value:
+        raise ValueError("give at least one entry")
+    if any(v < 0 for v in value.values()) or sum(value.values()) <= 0:
+        raise ValueError("shares are non-negative and not all zero")
+    total = sum(value.values())
+    return {k: v / total for k, v in sorted(value.items()) if v > 0}
+
+
+class ChallengesSection(_Table):
+    per_hour: int = Field(
+        default=6, ge=0, le=10_000, description="Unrated challenges per author per hour."
+    )
+
+
+class CompetitionConfig(_Table):
+    """The whole competition.toml (paths resolved; ``source`` is the file)."""
+
+    competition: CompetitionSection = Field(default_factory=CompetitionSection)
+    server: ServerSection = Field(default_factory=ServerSection)
+    ladder: LadderSection = Field(default_factory=LadderSection)
+    play: PlaySettings = Field(default_factory=PlaySettings)
+    limits: UploadLimits = Field(default_factory=UploadLimits)
+    challenges: ChallengesSection = Field(default_factory=ChallengesSection)
+    source: Path = Field(default=Path("competition.toml"), exclude=True)
+
+    @property
+    def data_dir(self) -> Path:
+        if self.competition.data_dir is not None:
+            return self.competition.data_dir
+        return self.source.resolve().parent / f"{self.source.stem}-data"
+
+    @property
+    def store_url(self) -> str:
+        """The store's database URL (the environment overrides the file)."""
+        store = os.environ.get(STORE_ENV) or self.competition.store
+        if store == "sqlite":
+            return f"sqlite:///{self.data_dir / STORE_FILE}"
+        return store
+
+    @property
+    def organiser_token_file(self) -> Path:
+        return self.data_dir / ORGANISER_TOKEN_FILE
+
+
+def load_competition(path: Path) -> CompetitionConfig:
+    """Read and validate ``path``; :class:`CompetitionConfigError` says what is wrong."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CompetitionConfigError(
+            f"{path}: no such file", hint="write one: see README 'Hosting a competition'"
+        ) from None
+    except IsADirectoryError:
+        raise CompetitionConfigError(f"{path}: is a folder, not a competition.toml") from None
+    except OSError as exc:
+        raise CompetitionConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise CompetitionConfigError(f"{path}: not valid TOML ({exc})") from None
+    section = data.get("competition")
+    if isinstance(section, dict) and isinstance(section.get("data_dir"), str):
+        section["data_dir"] = (path.resolve().parent / section["data_dir"]).resolve()
+    data["source"] = path.resolve()
+    try:
+        return CompetitionConfig.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            field = ".".join(str(p) for p in err["loc"]) or "file"
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"{path}: {field}: {msg}")
+        raise CompetitionConfigError("\n".join(lines)) from None

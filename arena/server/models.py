@@ -1,0 +1,162 @@
+"""The server's shared vocabulary: small frozen value types the store returns.
+
+The store (the only code that speaks SQL) turns rows into these; the web layer, the
+ladder and the service only ever see them. Times are timezone-aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+VersionStatus = Literal["queued", "building", "rejected", "active", "retired", "disqualified"]
+GameKind = Literal["ladder", "challenge"]
+GameStatus = Literal["scheduled", "running", "finished", "void"]
+
+VERSION_STATUSES: tuple[VersionStatus, ...] = (
+    "queued",
+    "building",
+    "rejected",
+    "active",
+    "retired",
+    "disqualified",
+)
+
+
+@dataclass(frozen=True)
+class Author:
+    """Someone who holds a token: submits bots, or (organiser) runs the competition."""
+
+    id: int
+    name: str
+    organiser: bool
+    created: datetime
+
+
+@dataclass(frozen=True)
+class Bot:
+    """A bot name, owned by the first author that submitted it."""
+
+    id: int
+    name: str
+    author_id: int
+    author_name: str
+    language: str | None
+    disqualified: bool
+
+
+@dataclass(frozen=True)
+class Version:
+    """One submission of a bot. ``number`` counts 1, 2, ... per bot; a new active
+    version retires the previous one (its games stay with it)."""
+
+    id: int
+    bot_id: int
+    bot_name: str
+    number: int
+    content_hash: str | None
+    status: VersionStatus
+    submitted: datetime
+    verdict: str | None
+    language: str | None
+    ready_author: str | None
+    """What the bot said about itself in its handshake (check-bot), if it said."""
+    ready_version: str | None
+    build_log_available: bool
+    author_id: int = 0
+    author_name: str = ""
+
+
+@dataclass(frozen=True)
+class SeatRow:
+    """One seat of a game: which version sat there and how it did (None until finished)."""
+
+    seat: int
+    version_id: int
+    bot_name: str
+    version_number: int
+    score: int | None = None
+    rank: int | None = None
+    faults: list[str] = field(default_factory=list)
+    """Fault kinds, in the order they happened."""
+
+
+@dataclass(frozen=True)
+class GameRow:
+    """A game of the ladder or a challenge, from scheduling to its result."""
+
+    id: str
+    kind: GameKind
+    players: int
+    variant: str
+    seed: int
+    status: GameStatus
+    created: datetime
+    finished: datetime | None
+    end_reason: str | None
+    seats: list[SeatRow]
+    rated: bool = True
+    requested_by: int | None = None
+    """The author who asked for a challenge (None for ladder games)."""
+    rerun_of: str | None = None
+
+
+@dataclass(frozen=True)
+class LeaderRow:
+    """One line of the leaderboard: a bot's active version, ranked by ``conservative``
+    (mu - 3 sigma); ``low``/``high`` is the rating interval mu -/+ 2 sigma."""
+
+    rank: int
+    bot_name: str
+    version_number: int
+    author_name: str
+    language: str | None
+    mu: float
+    sigma: float
+    conservative: float
+    low: float
+    high: float
+    games: int
+    win_rate: float | None
+    faults: int
+
+
+@dataclass(frozen=True)
+class RatingPoint:
+    """A version's rating right after one of its games finished."""
+
+    game_id: str
+    finished: datetime
+    mu: float
+    sigma: float
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """How a bot fared against one opponent bot, over all their shared rated games."""
+
+    opponent: str
+    games: int
+    wins: int
+    """Games where the bot ranked better than the opponent."""
+    losses: int
+    draws: int
+
+
+@dataclass(frozen=True)
+class FaultGroup:
+    """A bot's faults of one kind: how many, and one example to look at."""
+
+    kind: str
+    count: int
+    example_game_id: str
+    example_text: str
+
+
+@dataclass(frozen=True)
+class FrozenRanking:
+    """The final ranking the organiser froze, and when."""
+
+    frozen: datetime
+    rows: list[LeaderRow]

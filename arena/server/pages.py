@@ -1,0 +1,281 @@
+"""The server-rendered pages. They work without JavaScript (except the replay viewer);
+forms post with the session cookie and a CSRF token (see :mod:`arena.server.auth`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+from urllib.parse import unquote
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+from markupsafe import Markup
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from arena.engine import GameRecord, ReplayError
+from arena.server import views
+from arena.server.api import BOT_NAME, ChallengeRequest, start_challenge, take_submission
+from arena.server.app import AppState
+from arena.server.auth import (
+    AuthError,
+    check_csrf,
+    cookie_author,
+    csrf_token,
+    end_session,
+    remember_csrf,
+    start_session,
+)
+from arena.server.models import Author
+from arena.server.plots import rating_svg
+from arena.server.ratelimit import RateLimited
+from arena.server.store import Invalid, NotFound
+from arena.viewer.frames import viewer_data
+from arena.viewer.page import replay_page
+
+GAMES_PER_PAGE = 50
+
+
+def _form_text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def router(state: AppState) -> APIRouter:
+    pages = APIRouter()
+    store = state.store
+    render = state.render
+
+    def viewer_of(request: Request) -> Author | None:
+        return cookie_author(request, store)
+
+    def signed_in(request: Request) -> Author:
+        author = viewer_of(request)
+        if author is None:
+            raise AuthError(401, "sign in first")
+        return author
+
+    async def form_of(request: Request) -> dict[str, str]:
+        form = await request.form()
+        return {key: _form_text(value) for key, value in form.items()}
+
+    def back(url: str) -> RedirectResponse:
+        return RedirectResponse(url, status_code=303)
+
+    @pages.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return Response(status_code=204)
+
+    @pages.get("/")
+    def leaderboard(request: Request) -> Response:
+        board = views.leaderboard(store, state.settings.name)
+        return render(request, "leaderboard.html", viewer_of(request), board=board)
+
+    @pages.get("/bots/{name:path}")
+    def bot(name: str, request: Request) -> Response:
+        viewer = viewer_of(request)
+        page = views.bot_page(store, name, viewer)
+        if page is None:
+            raise NotFound(f"no bot named {name!r}")
+        plot = Markup(rating_svg(page.history)) if page.history else None
+        return render(request, "bot.html", viewer, page=page, plot=plot)
+
+    @pages.get("/games")
+    def games(
+        request: Request,
+        bot: str | None = None,
+        kind: Literal["ladder", "challenge"] | None = None,
+        before: str | None = None,
+    ) -> Response:
+        rows = store.games(bot=bot or None, kind=kind, limit=GAMES_PER_PAGE, before=before)
+        more = rows[-1].id if len(rows) == GAMES_PER_PAGE else None
+        return render(
+            request, "games.html", viewer_of(request), games=rows, bot=bot, kind=kind, more=more
+        )
+
+    @pages.get("/games/{game_id}")
+    def game(game_id: str, request: Request) -> Response:
+        viewer = viewer_of(request)
+        page = views.game_page(store, game_id, viewer)
+        if page is None:
+            raise NotFound(f"no game {game_id!r}")
+        data = None
+        problem = None
+        if page.record is not None:
+            try:
+                data = viewer_data(GameRecord.model_validate(page.record), game_id)
+            except (ValidationError, ReplayError) as exc:
+                problem = f"the stored record cannot be replayed: {exc}"
+        if data is None:
+            return render(request, "game.html", viewer, page=page, problem=problem)
+        head = state.templates.get_template("game_head.html").render(
+            viewer=viewer,
+            page=page,
+            csrf=csrf_token(request),
+            competition=state.settings.name,
+            registration_open=state.settings.registration_open,
+        )
+        response = Response(
+            replay_page(data, asset_prefix="/static/viewer/", nav=head),
+            media_type="text/html; charset=utf-8",
+        )
+        remember_csrf(request, response)
+        return response
+
+    @pages.get("/me")
+    def me(request: Request) -> Response:
+        author = signed_in(request)
+        page = views.me_page(store, author)
+        own = {b.name for b in page.bots}
+        opponents = [
+            row.bot_name
+            for row in store.leaderboard()
+            if row.bot_name not in own and re.fullmatch(BOT_NAME, row.bot_name)
+        ]
+        return render(request, "me.html", author, page=page, opponents=opponents)
+
+    @pages.get("/login")
+    def login_form(request: Request) -> Response:
+        return render(request, "login.html", viewer_of(request), problem=None, issued=None)
+
+    @pages.post("/login")
+    async def login(request: Request) -> Response:
+        form = await form_of(request)
+        check_csrf(request, form.get("csrf"))
+        token = form.get("token", "").strip()
+        author = await run_in_threadpool(
+            lambda: store.author_by_token(token) if token and len(token) <= 200 else None
+        )
+        if author is None:
+            return render(
+                request,
+                "login.html",
+                None,
+                status=401,
+                problem="That token is not valid.",
+                issued=None,
+            )
+        response = back("/me")
+        start_session(request, response, token)
+        return response
+
+    @pages.post("/logout")
+    async def logout(request: Request) -> Response:
+        form = await form_of(request)
+        check_csrf(request, form.get("csrf"))
+        response = back("/")
+        end_session(response)
+        return response
+
+    @pages.post("/register")
+    async def register(request: Request) -> Response:
+        form = await form_of(request)
+        check_csrf(request, form.get("csrf"))
+        if not state.settings.registration_open:
+            raise AuthError(403, "registration is closed: ask the organiser for a token")
+        client = request.client.host if request.client else "?"
+        wait = state.registrations.take(client)
+        if wait is not None:
+            raise RateLimited("registrations", wait)
+        name = form.get("name", "").strip()
+        author, token = await run_in_threadpool(store.create_author, name)
+        response = render(
+            request,
+            "login.html",
+            author,
+            problem=None,
+            issued={"name": author.name, "token": token},
+        )
+        start_session(request, response, token)
+        return response
+
+    @pages.get("/submit")
+    def submit_form(request: Request) -> Response:
+        author = signed_in(request)
+        return render(request, "submit.html", author, limit_mb=state.settings.upload_bytes // 2**20)
+
+    @pages.post("/submit")
+    async def submit(request: Request) -> Response:
+        author = await run_in_threadpool(signed_in, request)
+        version = await take_submission(
+            state, request, author, lambda fields: check_csrf(request, fields.get("csrf"))
+        )
+        return back(f"/me#submission-{version.id}")
+
+    @pages.post("/challenge")
+    async def challenge(request: Request) -> Response:
+        form = await request.form()
+        check_csrf(request, _form_text(form.get("csrf")))
+        author = await run_in_threadpool(signed_in, request)
+        try:
+            body = ChallengeRequest(
+                opponents=[o for o in (_form_text(v) for v in form.getlist("opponent")) if o],
+                players=int(_form_text(form.get("players")) or 2),
+                variant=_form_text(form.get("variant")) or "coloured",
+            )
+        except (ValidationError, ValueError):
+            raise Invalid("pick 1 to 3 opponents, 2 to 4 players and a wall") from None
+        game = await run_in_threadpool(start_challenge, state, author, body)
+        return back(f"/games/{game.id}")
+
+    # ------------------------------------------------------------------ organiser
+
+    def organiser(request: Request) -> Author:
+        author = signed_in(request)
+        if not author.organiser:
+            raise AuthError(403, "only the organiser may see this page")
+        return author
+
+    @pages.get("/admin")
+    def admin(request: Request) -> Response:
+        author = organiser(request)
+        return render(
+            request,
+            "admin.html",
+            author,
+            paused=store.paused(),
+            frozen=store.frozen(),
+            counts=store.game_counts(),
+            authors=store.authors(),
+            bots=store.bots(),
+            games=store.games(limit=30),
+            issued=None,
+        )
+
+    @pages.post("/admin/{action}")
+    async def admin_action(action: str, request: Request) -> Response:
+        form = await form_of(request)
+        check_csrf(request, form.get("csrf"))
+        author = await run_in_threadpool(organiser, request)
+        if action == "authors":
+            name = form.get("name", "").strip()
+            made, token = await run_in_threadpool(
+                store.create_author, name, form.get("organiser") == "on"
+            )
+            return render(
+                request,
+                "admin.html",
+                author,
+                paused=store.paused(),
+                frozen=store.frozen(),
+                counts=store.game_counts(),
+                authors=store.authors(),
+                bots=store.bots(),
+                games=store.games(limit=30),
+                issued={"name": made.name, "token": token},
+            )
+        target = unquote(form.get("target", ""))  # percent-encoded: names are bot text
+        actions = {
+            "pause": lambda: store.set_paused(True),
+            "resume": lambda: store.set_paused(False),
+            "freeze": store.freeze,
+            "unfreeze": store.unfreeze,
+            "disqualify": lambda: store.disqualify(target),
+            "rerun": lambda: store.rerun(target),
+        }
+        if action not in actions:
+            raise NotFound(f"no organiser action {action!r}")
+        await run_in_threadpool(actions[action])
+        state.ctx.wake_ladder()
+        return back("/admin")
+
+    return pages

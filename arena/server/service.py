@@ -1,0 +1,442 @@
+"""``arena serve competition.toml``: one process with the web server, the ladder and a
+build worker, and ``arena token``.
+
+The web app (``create_app``) runs under uvicorn in the main thread; the ladder
+(:class:`arena.server.ladder.Ladder`) and the build worker run on threads beside it and
+share one :class:`CompetitionStore`. SIGTERM or Ctrl-C stops the web server, abandons
+the running games (their bots are killed) and schedules them again; a kill -9 loses
+nothing either: finished games are in the store, and at the next start the games
+that were running are scheduled again and cut-short builds queued again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+from arena.errors import ArenaError
+from arena.server.config import CompetitionConfig, load_competition
+from arena.server.ladder import Ladder, Pool, ProcessPool
+from arena.server.models import Version
+from arena.server.store import CompetitionStore, Conflict
+
+_log = logging.getLogger("arena.server")
+
+ORGANISER_NAME = "organiser"
+BUILD_CACHE_ENV = "ARENA_BUILD_CACHE"
+
+
+class ServeError(ArenaError):
+    """The server cannot start (port taken, data folder unusable, ...)."""
+
+
+# ---------------------------------------------------------------- builds
+
+
+@dataclass(frozen=True)
+class BuildVerdict:
+    """What the build worker stores for a version."""
+
+    ok: bool
+    verdict: str
+    log: str
+    built_path: str | None
+    content_hash: str | None
+    meta: dict[str, Any]
+
+
+def build_submission(version: Version, archive: Path, config: CompetitionConfig) -> BuildVerdict:
+    """Unpack, build and check one upload (``arena.server.uploads``/``submissions``):
+    never raises for a bot's problem."""
+    from arena.server.submissions import process_submission
+    from arena.server.uploads import UploadRejected, unpack_upload
+
+    dest = config.data_dir / "submissions" / str(version.id)
+    shutil.rmtree(dest, ignore_errors=True)  # a build cut short by a restart
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        folder = unpack_upload(archive, dest, config.limits)
+    except UploadRejected as exc:
+        return BuildVerdict(False, f"rejected: {exc}", str(exc), None, None, {})
+    outcome = process_submission(folder, config.play, config.limits)
+    meta = dict(outcome.meta)
+    built_path = None
+    if outcome.ok and outcome.built is not None:
+        manifest = outcome.built.spec.manifest
+        meta["manifest"] = manifest.model_dump(mode="json")
+        meta.setdefault("language", manifest.language)
+        meta["source"] = str(folder)
+        built_path = str(outcome.built.spec.folder)
+    return BuildVerdict(
+        bool(outcome.ok and built_path),
+        outcome.verdict,
+        outcome.log,
+        built_path,
+        outcome.content_hash,
+        meta,
+    )
+
+
+BUILD_BACKOFF_S = (5.0, 300.0)
+"""After the arena (not the bot) failed a build: wait this long before the next build,
+doubling up to the maximum, so a broken sandbox neither rejects authors nor spins."""
+
+Builder = Callable[[Version, Path, CompetitionConfig], BuildVerdict]
+
+
+class BuildWorker:
+    """Takes queued versions one at a time and records their verdicts."""
+
+    def __init__(
+        self,
+        store: CompetitionStore,
+        config: CompetitionConfig,
+        on_active: Callable[[], None],
+        build: Builder = build_submission,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.on_active = on_active
+        self.build = build
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self.backoff = 0.0
+        """Seconds to wait before the next build after the arena failed one (0: none)."""
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    def run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                version = self.store.claim_queued_version()
+            except ArenaError as exc:
+                _log.error("build worker: %s", exc)
+                version = None
+            if version is None:
+                self._wake.wait(2.0)
+                self._wake.clear()
+                continue
+            try:
+                self.build_one(version)
+            except ArenaError as exc:  # the store is away: queued again at the next start
+                _log.error("build worker: %s", exc)
+                self._stop.wait(2.0)
+            if self.backoff:
+                self._stop.wait(self.backoff)
+
+    def build_one(self, version: Version) -> Version:
+        archive = self.store.archive_of(version.id)
+        assert archive is not None
+        _log.info("building %s v%d", version.bot_name, version.number)
+        try:
+            verdict = self.build(version, Path(archive[0]), self.config)
+        except ArenaError as exc:
+            # The arena's side (no free sandbox uid, a layer missing under strict, the
+            # cache or disk unusable): not the author's fault, so never their verdict.
+            # The version goes back to the queue and is tried again after a back-off.
+            self.backoff = min(BUILD_BACKOFF_S[1], max(BUILD_BACKOFF_S[0], self.backoff * 2))
+            _log.error(
+                "build of %s v%d: the arena could not build it (%s); queued again, "
+                "next try in %g s",
+                version.bot_name,
+                version.number,
+                exc,
+                self.backoff,
+            )
+            return self.store.return_to_queue(version.id)
+        except Exception as exc:  # a bug must not stop the worker: record it, go on
+            _log.exception("build of submission %d failed", version.id)
+            verdict = BuildVerdict(
+                False, f"internal error: {type(exc).__name__}", "", None, None, {}
+            )
+        done = self.store.finish_build(
+            version.id,
+            verdict.ok,
+            verdict.verdict,
+            verdict.log,
+            verdict.built_path,
+            verdict.content_hash,
+            verdict.meta,
+        )
+        self.backoff = 0.0
+        _log.info("%s v%d: %s", version.bot_name, version.number, done.status)
+        if done.status == "active":
+            self.on_active()
+        return done
+
+
+# ---------------------------------------------------------------- the service
+
+
+def make_pool(config: CompetitionConfig) -> Pool:
+    """Where the ladder's games run: a local process pool, or a Ray cluster."""
+    if config.ladder.executor == "ray":
+        from arena.server.ladder import RayPool
+
+        return RayPool(config.ladder.ray_address, config.ladder.worker_count)
+    return ProcessPool(config.ladder.worker_count)
+
+
+def open_store(config: CompetitionConfig) -> CompetitionStore:
+    _make_data_dir(config.data_dir)
+    store = CompetitionStore.open(config.store_url)
+    for store_file in config.data_dir.glob("competition.sqlite*"):
+        with contextlib.suppress(OSError):
+            store_file.chmod(0o600)  # token hashes, logs, every record
+    return store
+
+
+PRIVATE_FOLDERS = ("uploads", "submissions")
+"""Authors' code as uploaded and unpacked: for the server only (bots run from the build
+cache, never from here)."""
+
+
+def _make_data_dir(folder: Path) -> None:
+    """The data folder: traversable but not listable by the per-bot uids (they reach the
+    build cache inside it), with the uploads, submissions and SQLite store private."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in PRIVATE_FOLDERS:
+            (folder / name).mkdir(exist_ok=True)
+            (folder / name).chmod(0o700)
+        folder.chmod(0o711)
+        for store_file in folder.glob("competition.sqlite*"):
+            store_file.chmod(0o600)
+    except PermissionError:
+        pass  # not our folder to tighten: fine if we can write it (checked below)
+    except OSError as exc:
+        raise ServeError(f"cannot create the data folder {folder}: {exc.strerror}") from None
+    if not os.access(folder, os.W_OK):
+        raise ServeError(f"the data folder {folder} is not writable")
+
+
+def ensure_organiser(store: CompetitionStore, config: CompetitionConfig, out: TextIO) -> str | None:
+    """On first start: create the organiser, print the token once, keep it in
+    ``data_dir/organiser.token`` (mode 0600). The token, or None if one existed."""
+    if store.has_organiser():
+        return None
+    _, token = store.create_author(ORGANISER_NAME, organiser=True)
+    path = config.organiser_token_file
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(token + "\n")
+        os.chmod(path, 0o600)
+    except OSError as exc:
+        out.write(f"warning: could not write {path}: {exc.strerror}\n")
+    out.write(
+        f"Organiser token (shown once; also in {path}, mode 0600):\n{token}\n"
+        "Issue author tokens with: arena token COMPETITION.toml NAME\n"
+    )
+    out.flush()
+    return token
+
+
+def _check_port(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise ServeError(
+                f"cannot listen on {host}:{port}: {exc.strerror}",
+                hint="another server may be running; set [server] port in competition.toml",
+            ) from None
+
+
+def _check_sandbox(config: CompetitionConfig, out: TextIO) -> None:
+    """``sandbox = "strict"`` refuses to start without every layer; ``auto`` warns."""
+    from arena.sandbox import Level, detect_layers, sandbox_warning
+
+    if config.play.sandbox is Level.STRICT:
+        missing = [layer for layer in detect_layers() if not layer.on]
+        if missing:
+            from arena.sandbox.layers import unavailable_message
+
+            raise ServeError(unavailable_message(missing))
+    elif config.play.sandbox is Level.AUTO:
+        warning = sandbox_warning(detect_layers())
+        if warning:
+            out.write(f"warning: {warning}\n")
+
+
+def _default_app_factory(ctx: Any) -> Any:
+    from arena.server.app import create_app
+
+    return create_app(ctx)
+
+
+def _context(
+    config: CompetitionConfig, store: CompetitionStore, builder: BuildWorker, ladder: Ladder
+) -> Any:
+    from arena.server.app import ServerContext
+
+    return ServerContext(config, store, config.data_dir, builder.wake, ladder.wake)
+
+
+@dataclass
+class Service:
+    """The parts of a running server (tests drive them directly)."""
+
+    config: CompetitionConfig
+    store: CompetitionStore
+    ladder: Ladder
+    builder: BuildWorker
+    threads: list[threading.Thread]
+
+    def start(self) -> None:
+        recovered = self.store.requeue_running()
+        rebuilt = self.store.requeue_builds()
+        if recovered or rebuilt:
+            _log.info(
+                "resumed: %d running game(s) scheduled again, %d build(s) queued again",
+                recovered,
+                rebuilt,
+            )
+        self.threads = [
+            threading.Thread(target=self.ladder.run, name="ladder", daemon=True),
+            threading.Thread(target=self.builder.run, name="builder", daemon=True),
+        ]
+        for t in self.threads:
+            t.start()
+
+    def stop(self) -> int:
+        """Stop the ladder and the builder; running games are scheduled again."""
+        self.builder.stop()
+        requeued = self.ladder.shutdown(abort=True)
+        self.threads[0].join(timeout=30)
+        return requeued
+
+
+def make_service(
+    config: CompetitionConfig,
+    store: CompetitionStore,
+    pool: Pool,
+    build: Builder = build_submission,
+) -> Service:
+    ladder = Ladder(store, config.ladder, config.play, config.data_dir, pool)
+    builder = BuildWorker(store, config, ladder.wake, build)
+    return Service(config, store, ladder, builder, [])
+
+
+def serve(
+    toml: Path,
+    out: TextIO = sys.stdout,
+    app_factory: Callable[[Any], Any] = _default_app_factory,
+) -> int:
+    """Run the competition of ``toml`` until SIGTERM/SIGINT."""
+    import uvicorn
+
+    config = load_competition(toml)
+    _make_data_dir(config.data_dir)
+    os.environ.setdefault(BUILD_CACHE_ENV, str(config.data_dir / "build-cache"))
+    _check_port(config.server.host, config.server.port)
+    _check_sandbox(config, out)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    # The pool forks before any thread or database connection exists.
+    pool = make_pool(config)
+    try:
+        store = open_store(config)
+    except BaseException:
+        pool.close(abort=True)
+        raise
+    service = make_service(config, store, pool)
+    try:
+        ensure_organiser(store, config, out)
+        app = app_factory(_context(config, store, service.builder, service.ladder))
+        service.start()
+        out.write(
+            f"Serving {config.competition.name!r} on http://{config.server.host}:"
+            f"{config.server.port}/ (store: {_shown_store(config)}); Ctrl-C stops\n"
+        )
+        out.flush()
+        server = uvicorn.Server(
+            uvicorn.Config(
+                app,
+                host=config.server.host,
+                port=config.server.port,
+                log_level="info",
+                access_log=False,
+                timeout_graceful_shutdown=10,
+            )
+        )
+        previous = signal.signal(signal.SIGTERM, _raise_stop)
+        try:
+            server.run()  # re-raises a caught SIGTERM/SIGINT once it has stopped serving
+        except (_Stop, KeyboardInterrupt):
+            pass
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    finally:
+        requeued = 0
+        if service.threads:
+            requeued = service.stop()
+        else:
+            pool.close(abort=True)
+        store.close()
+        out.write(f"Stopped: {requeued} running game(s) will be played again at the next start\n")
+        out.flush()
+    return 0
+
+
+class _Stop(Exception):
+    """SIGTERM, once the web server has stopped: shut the rest down cleanly."""
+
+
+def _raise_stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stop
+
+
+def _shown_store(config: CompetitionConfig) -> str:
+    url = config.store_url
+    if url.startswith("sqlite:"):
+        return url.removeprefix("sqlite:///")
+    import sqlalchemy as sa
+
+    return sa.engine.make_url(url).render_as_string(hide_password=True)
+
+
+# ---------------------------------------------------------------- arena token
+
+
+def token_command(toml: Path, name: str, organiser: bool, renew: bool, out: TextIO) -> int:
+    """``arena token``: issue a token to a new author (or a new one to an existing
+    author with ``--renew``); prints it once."""
+    config = load_competition(toml)
+    store = open_store(config)
+    try:
+        if renew:
+            token = store.new_token(name)
+            what = "new token for"
+        else:
+            try:
+                _, token = store.create_author(name, organiser=organiser)
+            except Conflict:
+                raise ServeError(
+                    f"an author named {name!r} exists",
+                    hint=f"arena token {toml} {name} --renew issues a new token "
+                    "(the old one stops working)",
+                ) from None
+            what = "organiser token for" if organiser else "token for"
+    finally:
+        store.close()
+    out.write(f"{what} {name} (shown once; give it to them privately):\n{token}\n")
+    return 0

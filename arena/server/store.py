@@ -1,0 +1,1668 @@
+"""The competition store: the ledger of `arena serve`, and the only SQL in arena/server.
+
+Authors and their (hashed) tokens, bots and versions with their build verdicts and logs,
+every game from scheduling to its result (seats, faults, the compressed record, per-seat
+stderr), ratings per version with a history row per game, and the organiser's switches
+(paused, frozen ranking). SQLAlchemy Core over SQLite (the default: one file, WAL) or
+PostgreSQL (``postgresql+psycopg://``); the schema is versioned by alembic migrations
+(``arena/server/migrations``) that :meth:`CompetitionStore.open` applies.
+
+Every write is one transaction: a crash, kill -9 or a full disk leaves a game wholly
+finished or not at all. :meth:`CompetitionStore.finish_game` is idempotent, keyed by the
+game id: a result delivered twice (a retried worker, a game re-queued after a restart
+that had in fact finished) is stored and rated once. Failures raise :class:`StoreError`
+with a message for the user.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import gzip
+import hashlib
+import hmac
+import itertools
+import json
+import secrets
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+
+from arena.errors import ArenaError
+from arena.ratings.games import seatings_to_games
+from arena.ratings.kernel import update_one
+from arena.ratings.model import DEFAULT_PARAMS
+from arena.server.models import (
+    Author,
+    Bot,
+    FaultGroup,
+    FrozenRanking,
+    GameRow,
+    HeadToHead,
+    LeaderRow,
+    RatingPoint,
+    SeatRow,
+    Version,
+)
+
+STDERR_KEEP_BYTES = 256 * 1024
+"""Per seat and game, at most this much of a bot's stderr is kept (the tail)."""
+LOG_KEEP_BYTES = 1024 * 1024
+"""A build log (build output + check-bot) is kept up to this size (head and tail)."""
+TOKEN_BYTES = 32
+_KERNEL_ENV = DEFAULT_PARAMS.kernel_env()
+
+# ---------------------------------------------------------------- schema (see migrations/)
+
+metadata = sa.MetaData()
+
+settings_table = sa.Table(
+    "settings",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+authors = sa.Table(
+    "authors",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.String(64), nullable=False, unique=True),
+    sa.Column("organiser", sa.Boolean, nullable=False),
+    sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+)
+bots = sa.Table(
+    "bots",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.String(64), nullable=False, unique=True),
+    sa.Column("author_id", sa.Integer, sa.ForeignKey("authors.id"), nullable=False),
+    sa.Column("disqualified", sa.Boolean, nullable=False),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+)
+versions = sa.Table(
+    "versions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("bot_id", sa.Integer, sa.ForeignKey("bots.id"), nullable=False),
+    sa.Column("number", sa.Integer, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("submitted", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("archive_path", sa.Text, nullable=False),
+    sa.Column("archive_sha256", sa.String(64), nullable=False),
+    sa.Column("content_hash", sa.String(64)),
+    sa.Column("verdict", sa.Text),
+    sa.Column("log", sa.Text),
+    sa.Column("built_path", sa.Text),
+    sa.Column("meta", sa.Text),
+    sa.Column("language", sa.String(64)),
+    sa.Column("ready_author", sa.Text),
+    sa.Column("ready_version", sa.Text),
+    sa.Column("decided", sa.DateTime(timezone=True)),
+    sa.UniqueConstraint("bot_id", "number", name="versions_bot_number"),
+)
+sa.Index("versions_status", versions.c.status)
+games = sa.Table(
+    "games",
+    metadata,
+    sa.Column("n", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(32), nullable=False, unique=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("players", sa.Integer, nullable=False),
+    sa.Column("variant", sa.String(16), nullable=False),
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("rated", sa.Boolean, nullable=False),
+    sa.Column("requested_by", sa.Integer, sa.ForeignKey("authors.id")),
+    sa.Column("rerun_of", sa.String(32)),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("started", sa.DateTime(timezone=True)),
+    sa.Column("finished", sa.DateTime(timezone=True)),
+    sa.Column("finish_seq", sa.Integer),
+    sa.Column("end_reason", sa.String(64)),
+    sa.Column("rounds", sa.Integer),
+    sa.Column("duration_s", sa.Float),
+    sa.Column("worker", sa.String(200)),
+)
+sa.Index("games_status", games.c.status)
+seats = sa.Table(
+    "seats",
+    metadata,
+    sa.Column("game_id", sa.String(32), sa.ForeignKey("games.id"), primary_key=True),
+    sa.Column("seat", sa.Integer, primary_key=True),
+    sa.Column("version_id", sa.Integer, sa.ForeignKey("versions.id"), nullable=False),
+    sa.Column("score", sa.Integer),
+    sa.Column("rank", sa.Integer),
+    sa.Column("forfeit", sa.Boolean),
+)
+sa.Index("seats_version", seats.c.version_id)
+faults = sa.Table(
+    "faults",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("game_id", sa.String(32), sa.ForeignKey("games.id"), nullable=False),
+    sa.Column("seat", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(32), nullable=False),
+    sa.Column("round", sa.Integer, nullable=False),
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("forfeit", sa.Boolean, nullable=False),
+)
+sa.Index("faults_game", faults.c.game_id)
+records = sa.Table(
+    "records",
+    metadata,
+    sa.Column("game_id", sa.String(32), sa.ForeignKey("games.id"), primary_key=True),
+    sa.Column("record", sa.LargeBinary, nullable=False),
+)
+stderr_logs = sa.Table(
+    "stderr_logs",
+    metadata,
+    sa.Column("game_id", sa.String(32), sa.ForeignKey("games.id"), primary_key=True),
+    sa.Column("seat", sa.Integer, primary_key=True),
+    sa.Column("text", sa.LargeBinary, nullable=False),
+)
+ratings = sa.Table(
+    "ratings",
+    metadata,
+    sa.Column("version_id", sa.Integer, sa.ForeignKey("versions.id"), primary_key=True),
+    sa.Column("mu", sa.Float, nullable=False),
+    sa.Column("sigma", sa.Float, nullable=False),
+    sa.Column("games", sa.Integer, nullable=False),
+)
+rating_history = sa.Table(
+    "rating_history",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("version_id", sa.Integer, sa.ForeignKey("versions.id"), nullable=False),
+    sa.Column("game_id", sa.String(32), nullable=False),
+    sa.Column("finished", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("mu", sa.Float, nullable=False),
+    sa.Column("sigma", sa.Float, nullable=False),
+)
+sa.Index("rating_history_version", rating_history.c.version_id)
+
+
+# ---------------------------------------------------------------- errors and inputs
+
+
+class StoreError(ArenaError):
+    """The store cannot do what was asked (unreachable, damaged, newer schema, ...)."""
+
+
+class NotFound(StoreError):
+    """No such author, bot, version or game (HTTP 404)."""
+
+
+class Conflict(StoreError):
+    """The request clashes with what is stored: a bot name owned by another author, a
+    game already finished (HTTP 409)."""
+
+
+class Invalid(StoreError):
+    """A request that cannot be valid (HTTP 400)."""
+
+
+@dataclass(frozen=True)
+class FinishedSeat:
+    """A seat's result, as the ladder hands it to :meth:`CompetitionStore.finish_game`."""
+
+    seat: int
+    score: int
+    rank: int
+    forfeit: bool
+
+
+@dataclass(frozen=True)
+class FinishedFault:
+    seat: int
+    kind: str
+    round: int
+    message: str
+    forfeit: bool
+
+
+@dataclass(frozen=True)
+class GameOutcome:
+    """A finished game: everything the store keeps of it."""
+
+    end_reason: str
+    rounds: int
+    duration_s: float
+    worker: str
+    record_json: bytes
+    seats: tuple[FinishedSeat, ...]
+    faults: tuple[FinishedFault, ...] = ()
+    stderr: tuple[tuple[int, str], ...] = ()
+    """(seat, text) per seat that wrote anything."""
+
+
+@dataclass(frozen=True)
+class LaunchInfo:
+    """What the ladder needs to start a version: its built folder and manifest."""
+
+    version_id: int
+    bot_name: str
+    built_path: str
+    manifest: dict[str, Any]
+    source: str | None = None
+    """The unpacked submission (what a Ray node builds from)."""
+
+
+def hash_token(token: str) -> str:
+    """How tokens are kept at rest (sha256: tokens are 32 random bytes, no salt needed)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """SQLite hands back naive datetimes: they were stored as UTC."""
+    if value is None:
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _utc_req(value: datetime) -> datetime:
+    out = _utc(value)
+    assert out is not None
+    return out
+
+
+def _cap_tail(text: str, limit: int) -> str:
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    return "[... earlier output cut ...]\n" + data[-limit:].decode("utf-8", "replace")
+
+
+def _cap_middle(text: str, limit: int) -> str:
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    half = limit // 2
+    return (
+        data[:half].decode("utf-8", "replace")
+        + "\n[... output cut ...]\n"
+        + data[-half:].decode("utf-8", "replace")
+    )
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{Path(path).resolve()}"
+
+
+def _describe_url(url: str) -> str:
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        return "(unparseable URL)"
+
+
+# ---------------------------------------------------------------- the store
+
+
+class CompetitionStore:
+    """The competition's database. Thread-safe: the web server, the ladder and the build
+    worker of one process share one instance (writes are serialised in-process)."""
+
+    def __init__(self, engine: Engine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+        self.is_sqlite = engine.dialect.name == "sqlite"
+        self._write_lock = threading.RLock()
+
+    # ------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, url: str) -> CompetitionStore:
+        """Open (creating and migrating as needed) the store at ``url``: ``sqlite:///path``
+        or ``postgresql+psycopg://user:pw@host/db``. Refuses a store written by a newer
+        arena."""
+        from arena.server.migrations import upgrade
+
+        shown = _describe_url(url)
+        try:
+            parsed = sa.engine.make_url(url)
+        except sa.exc.ArgumentError:
+            raise StoreError(
+                f"not a database URL: {shown!r}",
+                hint="use sqlite:///path/to/file.sqlite or postgresql+psycopg://user@host/db",
+            ) from None
+        # The web server's worker threads, the ladder and the build worker share the pool.
+        kwargs: dict[str, Any] = {"pool_size": 8, "max_overflow": 32, "pool_timeout": 60}
+        if parsed.get_backend_name() == "sqlite":
+            db = parsed.database
+            if db and db != ":memory:":
+                folder = Path(db).parent
+                try:
+                    folder.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StoreError(f"cannot create {folder}: {exc.strerror}") from None
+            kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+            if not db or db == ":memory:":
+                raise StoreError(
+                    "an in-memory SQLite store would lose everything on exit",
+                    hint="use sqlite:///path/to/competition.sqlite",
+                )
+        elif parsed.get_backend_name() == "postgresql":
+            kwargs["pool_pre_ping"] = True
+        else:
+            raise StoreError(f"unsupported database {parsed.get_backend_name()!r} in {shown}")
+        try:
+            engine = sa.create_engine(url, **kwargs)
+        except (sa.exc.ArgumentError, ImportError) as exc:
+            raise StoreError(f"cannot use the database {shown}: {exc}") from None
+        if engine.dialect.name == "sqlite":
+            _sqlite_pragmas(engine)
+        store = cls(engine, url)
+        try:
+            with store.engine.begin() as conn:
+                upgrade(conn)
+        except StoreError:
+            engine.dispose()
+            raise
+        except sa.exc.OperationalError as exc:
+            engine.dispose()
+            raise StoreError(
+                f"cannot open the store {shown}: {_db_message(exc)}",
+                hint="check that the database server runs and the URL, user and password",
+            ) from None
+        except sa.exc.DatabaseError as exc:
+            engine.dispose()
+            raise StoreError(f"the store {shown} is damaged or not a store: {exc.orig}") from None
+        return store
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> CompetitionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """One write transaction (SQLite: BEGIN IMMEDIATE, so it never fails half-way
+        on a lock upgrade)."""
+        with self._write_lock:
+            try:
+                with self.engine.connect() as conn:
+                    conn.info["immediate"] = True
+                    try:
+                        with conn.begin():
+                            yield conn
+                    finally:
+                        conn.info["immediate"] = False
+            except sa.exc.IntegrityError:
+                raise
+            except sa.exc.OperationalError as exc:
+                raise StoreError(f"cannot write the store: {_db_message(exc)}") from None
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[Connection]:
+        try:
+            with self.engine.connect() as conn, conn.begin():
+                yield conn
+        except sa.exc.OperationalError as exc:
+            raise StoreError(f"cannot read the store: {_db_message(exc)}") from None
+
+    # ------------------------------------------------------------ settings
+
+    def _get_setting(self, conn: Connection, key: str) -> str | None:
+        value = conn.execute(
+            sa.select(settings_table.c.value).where(settings_table.c.key == key)
+        ).scalar_one_or_none()
+        return None if value is None else str(value)
+
+    def _put_setting(self, conn: Connection, key: str, value: str | None) -> None:
+        conn.execute(sa.delete(settings_table).where(settings_table.c.key == key))
+        if value is not None:
+            conn.execute(sa.insert(settings_table).values(key=key, value=value))
+
+    def setting(self, key: str) -> str | None:
+        with self._read() as conn:
+            return self._get_setting(conn, key)
+
+    def set_setting(self, key: str, value: str | None) -> None:
+        with self._write() as conn:
+            self._put_setting(conn, key, value)
+
+    # ------------------------------------------------------------ authors
+
+    def create_author(self, name: str, organiser: bool = False) -> tuple[Author, str]:
+        """A new author and their token (returned once; only its hash is stored)."""
+        name = name.strip()
+        if not name or len(name) > 64 or not name.isprintable():
+            raise Invalid("an author name is 1 to 64 printable characters")
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        created = _now()
+        try:
+            with self._write() as conn:
+                if conn.execute(sa.select(authors.c.id).where(authors.c.name == name)).first():
+                    raise Conflict(f"the author name {name!r} is taken")
+                author_id = conn.execute(
+                    sa.insert(authors).values(
+                        name=name,
+                        organiser=organiser,
+                        token_hash=hash_token(token),
+                        created=created,
+                    )
+                ).inserted_primary_key[0]  # type: ignore[index]
+        except sa.exc.IntegrityError:
+            raise Conflict(f"the author name {name!r} is taken") from None
+        return Author(int(author_id), name, organiser, created), token
+
+    def new_token(self, name: str) -> str:
+        """Issue a fresh token to an existing author (the old one stops working)."""
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        with self._write() as conn:
+            done = conn.execute(
+                sa.update(authors)
+                .where(authors.c.name == name)
+                .values(token_hash=hash_token(token))
+            ).rowcount
+        if not done:
+            raise NotFound(f"no author named {name!r}")
+        return token
+
+    def author_by_token(self, token: str) -> Author | None:
+        """The author holding ``token``, or None (the hash lookup is an index probe; the
+        final comparison is constant-time)."""
+        if not token or len(token) > 200:
+            return None
+        digest = hash_token(token)
+        with self._read() as conn:
+            row = conn.execute(sa.select(authors).where(authors.c.token_hash == digest)).first()
+        if row is None or not hmac.compare_digest(str(row.token_hash), digest):
+            return None
+        return _author(row)
+
+    def author(self, author_id: int) -> Author | None:
+        with self._read() as conn:
+            row = conn.execute(sa.select(authors).where(authors.c.id == author_id)).first()
+        return None if row is None else _author(row)
+
+    def author_by_name(self, name: str) -> Author | None:
+        with self._read() as conn:
+            row = conn.execute(sa.select(authors).where(authors.c.name == name)).first()
+        return None if row is None else _author(row)
+
+    def authors(self) -> list[Author]:
+        with self._read() as conn:
+            rows = conn.execute(sa.select(authors).order_by(authors.c.id)).all()
+        return [_author(r) for r in rows]
+
+    def has_organiser(self) -> bool:
+        with self._read() as conn:
+            return (
+                conn.execute(sa.select(authors.c.id).where(authors.c.organiser).limit(1)).first()
+                is not None
+            )
+
+    # ------------------------------------------------------------ submissions
+
+    def add_submission(
+        self, author_id: int, bot_name: str, archive_path: str, archive_sha256: str
+    ) -> Version:
+        """A new version of ``bot_name`` (created, owned by ``author_id``, if new), queued
+        for the build worker. :class:`Conflict` if another author owns the name."""
+        now = _now()
+        try:
+            with self._write() as conn:
+                if not conn.execute(
+                    sa.select(authors.c.id).where(authors.c.id == author_id)
+                ).first():
+                    raise NotFound(f"no author {author_id}")
+                bot = conn.execute(sa.select(bots).where(bots.c.name == bot_name)).first()
+                if bot is None:
+                    bot_id = conn.execute(
+                        sa.insert(bots).values(
+                            name=bot_name, author_id=author_id, disqualified=False, created=now
+                        )
+                    ).inserted_primary_key[0]  # type: ignore[index]
+                else:
+                    if bot.author_id != author_id:
+                        raise Conflict(f"the bot name {bot_name!r} belongs to another author")
+                    if bot.disqualified:
+                        raise Conflict(f"the bot {bot_name!r} is disqualified")
+                    bot_id = bot.id
+                number = conn.execute(
+                    sa.select(sa.func.coalesce(sa.func.max(versions.c.number), 0)).where(
+                        versions.c.bot_id == bot_id
+                    )
+                ).scalar_one()
+                version_id = conn.execute(
+                    sa.insert(versions).values(
+                        bot_id=bot_id,
+                        number=int(number) + 1,
+                        status="queued",
+                        submitted=now,
+                        archive_path=archive_path,
+                        archive_sha256=archive_sha256,
+                    )
+                ).inserted_primary_key[0]  # type: ignore[index]
+                out = self._version(conn, int(version_id))
+        except sa.exc.IntegrityError:
+            raise Conflict(f"the bot name {bot_name!r} was just taken; try again") from None
+        assert out is not None
+        return out
+
+    def claim_queued_version(self) -> Version | None:
+        """The oldest queued version, now marked ``building`` (the build worker's job)."""
+        with self._write() as conn:
+            version_id = conn.execute(
+                sa.select(versions.c.id)
+                .where(versions.c.status == "queued")
+                .order_by(versions.c.id)
+                .limit(1)
+            ).scalar_one_or_none()
+            if version_id is None:
+                return None
+            conn.execute(
+                sa.update(versions).where(versions.c.id == version_id).values(status="building")
+            )
+            return self._version(conn, int(version_id))
+
+    def archive_of(self, version_id: int) -> tuple[str, str] | None:
+        """(archive path, its sha256) of a submission."""
+        with self._read() as conn:
+            row = conn.execute(
+                sa.select(versions.c.archive_path, versions.c.archive_sha256).where(
+                    versions.c.id == version_id
+                )
+            ).first()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def requeue_builds(self) -> int:
+        """After a restart: builds cut short go back to the queue."""
+        with self._write() as conn:
+            return int(
+                conn.execute(
+                    sa.update(versions)
+                    .where(versions.c.status == "building")
+                    .values(status="queued")
+                ).rowcount
+            )
+
+    def return_to_queue(self, version_id: int) -> Version:
+        """A build the arena could not run (its problem, not the bot's): the version is
+        ``queued`` again, with no verdict, for the build worker to retry."""
+        with self._write() as conn:
+            conn.execute(
+                sa.update(versions)
+                .where(versions.c.id == version_id, versions.c.status == "building")
+                .values(status="queued")
+            )
+            out = self._version(conn, version_id)
+        if out is None:
+            raise NotFound(f"no submission {version_id}")
+        return out
+
+    def finish_build(
+        self,
+        version_id: int,
+        ok: bool,
+        verdict: str,
+        log: str,
+        built_path: str | None,
+        content_hash: str | None,
+        meta: dict[str, Any],
+    ) -> Version:
+        """Record a build's verdict. An accepted version becomes ``active`` and retires the
+        bot's previous active version (its games keep it)."""
+        meta_text = json.dumps(meta, sort_keys=True, default=str)
+        with self._write() as conn:
+            row = conn.execute(sa.select(versions).where(versions.c.id == version_id)).first()
+            if row is None:
+                raise NotFound(f"no submission {version_id}")
+            disqualified = conn.execute(
+                sa.select(bots.c.disqualified).where(bots.c.id == row.bot_id)
+            ).scalar_one()
+            status = "rejected"
+            if ok:
+                status = "disqualified" if disqualified else "active"
+            if status == "active":
+                conn.execute(
+                    sa.update(versions)
+                    .where(versions.c.bot_id == row.bot_id, versions.c.status == "active")
+                    .values(status="retired")
+                )
+            conn.execute(
+                sa.update(versions)
+                .where(versions.c.id == version_id)
+                .values(
+                    status=status,
+                    verdict=verdict,
+                    log=_cap_middle(log, LOG_KEEP_BYTES),
+                    built_path=built_path if ok else None,
+                    content_hash=content_hash,
+                    meta=meta_text,
+                    language=_str_or_none(meta.get("language")),
+                    ready_author=_str_or_none(meta.get("ready_author")),
+                    ready_version=_str_or_none(meta.get("ready_version")),
+                    decided=_now(),
+                )
+            )
+            out = self._version(conn, version_id)
+        assert out is not None
+        return out
+
+    def _version(self, conn: Connection, version_id: int) -> Version | None:
+        row = conn.execute(_version_select().where(versions.c.id == version_id)).first()
+        return None if row is None else _version_of(row)
+
+    def version(self, version_id: int) -> Version | None:
+        with self._read() as conn:
+            return self._version(conn, version_id)
+
+    def versions_of(self, bot_name: str) -> list[Version]:
+        """Every version of a bot, newest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                _version_select().where(bots.c.name == bot_name).order_by(versions.c.number.desc())
+            ).all()
+        return [_version_of(r) for r in rows]
+
+    def submissions_of(self, author_id: int) -> list[Version]:
+        """Every version an author submitted, newest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                _version_select()
+                .where(bots.c.author_id == author_id)
+                .order_by(versions.c.id.desc())
+            ).all()
+        return [_version_of(r) for r in rows]
+
+    def active_versions(self) -> list[Version]:
+        """The versions on the ladder: each bot's active version (none disqualified)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                _version_select()
+                .where(versions.c.status == "active", bots.c.disqualified.is_(False))
+                .order_by(versions.c.id)
+            ).all()
+        return [_version_of(r) for r in rows]
+
+    def launch_info(self, version_id: int) -> LaunchInfo | None:
+        with self._read() as conn:
+            row = conn.execute(
+                sa.select(versions.c.id, bots.c.name, versions.c.built_path, versions.c.meta)
+                .join(bots, bots.c.id == versions.c.bot_id)
+                .where(versions.c.id == version_id)
+            ).first()
+        if row is None or row.built_path is None:
+            return None
+        meta = json.loads(row.meta or "{}")
+        return LaunchInfo(
+            int(row.id),
+            str(row.name),
+            str(row.built_path),
+            meta.get("manifest", {}),
+            meta.get("source"),
+        )
+
+    def bot(self, name: str) -> Bot | None:
+        with self._read() as conn:
+            row = conn.execute(_bot_select().where(bots.c.name == name)).first()
+        return None if row is None else _bot_of(row)
+
+    def bots(self) -> list[Bot]:
+        with self._read() as conn:
+            rows = conn.execute(_bot_select().order_by(bots.c.name)).all()
+        return [_bot_of(r) for r in rows]
+
+    def submission_log(self, version_id: int) -> str | None:
+        """The build log and check-bot output (the web layer decides who may read it)."""
+        with self._read() as conn:
+            value = conn.execute(
+                sa.select(versions.c.log).where(versions.c.id == version_id)
+            ).scalar_one_or_none()
+        return None if value is None else str(value)
+
+    # ------------------------------------------------------------ games
+
+    def schedule_game(
+        self,
+        *,
+        kind: str,
+        players: int,
+        variant: str,
+        seed: int,
+        version_ids: Sequence[int],
+        rated: bool,
+        requested_by: int | None = None,
+        rerun_of: str | None = None,
+    ) -> GameRow:
+        """A new game (status ``scheduled``) seating ``version_ids`` in that order."""
+        if len(version_ids) != players or players not in (2, 3, 4):
+            raise Invalid(f"a game seats 2 to 4 players, got {len(version_ids)} for {players}")
+        with self._write() as conn:
+            game_id = self._insert_game(
+                conn, kind, players, variant, seed, version_ids, rated, requested_by, rerun_of
+            )
+            out = self._game(conn, game_id)
+        assert out is not None
+        return out
+
+    def _insert_game(
+        self,
+        conn: Connection,
+        kind: str,
+        players: int,
+        variant: str,
+        seed: int,
+        version_ids: Sequence[int],
+        rated: bool,
+        requested_by: int | None,
+        rerun_of: str | None,
+    ) -> str:
+        game_id = secrets.token_hex(6)
+        conn.execute(
+            sa.insert(games).values(
+                id=game_id,
+                kind=kind,
+                players=players,
+                variant=variant,
+                seed=seed,
+                status="scheduled",
+                rated=rated,
+                requested_by=requested_by,
+                rerun_of=rerun_of,
+                created=_now(),
+            )
+        )
+        conn.execute(
+            sa.insert(seats),
+            [{"game_id": game_id, "seat": i, "version_id": v} for i, v in enumerate(version_ids)],
+        )
+        return game_id
+
+    def claim_scheduled_game(self) -> GameRow | None:
+        """The oldest scheduled game, now ``running`` (challenges and re-runs first
+        come in creation order with the ladder's own games)."""
+        with self._write() as conn:
+            game_id = conn.execute(
+                sa.select(games.c.id)
+                .where(games.c.status == "scheduled")
+                .order_by(games.c.n)
+                .limit(1)
+            ).scalar_one_or_none()
+            if game_id is None:
+                return None
+            conn.execute(
+                sa.update(games)
+                .where(games.c.id == game_id)
+                .values(status="running", started=_now())
+            )
+            return self._game(conn, str(game_id))
+
+    def requeue_running(self) -> int:
+        """After a restart (also kill -9): games that were running go back to scheduled."""
+        with self._write() as conn:
+            return int(
+                conn.execute(
+                    sa.update(games)
+                    .where(games.c.status == "running")
+                    .values(status="scheduled", started=None)
+                ).rowcount
+            )
+
+    def void_game(self, game_id: str, reason: str) -> bool:
+        """A game that cannot be played (the arena's fault, or a bot disqualified before
+        it ran) is voided: kept, never rated. False if it already finished."""
+        with self._write() as conn:
+            done = conn.execute(
+                sa.update(games)
+                .where(games.c.id == game_id, games.c.status.in_(("scheduled", "running")))
+                .values(status="void", end_reason=reason[:64], finished=_now())
+            ).rowcount
+        return bool(done)
+
+    def finish_game(self, game_id: str, outcome: GameOutcome) -> bool:
+        """Store a finished game and rate it, in one transaction. Idempotent: False (and
+        nothing changed) if the game is already finished or void."""
+        finished = _now()
+        with self._write() as conn:
+            row = conn.execute(sa.select(games).where(games.c.id == game_id)).first()
+            if row is None:
+                raise NotFound(f"no game {game_id}")
+            if row.status in ("finished", "void"):
+                return False
+            seq = conn.execute(
+                sa.select(sa.func.coalesce(sa.func.max(games.c.finish_seq), 0))
+            ).scalar_one()
+            conn.execute(
+                sa.update(games)
+                .where(games.c.id == game_id)
+                .values(
+                    status="finished",
+                    finished=finished,
+                    finish_seq=int(seq) + 1,
+                    end_reason=outcome.end_reason[:64],
+                    rounds=outcome.rounds,
+                    duration_s=outcome.duration_s,
+                    worker=outcome.worker[:200],
+                )
+            )
+            for s in outcome.seats:
+                conn.execute(
+                    sa.update(seats)
+                    .where(seats.c.game_id == game_id, seats.c.seat == s.seat)
+                    .values(score=s.score, rank=s.rank, forfeit=s.forfeit)
+                )
+            if outcome.faults:
+                conn.execute(
+                    sa.insert(faults),
+                    [
+                        {
+                            "game_id": game_id,
+                            "seat": f.seat,
+                            "kind": f.kind,
+                            "round": f.round,
+                            "message": f.message[:4000],
+                            "forfeit": f.forfeit,
+                        }
+                        for f in outcome.faults
+                    ],
+                )
+            conn.execute(
+                sa.insert(records).values(
+                    game_id=game_id, record=gzip.compress(outcome.record_json, 6)
+                )
+            )
+            for seat, text in outcome.stderr:
+                if text:
+                    capped = _cap_tail(text, STDERR_KEEP_BYTES).encode("utf-8", "replace")
+                    conn.execute(
+                        sa.insert(stderr_logs).values(
+                            game_id=game_id, seat=seat, text=gzip.compress(capped, 6)
+                        )
+                    )
+            if row.rated:
+                self._rate(conn, game_id, finished, int(seq) + 1)
+        return True
+
+    def _rate(self, conn: Connection, game_id: str, finished: datetime, seq: int) -> None:
+        """Update the seated versions' ratings with one finished game (finish order):
+        one TrueSkill step (``arena.ratings.kernel.update_one``, the same step the
+        tournament's incremental ratings take), places in rank order, equal ranks tied."""
+        rows = conn.execute(
+            sa.select(seats.c.seat, seats.c.version_id, seats.c.rank).where(
+                seats.c.game_id == game_id
+            )
+        ).all()
+        rated = seatings_to_games(
+            (seq, int(r.seat), str(r.version_id), int(r.rank)) for r in rows if r.rank is not None
+        )
+        if not rated:
+            return
+        game = rated[0]
+        ordered = sorted(zip(game.ranks, (int(v) for v in game.bots), strict=True))
+        ids = [vid for _, vid in ordered]
+        stored = {
+            int(r.version_id): r
+            for r in conn.execute(sa.select(ratings).where(ratings.c.version_id.in_(ids))).all()
+        }
+        prior = (DEFAULT_PARAMS.mu, DEFAULT_PARAMS.sigma)
+        before = [
+            (float(stored[v].mu), float(stored[v].sigma)) if v in stored else prior for v in ids
+        ]
+        ties = [a[0] == b[0] for a, b in itertools.pairwise(ordered)]
+        new_mu, new_sigma = update_one(
+            [m for m, _ in before], [s for _, s in before], ties, _KERNEL_ENV
+        )
+        after = {v: (m, s) for v, m, s in zip(ids, new_mu, new_sigma, strict=True)}
+        for vid in ids:
+            mu, sigma = after[vid]
+            if vid in stored:
+                conn.execute(
+                    sa.update(ratings)
+                    .where(ratings.c.version_id == vid)
+                    .values(mu=mu, sigma=sigma, games=stored[vid].games + 1)
+                )
+            else:
+                conn.execute(sa.insert(ratings).values(version_id=vid, mu=mu, sigma=sigma, games=1))
+            conn.execute(
+                sa.insert(rating_history).values(
+                    version_id=vid, game_id=game_id, finished=finished, mu=mu, sigma=sigma
+                )
+            )
+
+    def _rerate_all(self, conn: Connection) -> None:
+        """Ratings from scratch over every finished rated game, in finish order (after a
+        game was voided)."""
+        conn.execute(sa.delete(rating_history))
+        conn.execute(sa.delete(ratings))
+        rows = conn.execute(
+            sa.select(games.c.id, games.c.finished, games.c.finish_seq)
+            .where(games.c.status == "finished", games.c.rated.is_(True))
+            .order_by(games.c.finish_seq)
+        ).all()
+        for r in rows:
+            self._rate(conn, str(r.id), _utc_req(r.finished), int(r.finish_seq))
+
+    def _game(self, conn: Connection, game_id: str) -> GameRow | None:
+        found = self._games_where(conn, games.c.id == game_id, limit=1)
+        return found[0] if found else None
+
+    def _games_where(
+        self, conn: Connection, where: Any, limit: int | None, order_desc: bool = True
+    ) -> list[GameRow]:
+        query = sa.select(games).where(where)
+        query = query.order_by(games.c.n.desc() if order_desc else games.c.n)
+        if limit is not None:
+            query = query.limit(limit)
+        rows = conn.execute(query).all()
+        if not rows:
+            return []
+        ids = [str(r.id) for r in rows]
+        seat_rows = conn.execute(
+            sa.select(
+                seats.c.game_id,
+                seats.c.seat,
+                seats.c.version_id,
+                seats.c.score,
+                seats.c.rank,
+                versions.c.number,
+                bots.c.name,
+            )
+            .join(versions, versions.c.id == seats.c.version_id)
+            .join(bots, bots.c.id == versions.c.bot_id)
+            .where(seats.c.game_id.in_(ids))
+            .order_by(seats.c.game_id, seats.c.seat)
+        ).all()
+        fault_rows = conn.execute(
+            sa.select(faults.c.game_id, faults.c.seat, faults.c.kind)
+            .where(faults.c.game_id.in_(ids))
+            .order_by(faults.c.id)
+        ).all()
+        kinds: dict[tuple[str, int], list[str]] = {}
+        for f in fault_rows:
+            kinds.setdefault((str(f.game_id), int(f.seat)), []).append(str(f.kind))
+        by_game: dict[str, list[SeatRow]] = {}
+        for s in seat_rows:
+            by_game.setdefault(str(s.game_id), []).append(
+                SeatRow(
+                    seat=int(s.seat),
+                    version_id=int(s.version_id),
+                    bot_name=str(s.name),
+                    version_number=int(s.number),
+                    score=None if s.score is None else int(s.score),
+                    rank=None if s.rank is None else int(s.rank),
+                    faults=kinds.get((str(s.game_id), int(s.seat)), []),
+                )
+            )
+        return [
+            GameRow(
+                id=str(r.id),
+                kind=r.kind,
+                players=int(r.players),
+                variant=str(r.variant),
+                seed=int(r.seed),
+                status=r.status,
+                created=_utc_req(r.created),
+                finished=_utc(r.finished),
+                end_reason=r.end_reason,
+                seats=by_game.get(str(r.id), []),
+                rated=bool(r.rated),
+                requested_by=r.requested_by,
+                rerun_of=r.rerun_of,
+            )
+            for r in rows
+        ]
+
+    def game(self, game_id: str) -> GameRow | None:
+        with self._read() as conn:
+            return self._game(conn, game_id)
+
+    def games(
+        self,
+        *,
+        bot: str | None = None,
+        kind: str | None = None,
+        limit: int = 50,
+        before: str | None = None,
+        status: str | None = None,
+    ) -> list[GameRow]:
+        """Games, newest first; ``before`` (a game id) pages on to older ones."""
+        limit = max(1, min(int(limit), 500))
+        conds: list[Any] = []
+        with self._read() as conn:
+            if bot is not None:
+                conds.append(
+                    games.c.id.in_(
+                        sa.select(seats.c.game_id)
+                        .join(versions, versions.c.id == seats.c.version_id)
+                        .join(bots, bots.c.id == versions.c.bot_id)
+                        .where(bots.c.name == bot)
+                    )
+                )
+            if kind is not None:
+                conds.append(games.c.kind == kind)
+            if status is not None:
+                conds.append(games.c.status == status)
+            if before is not None:
+                n = conn.execute(
+                    sa.select(games.c.n).where(games.c.id == before)
+                ).scalar_one_or_none()
+                if n is None:
+                    return []
+                conds.append(games.c.n < n)
+            return self._games_where(conn, sa.and_(sa.true(), *conds), limit)
+
+    def game_counts(self) -> dict[str, int]:
+        """How many games are in each status."""
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(games.c.status, sa.func.count()).group_by(games.c.status)
+            ).all()
+        return {str(s): int(c) for s, c in rows}
+
+    def games_finished(self) -> int:
+        return self.game_counts().get("finished", 0)
+
+    def record(self, game_id: str) -> dict[str, Any] | None:
+        """The full game record (JSON) of a finished game."""
+        with self._read() as conn:
+            blob = conn.execute(
+                sa.select(records.c.record).where(records.c.game_id == game_id)
+            ).scalar_one_or_none()
+        if blob is None:
+            return None
+        out: dict[str, Any] = json.loads(gzip.decompress(blob))
+        return out
+
+    def seat_stderr(self, game_id: str, seat: int) -> str | None:
+        """What the bot in ``seat`` wrote to stderr during that game (tail)."""
+        with self._read() as conn:
+            blob = conn.execute(
+                sa.select(stderr_logs.c.text).where(
+                    stderr_logs.c.game_id == game_id, stderr_logs.c.seat == seat
+                )
+            ).scalar_one_or_none()
+        return None if blob is None else gzip.decompress(blob).decode("utf-8", "replace")
+
+    def ladder_load(self) -> dict[int, dict[int, int]]:
+        """Ladder games per active version and player count (scheduled, running and
+        finished; void ones excluded): what the scheduler balances."""
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(seats.c.version_id, games.c.players, sa.func.count())
+                .join(games, games.c.id == seats.c.game_id)
+                .where(games.c.kind == "ladder", games.c.status != "void")
+                .group_by(seats.c.version_id, games.c.players)
+            ).all()
+        out: dict[int, dict[int, int]] = {}
+        for vid, players, count in rows:
+            out.setdefault(int(vid), {})[int(players)] = int(count)
+        return out
+
+    def ladder_mix(self) -> tuple[dict[int, int], dict[str, int]]:
+        """Ladder games (not void) per player count and per variant."""
+        with self._read() as conn:
+            by_players = conn.execute(
+                sa.select(games.c.players, sa.func.count())
+                .where(games.c.kind == "ladder", games.c.status != "void")
+                .group_by(games.c.players)
+            ).all()
+            by_variant = conn.execute(
+                sa.select(games.c.variant, sa.func.count())
+                .where(games.c.kind == "ladder", games.c.status != "void")
+                .group_by(games.c.variant)
+            ).all()
+        return {int(p): int(c) for p, c in by_players}, {str(v): int(c) for v, c in by_variant}
+
+    def pair_counts(self, version_ids: Sequence[int]) -> dict[tuple[int, int], int]:
+        """Ladder games (not void) each pair of ``version_ids`` shared (smaller id first)."""
+        if not version_ids:
+            return {}
+        ids = list(version_ids)
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(seats.c.game_id, seats.c.version_id)
+                .join(games, games.c.id == seats.c.game_id)
+                .where(
+                    games.c.kind == "ladder",
+                    games.c.status != "void",
+                    seats.c.version_id.in_(ids),
+                )
+            ).all()
+        by_game: dict[str, list[int]] = {}
+        for gid, vid in rows:
+            by_game.setdefault(str(gid), []).append(int(vid))
+        out: dict[tuple[int, int], int] = {}
+        for vids in by_game.values():
+            for i, a in enumerate(vids):
+                for b in vids[i + 1 :]:
+                    key = (min(a, b), max(a, b))
+                    out[key] = out.get(key, 0) + 1
+        return out
+
+    def fair_shares(self, version_ids: Sequence[int]) -> dict[int, float]:
+        """Per version: the ladder games it would have played since it became active if
+        every seat since then had gone to the active versions in equal parts. A version
+        that plays less than its share is behind; a new version starts at zero, so it is
+        not owed the games played before it existed."""
+        if not version_ids:
+            return {}
+        ids = list(version_ids)
+        with self._read() as conn:
+            since = {
+                int(v): _utc_req(d)
+                for v, d in conn.execute(
+                    sa.select(versions.c.id, versions.c.decided).where(
+                        versions.c.id.in_(ids), versions.c.decided.is_not(None)
+                    )
+                ).all()
+            }
+            if not since:
+                return {v: 0.0 for v in ids}
+            rows = conn.execute(
+                sa.select(games.c.created, games.c.players)
+                .where(
+                    games.c.kind == "ladder",
+                    games.c.status != "void",
+                    games.c.created >= min(since.values()),
+                )
+                .order_by(games.c.created)
+            ).all()
+        created = [_utc_req(c) for c, _ in rows]
+        seats_after = list(itertools.accumulate(int(p) for _, p in reversed(rows)))[::-1]
+        out = {}
+        for vid in ids:
+            start = since.get(vid)
+            if start is None:
+                out[vid] = 0.0
+                continue
+            first = bisect.bisect_left(created, start)
+            filled = seats_after[first] if first < len(seats_after) else 0
+            out[vid] = filled / len(ids)
+        return out
+
+    def ladder_balance(self) -> dict[str, Any]:
+        """How balanced the ladder is: per active version its ladder games and its fair
+        share since it became active, and the games per player count and wall (for the
+        organiser's page, the API and benchmarks)."""
+        active = self.active_versions()
+        ids = [v.id for v in active]
+        load = self.ladder_load()
+        share = self.fair_shares(ids)
+        by_players, by_variant = self.ladder_mix()
+        rows: list[dict[str, Any]] = [
+            {
+                "bot": v.bot_name,
+                "version": v.number,
+                "games": sum(load.get(v.id, {}).values()),
+                "fair_share": round(share.get(v.id, 0.0), 1),
+            }
+            for v in active
+        ]
+        surplus = [r["games"] - r["fair_share"] for r in rows]
+        return {
+            "versions": rows,
+            "spread": round(max(surplus) - min(surplus), 1) if surplus else 0.0,
+            "players": {str(k): v for k, v in sorted(by_players.items())},
+            "variants": dict(sorted(by_variant.items())),
+        }
+
+    # ------------------------------------------------------------ ratings and pages
+
+    def leaderboard(self) -> list[LeaderRow]:
+        """Every bot's active version, best conservative rating first."""
+        prior_mu, prior_sigma = DEFAULT_PARAMS.mu, DEFAULT_PARAMS.sigma
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(
+                    versions.c.id,
+                    versions.c.number,
+                    versions.c.language,
+                    bots.c.name,
+                    authors.c.name.label("author_name"),
+                    ratings.c.mu,
+                    ratings.c.sigma,
+                )
+                .join(bots, bots.c.id == versions.c.bot_id)
+                .join(authors, authors.c.id == bots.c.author_id)
+                .outerjoin(ratings, ratings.c.version_id == versions.c.id)
+                .where(versions.c.status == "active", bots.c.disqualified.is_(False))
+            ).all()
+            stats = self._version_stats(conn, [int(r.id) for r in rows])
+        out = []
+        for r in rows:
+            mu = prior_mu if r.mu is None else float(r.mu)
+            sigma = prior_sigma if r.sigma is None else float(r.sigma)
+            played, wins, nfaults = stats.get(int(r.id), (0, 0, 0))
+            out.append(
+                (
+                    mu - 3 * sigma,
+                    str(r.name),
+                    LeaderRow(
+                        rank=0,
+                        bot_name=str(r.name),
+                        version_number=int(r.number),
+                        author_name=str(r.author_name),
+                        language=r.language,
+                        mu=mu,
+                        sigma=sigma,
+                        conservative=mu - 3 * sigma,
+                        low=mu - 2 * sigma,
+                        high=mu + 2 * sigma,
+                        games=played,
+                        win_rate=wins / played if played else None,
+                        faults=nfaults,
+                    ),
+                )
+            )
+        out.sort(key=lambda item: (-item[0], item[1]))
+        return [_ranked(row, i + 1) for i, (_, _, row) in enumerate(out)]
+
+    def _version_stats(
+        self, conn: Connection, version_ids: list[int]
+    ) -> dict[int, tuple[int, int, int]]:
+        """(rated finished games, wins, seats with a fault) per version."""
+        if not version_ids:
+            return {}
+        finished_rated = sa.and_(games.c.status == "finished", games.c.rated.is_(True))
+        played = conn.execute(
+            sa.select(
+                seats.c.version_id,
+                sa.func.count(),
+                sa.func.sum(sa.case((seats.c.rank == 1, 1), else_=0)),
+            )
+            .join(games, games.c.id == seats.c.game_id)
+            .where(finished_rated, seats.c.version_id.in_(version_ids))
+            .group_by(seats.c.version_id)
+        ).all()
+        faulted = conn.execute(
+            sa.select(seats.c.version_id, sa.func.count(sa.distinct(faults.c.game_id)))
+            .join(games, games.c.id == seats.c.game_id)
+            .join(
+                faults, sa.and_(faults.c.game_id == seats.c.game_id, faults.c.seat == seats.c.seat)
+            )
+            .where(finished_rated, seats.c.version_id.in_(version_ids))
+            .group_by(seats.c.version_id)
+        ).all()
+        fault_count = {int(v): int(c) for v, c in faulted}
+        out = {int(v): (int(n), int(w or 0), fault_count.get(int(v), 0)) for v, n, w in played}
+        return out
+
+    def rating_history(self, version_id: int) -> list[RatingPoint]:
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(rating_history)
+                .where(rating_history.c.version_id == version_id)
+                .order_by(rating_history.c.id)
+            ).all()
+        return [
+            RatingPoint(str(r.game_id), _utc_req(r.finished), float(r.mu), float(r.sigma))
+            for r in rows
+        ]
+
+    def head_to_head(self, bot_name: str) -> list[HeadToHead]:
+        """The bot (all its versions) against each opponent bot, over finished rated games."""
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(seats.c.game_id, bots.c.name, seats.c.rank)
+                .join(versions, versions.c.id == seats.c.version_id)
+                .join(bots, bots.c.id == versions.c.bot_id)
+                .join(games, games.c.id == seats.c.game_id)
+                .where(
+                    games.c.status == "finished",
+                    games.c.rated.is_(True),
+                    seats.c.game_id.in_(
+                        sa.select(seats.c.game_id)
+                        .join(versions, versions.c.id == seats.c.version_id)
+                        .join(bots, bots.c.id == versions.c.bot_id)
+                        .where(bots.c.name == bot_name)
+                    ),
+                )
+            ).all()
+        by_game: dict[str, list[tuple[str, int]]] = {}
+        for gid, name, rank in rows:
+            by_game.setdefault(str(gid), []).append((str(name), int(rank)))
+        tally: dict[str, list[int]] = {}
+        for seated in by_game.values():
+            mine = min((r for n, r in seated if n == bot_name), default=None)
+            if mine is None:
+                continue
+            for name, rank in seated:
+                if name == bot_name:
+                    continue
+                t = tally.setdefault(name, [0, 0, 0, 0])
+                t[0] += 1
+                t[1 if mine < rank else 2 if mine > rank else 3] += 1
+        return [HeadToHead(n, *t) for n, t in sorted(tally.items())]
+
+    def faults_by_kind(self, bot_name: str) -> list[FaultGroup]:
+        """The bot's faults grouped by kind, most frequent first, with the latest example."""
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(faults.c.kind, faults.c.game_id, faults.c.message)
+                .join(
+                    seats,
+                    sa.and_(seats.c.game_id == faults.c.game_id, seats.c.seat == faults.c.seat),
+                )
+                .join(versions, versions.c.id == seats.c.version_id)
+                .join(bots, bots.c.id == versions.c.bot_id)
+                .where(bots.c.name == bot_name)
+                .order_by(faults.c.id)
+            ).all()
+        groups: dict[str, list[Any]] = {}
+        for kind, gid, message in rows:
+            g = groups.setdefault(str(kind), [0, "", ""])
+            g[0] += 1
+            g[1], g[2] = str(gid), str(message)
+        return sorted(
+            (FaultGroup(k, c, gid, msg) for k, (c, gid, msg) in groups.items()),
+            key=lambda g: (-g.count, g.kind),
+        )
+
+    # ------------------------------------------------------------ challenges
+
+    def add_challenge(
+        self, author_id: int, opponents: Sequence[str], players: int, variant: str
+    ) -> GameRow:
+        """An unrated game the author asked for: ``opponents`` are bot names; when they
+        are one fewer than ``players`` the author's own (latest active) bot takes the
+        first seat."""
+        import random
+
+        if players not in (2, 3, 4):
+            raise Invalid("a game has 2, 3 or 4 players")
+        if variant not in ("coloured", "gray"):
+            raise Invalid("the variant is 'coloured' or 'gray'")
+        names = list(opponents)
+        if len(set(names)) != len(names):
+            raise Invalid("each bot can take one seat only")
+        with self._write() as conn:
+            if len(names) == players - 1:
+                own = conn.execute(
+                    sa.select(bots.c.name)
+                    .join(versions, versions.c.bot_id == bots.c.id)
+                    .where(
+                        bots.c.author_id == author_id,
+                        versions.c.status == "active",
+                        bots.c.disqualified.is_(False),
+                    )
+                    .order_by(versions.c.id.desc())
+                    .limit(1)
+                ).scalar_one_or_none()
+                if own is None:
+                    raise Invalid("you have no active bot to play the challenge with")
+                if own in names:
+                    raise Invalid(f"{own!r} is your own bot: name {players - 1} opponents")
+                names.insert(0, str(own))
+            if len(names) != players:
+                raise Invalid(f"name {players - 1} opponents for a {players}-player game")
+            version_ids = []
+            for name in names:
+                vid = conn.execute(
+                    sa.select(versions.c.id)
+                    .join(bots, bots.c.id == versions.c.bot_id)
+                    .where(
+                        bots.c.name == name,
+                        versions.c.status == "active",
+                        bots.c.disqualified.is_(False),
+                    )
+                ).scalar_one_or_none()
+                if vid is None:
+                    raise NotFound(f"no active bot named {name!r}")
+                version_ids.append(int(vid))
+            game_id = self._insert_game(
+                conn,
+                "challenge",
+                players,
+                variant,
+                random.SystemRandom().randrange(2**62),
+                version_ids,
+                False,
+                author_id,
+                None,
+            )
+            out = self._game(conn, game_id)
+        assert out is not None
+        return out
+
+    def challenges_since(self, author_id: int, since: datetime) -> int:
+        with self._read() as conn:
+            return int(
+                conn.execute(
+                    sa.select(sa.func.count()).where(
+                        games.c.kind == "challenge",
+                        games.c.requested_by == author_id,
+                        games.c.created >= since,
+                    )
+                ).scalar_one()
+            )
+
+    # ------------------------------------------------------------ organiser
+
+    def set_paused(self, paused: bool) -> None:
+        self.set_setting("paused", "1" if paused else None)
+
+    def paused(self) -> bool:
+        return self.setting("paused") == "1"
+
+    def freeze(self) -> FrozenRanking:
+        """Keep the current leaderboard as the final ranking, and pause the ladder.
+        Freezing again replaces the snapshot."""
+        rows = self.leaderboard()
+        when = _now()
+        payload = json.dumps(
+            {"frozen": when.isoformat(), "rows": [r.__dict__ for r in rows]}, sort_keys=True
+        )
+        with self._write() as conn:
+            self._put_setting(conn, "frozen", payload)
+            self._put_setting(conn, "paused", "1")
+        return FrozenRanking(when, rows)
+
+    def unfreeze(self) -> None:
+        self.set_setting("frozen", None)
+
+    def frozen(self) -> FrozenRanking | None:
+        text = self.setting("frozen")
+        if text is None:
+            return None
+        data = json.loads(text)
+        return FrozenRanking(
+            datetime.fromisoformat(data["frozen"]), [LeaderRow(**r) for r in data["rows"]]
+        )
+
+    def disqualify(self, bot_name: str) -> Bot:
+        """Take a bot off the ladder for good: its versions are disqualified, its games
+        not yet started are voided (finished games and ratings stay as played)."""
+        with self._write() as conn:
+            row = conn.execute(sa.select(bots).where(bots.c.name == bot_name)).first()
+            if row is None:
+                raise NotFound(f"no bot named {bot_name!r}")
+            conn.execute(sa.update(bots).where(bots.c.id == row.id).values(disqualified=True))
+            conn.execute(
+                sa.update(versions)
+                .where(
+                    versions.c.bot_id == row.id,
+                    versions.c.status.in_(("queued", "building", "active")),
+                )
+                .values(status="disqualified")
+            )
+            pending = (
+                sa.select(seats.c.game_id)
+                .join(versions, versions.c.id == seats.c.version_id)
+                .where(versions.c.bot_id == row.id)
+            )
+            conn.execute(
+                sa.update(games)
+                .where(games.c.status == "scheduled", games.c.id.in_(pending))
+                .values(status="void", end_reason="disqualified", finished=_now())
+            )
+            out = conn.execute(_bot_select().where(bots.c.id == row.id)).first()
+        assert out is not None
+        return _bot_of(out)
+
+    def rerun(self, game_id: str) -> GameRow:
+        """Void a finished game (its rating effect is undone: ratings are recomputed
+        without it) and schedule the same seats, deal and variant again."""
+        with self._write() as conn:
+            row = conn.execute(sa.select(games).where(games.c.id == game_id)).first()
+            if row is None:
+                raise NotFound(f"no game {game_id}")
+            if row.status not in ("finished", "void"):
+                raise Conflict(f"game {game_id} is {row.status}: only a finished game is re-run")
+            version_ids = [
+                int(v)
+                for v in conn.execute(
+                    sa.select(seats.c.version_id)
+                    .where(seats.c.game_id == game_id)
+                    .order_by(seats.c.seat)
+                ).scalars()
+            ]
+            banned = conn.execute(
+                sa.select(bots.c.name)
+                .join(versions, versions.c.bot_id == bots.c.id)
+                .where(versions.c.id.in_(version_ids), bots.c.disqualified.is_(True))
+            ).first()
+            if banned is not None:
+                raise Conflict(f"game {game_id} seats {banned[0]!r}, which is disqualified")
+            was_rated = row.status == "finished" and bool(row.rated)
+            conn.execute(
+                sa.update(games)
+                .where(games.c.id == game_id)
+                .values(status="void", end_reason="re-run")
+            )
+            if was_rated:
+                self._rerate_all(conn)
+            new_id = self._insert_game(
+                conn,
+                str(row.kind),
+                int(row.players),
+                str(row.variant),
+                int(row.seed),
+                version_ids,
+                bool(row.rated),
+                row.requested_by,
+                game_id,
+            )
+            out = self._game(conn, new_id)
+        assert out is not None
+        return out
+
+
+# ---------------------------------------------------------------- row helpers
+
+
+def _str_or_none(value: object) -> str | None:
+    return None if value is None else str(value)[:200]
+
+
+def _author(row: Any) -> Author:
+    return Author(int(row.id), str(row.name), bool(row.organiser), _utc_req(row.created))
+
+
+def _version_select() -> sa.Select[Any]:
+    return (
+        sa.select(
+            versions.c.id,
+            versions.c.bot_id,
+            bots.c.name.label("bot_name"),
+            versions.c.number,
+            versions.c.content_hash,
+            versions.c.status,
+            versions.c.submitted,
+            versions.c.verdict,
+            versions.c.language,
+            versions.c.ready_author,
+            versions.c.ready_version,
+            (versions.c.log.is_not(None)).label("has_log"),
+            bots.c.author_id,
+            authors.c.name.label("author_name"),
+        )
+        .join(bots, bots.c.id == versions.c.bot_id)
+        .join(authors, authors.c.id == bots.c.author_id)
+    )
+
+
+def _version_of(row: Any) -> Version:
+    return Version(
+        id=int(row.id),
+        bot_id=int(row.bot_id),
+        bot_name=str(row.bot_name),
+        number=int(row.number),
+        content_hash=row.content_hash,
+        status=row.status,
+        submitted=_utc_req(row.submitted),
+        verdict=row.verdict,
+        language=row.language,
+        ready_author=row.ready_author,
+        ready_version=row.ready_version,
+        build_log_available=bool(row.has_log),
+        author_id=int(row.author_id),
+        author_name=str(row.author_name),
+    )
+
+
+def _bot_select() -> sa.Select[Any]:
+    latest_language = (
+        sa.select(versions.c.language)
+        .where(versions.c.bot_id == bots.c.id, versions.c.language.is_not(None))
+        .order_by(versions.c.id.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    return sa.select(
+        bots.c.id,
+        bots.c.name,
+        bots.c.author_id,
+        authors.c.name.label("author_name"),
+        latest_language.label("language"),
+        bots.c.disqualified,
+    ).join(authors, authors.c.id == bots.c.author_id)
+
+
+def _bot_of(row: Any) -> Bot:
+    return Bot(
+        int(row.id),
+        str(row.name),
+        int(row.author_id),
+        str(row.author_name),
+        row.language,
+        bool(row.disqualified),
+    )
+
+
+def _ranked(row: LeaderRow, rank: int) -> LeaderRow:
+    from dataclasses import replace
+
+    return replace(row, rank=rank)
+
+
+def _db_message(exc: sa.exc.DBAPIError) -> str:
+    text = str(exc.orig).strip().splitlines()
+    return text[0] if text else type(exc.orig).__name__
+
+
+def _sqlite_pragmas(engine: Engine) -> None:
+    """SQLite: WAL (readers never block the writer), foreign keys, a busy timeout, and
+    explicit BEGIN so write transactions take the lock up front (BEGIN IMMEDIATE)."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute("PRAGMA synchronous=FULL")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get("immediate") else "BEGIN")

@@ -1,0 +1,295 @@
+"""What the pages and the JSON API show, gathered once: each page renders the same data
+its ``/api/...`` twin returns, already redacted for the viewer.
+
+A viewer is an :class:`Author` or None (the public). Private to a bot's author (and the
+organiser): the build log, the verdict of a version that did not make it, and the bot's
+stderr in games.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.server.models import (
+    Author,
+    Bot,
+    FaultGroup,
+    FrozenRanking,
+    GameRow,
+    HeadToHead,
+    LeaderRow,
+    RatingPoint,
+    Version,
+)
+from arena.server.redact import redact_record
+from arena.server.store import CompetitionStore
+
+RECENT_GAMES = 20
+OWN_STDERR_GAMES = 10
+
+
+def may_see_private(viewer: Author | None, author_id: int) -> bool:
+    """Build logs, verdicts, stderr: the owner's and the organiser's eyes only."""
+    return viewer is not None and (viewer.organiser or viewer.id == author_id)
+
+
+def visible_seats(store: CompetitionStore, game: GameRow, viewer: Author | None) -> set[int]:
+    """Seats whose stderr ``viewer`` may read."""
+    if viewer is None:
+        return set()
+    if viewer.organiser:
+        return {seat.seat for seat in game.seats}
+    owners: dict[str, int | None] = {}
+    for seat in game.seats:
+        if seat.bot_name not in owners:
+            bot = store.bot(seat.bot_name)
+            owners[seat.bot_name] = None if bot is None else bot.author_id
+    return {seat.seat for seat in game.seats if owners[seat.bot_name] == viewer.id}
+
+
+@dataclass
+class VersionView:
+    version: Version
+    verdict: str | None
+    """None when the viewer may not see it."""
+    log_visible: bool
+
+    def api(self) -> dict[str, Any]:
+        v = self.version
+        return {
+            "id": v.id,
+            "bot": v.bot_name,
+            "number": v.number,
+            "status": v.status,
+            "submitted": v.submitted,
+            "language": v.language,
+            "content_hash": v.content_hash,
+            "ready_author": v.ready_author,
+            "ready_version": v.ready_version,
+            "verdict": self.verdict,
+            "build_log_available": v.build_log_available and self.log_visible,
+        }
+
+
+def version_view(version: Version, owner_id: int, viewer: Author | None) -> VersionView:
+    private = may_see_private(viewer, owner_id)
+    public_verdict = version.status in ("active", "retired")
+    verdict = version.verdict if (private or public_verdict) else None
+    return VersionView(version, verdict, private)
+
+
+@dataclass
+class Leaderboard:
+    name: str
+    paused: bool
+    frozen: FrozenRanking | None
+    games_finished: int
+    rows: list[LeaderRow]
+
+    def api(self) -> dict[str, Any]:
+        return {
+            "competition": self.name,
+            "paused": self.paused,
+            "games_finished": self.games_finished,
+            "frozen": None
+            if self.frozen is None
+            else {"frozen": self.frozen.frozen, "rows": self.frozen.rows},
+            "rows": self.rows,
+        }
+
+
+def leaderboard(store: CompetitionStore, name: str) -> Leaderboard:
+    return Leaderboard(
+        name=name,
+        paused=store.paused(),
+        frozen=store.frozen(),
+        games_finished=store.games_finished(),
+        rows=store.leaderboard(),
+    )
+
+
+@dataclass
+class BotPage:
+    bot: Bot
+    row: LeaderRow | None
+    versions: list[VersionView]
+    history: dict[int, list[RatingPoint]]
+    """Rating after each game, per version number."""
+    head_to_head: list[HeadToHead]
+    recent: list[GameRow]
+    faults: list[FaultGroup]
+    private: bool
+
+    def api(self) -> dict[str, Any]:
+        b = self.bot
+        return {
+            "bot": {
+                "name": b.name,
+                "author": b.author_name,
+                "language": b.language,
+                "disqualified": b.disqualified,
+            },
+            "leaderboard": self.row,
+            "versions": [v.api() for v in self.versions],
+            "rating_history": {str(k): v for k, v in self.history.items()},
+            "head_to_head": self.head_to_head,
+            "recent_games": [game_api(g) for g in self.recent],
+            "faults": self.faults,
+        }
+
+
+def bot_page(store: CompetitionStore, name: str, viewer: Author | None) -> BotPage | None:
+    bot = store.bot(name)
+    if bot is None:
+        return None
+    versions = store.versions_of(name)
+    rows = [r for r in store.leaderboard() if r.bot_name == name]
+    return BotPage(
+        bot=bot,
+        row=rows[0] if rows else None,
+        versions=[version_view(v, bot.author_id, viewer) for v in versions],
+        history={
+            v.number: store.rating_history(v.id)
+            for v in versions
+            if v.status in ("active", "retired", "disqualified")
+        },
+        head_to_head=store.head_to_head(name),
+        recent=store.games(bot=name, limit=RECENT_GAMES),
+        faults=store.faults_by_kind(name),
+        private=may_see_private(viewer, bot.author_id),
+    )
+
+
+def game_api(game: GameRow) -> dict[str, Any]:
+    return {
+        "id": game.id,
+        "kind": game.kind,
+        "players": game.players,
+        "variant": game.variant,
+        "seed": game.seed,
+        "status": game.status,
+        "rated": game.rated,
+        "created": game.created,
+        "finished": game.finished,
+        "end_reason": game.end_reason,
+        "rerun_of": game.rerun_of,
+        "seats": game.seats,
+    }
+
+
+@dataclass
+class GamePage:
+    game: GameRow
+    record: dict[str, Any] | None
+    """Redacted for the viewer; None until the game finished."""
+    stderr: dict[int, str] = field(default_factory=dict)
+    """Whole-game stderr of the seats the viewer may read."""
+
+    def api(self) -> dict[str, Any]:
+        return {
+            "game": game_api(self.game),
+            "record": self.record,
+            "stderr": {str(k): v for k, v in self.stderr.items()},
+        }
+
+
+def game_page(store: CompetitionStore, game_id: str, viewer: Author | None) -> GamePage | None:
+    game = store.game(game_id)
+    if game is None:
+        return None
+    seats = visible_seats(store, game, viewer)
+    record = store.record(game_id)
+    stderr: dict[int, str] = {}
+    for seat in sorted(seats):
+        text = store.seat_stderr(game_id, seat)
+        if text:
+            stderr[seat] = text
+    return GamePage(
+        game=game,
+        record=None if record is None else redact_record(record, seats),
+        stderr=stderr,
+    )
+
+
+@dataclass
+class Submission:
+    view: VersionView
+    log: str | None
+
+    def api(self) -> dict[str, Any]:
+        return {**self.view.api(), "log": self.log}
+
+
+def submission(store: CompetitionStore, version_id: int, viewer: Author | None) -> Submission:
+    """Raises LookupError when there is no such submission (or, for a private one, when
+    the viewer may not know of it: queued and rejected versions are their author's)."""
+    version = store.version(version_id)
+    if version is None:
+        raise LookupError(version_id)
+    bot = store.bot(version.bot_name)
+    owner = bot.author_id if bot is not None else version.author_id
+    view = version_view(version, owner, viewer)
+    if not view.log_visible and version.status not in ("active", "retired", "disqualified"):
+        raise LookupError(version_id)
+    log = store.submission_log(version_id) if view.log_visible else None
+    return Submission(view, log)
+
+
+@dataclass
+class OwnGame:
+    game: GameRow
+    seats: list[int]
+    stderr: dict[int, str]
+
+
+@dataclass
+class MePage:
+    author: Author
+    submissions: list[Submission]
+    bots: list[Bot]
+    games: list[OwnGame]
+
+    def api(self) -> dict[str, Any]:
+        return {
+            "author": {
+                "id": self.author.id,
+                "name": self.author.name,
+                "organiser": self.author.organiser,
+                "created": self.author.created,
+            },
+            "bots": [b.name for b in self.bots],
+            "submissions": [s.api() for s in self.submissions],
+            "games": [
+                {
+                    "game": game_api(g.game),
+                    "own_seats": g.seats,
+                    "stderr": {str(k): v for k, v in g.stderr.items()},
+                }
+                for g in self.games
+            ],
+        }
+
+
+def me_page(store: CompetitionStore, author: Author) -> MePage:
+    versions = store.submissions_of(author.id)
+    submissions = [
+        Submission(version_view(v, author.id, author), store.submission_log(v.id)) for v in versions
+    ]
+    bots = [b for b in store.bots() if b.author_id == author.id]
+    seen: dict[str, GameRow] = {}
+    for bot in bots:
+        for game in store.games(bot=bot.name, limit=OWN_STDERR_GAMES):
+            seen.setdefault(game.id, game)
+    recent = sorted(seen.values(), key=lambda g: g.created, reverse=True)[:OWN_STDERR_GAMES]
+    names = {b.name for b in bots}
+    games = []
+    for game in recent:
+        seats = [s.seat for s in game.seats if s.bot_name in names]
+        stderr: dict[int, str] = {}
+        for seat in seats:
+            text = store.seat_stderr(game.id, seat)
+            if text:
+                stderr[seat] = text
+        games.append(OwnGame(game, seats, stderr))
+    return MePage(author, submissions, bots, games)

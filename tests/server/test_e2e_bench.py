@@ -1,0 +1,74 @@
+"""`arena bench serve` measures what it says (no timing thresholds: speed lives in the
+benchmark's output, never in tests)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from arena.bench.serve import Sample, percentiles, routes, summarise
+
+
+def test_percentiles_and_halves_from_known_samples() -> None:
+    samples = [Sample("GET /", i / 100, (i + 1) / 1000, None) for i in range(100)]
+    samples.append(Sample("GET /api/health", 0.99, 0.5, "HTTP 500"))
+    result = summarise(samples, seconds=1.0)
+    assert result["requests"] == 101 and result["errors"] == 1
+    assert result["error_examples"] == ["GET /api/health: HTTP 500"]
+    assert result["routes"]["GET /"]["p50_ms"] == pytest.approx(50.5)
+    assert result["routes"]["GET /"]["p99_ms"] == pytest.approx(99.01)
+    assert result["routes"]["GET /api/health"]["max_ms"] == 500
+    assert result["first_half"]["requests"] == 50 and result["second_half"]["requests"] == 51
+    assert result["requests_per_s"] == 101
+    assert percentiles([]) == {"p50_ms": None, "p95_ms": None, "p99_ms": None, "max_ms": None}
+
+
+def test_the_route_mix_covers_pages_and_api_of_every_bot_and_game() -> None:
+    mix = dict(routes(["a", "b"], ["g1"]))
+    paths = [path for _, path in routes(["a", "b"], ["g1"])]
+    assert {"/", "/games", "/bots/a", "/bots/b", "/games/g1"} <= set(paths)
+    assert {"/api/health", "/api/leaderboard", "/api/bots/a", "/api/games/g1"} <= set(paths)
+    assert "GET /bots/{name}" in mix
+
+
+@pytest.mark.slow
+def test_bench_serve_json_against_the_real_server(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("fastapi", reason="the server extra is not installed")
+    from arena.cli import main
+
+    status = main(["bench", "serve", "--clients", "4", "--seconds", "3", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert status == 0, data["error_examples"]
+    assert data["errors"] == 0 and data["requests"] > 10
+    assert data["server_alive"] and data["server_exit_status"] == 0
+    assert data["games_finished_before"] >= 1
+    base = data["baseline"]
+    assert base["clients"] == 1 and base["errors"] == 0 and base["requests"] >= 1
+    assert base["requests_per_s"] > 0 and 0 < base["p50_ms"] <= base["p99_ms"]
+    assert {"GET /", "GET /games/{id}", "GET /api/leaderboard"} <= set(data["routes"])
+    for block in (data, *data["routes"].values()):
+        assert 0 < block["p50_ms"] <= block["p95_ms"] <= block["p99_ms"] <= block["max_ms"]
+
+
+def test_any_error_fails_the_benchmark(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import arena.bench.serve as bench
+
+    samples = [Sample("GET /", 0.1, 0.01, None), Sample("GET /", 0.6, 0.02, "HTTP 500")]
+    result = {
+        "clients": 2,
+        "seconds": 1.0,
+        "store": "sqlite",
+        **summarise(samples, 1.0),
+        "baseline": {"errors": 0},
+        "server_alive": True,
+    }
+    monkeypatch.setattr(bench, "bench_serve", lambda *args, **kwargs: result)
+    assert bench.run(2, 1.0, True, None) == 1
+    assert json.loads(capsys.readouterr().out)["error_examples"] == ["GET /: HTTP 500"]
+    result.update(summarise(samples[:1], 1.0))
+    assert bench.run(2, 1.0, True, None) == 0
+    result["server_alive"] = False
+    assert bench.run(2, 1.0, True, None) == 1

@@ -1,0 +1,427 @@
+"""The continuous ladder: its choice of games, and its loop over a real store."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sqlalchemy", reason="the server extra is not installed")
+
+from arena.referee.settings import PlaySettings
+from arena.server.config import LadderSection
+from arena.server.ladder import JobDone, Ladder, LadderJob, ThreadPool, choose_game
+from arena.server.store import CompetitionStore
+from arena.tournament.store import FaultRow, GameResult, SeatRow
+
+
+class Simulation:
+    """The ladder's bookkeeping (what the store computes) over choose_game alone."""
+
+    def __init__(self, ladder: LadderSection, versions: int, seed: int = 3) -> None:
+        self.ladder = ladder
+        self.rng = random.Random(seed)
+        self.active = list(range(1, versions + 1))
+        self.since = dict.fromkeys(self.active, 0)
+        self.seats_at: list[int] = [0]  # seats filled before game i
+        self.load: Counter[int] = Counter()
+        self.pairs: Counter[tuple[int, int]] = Counter()
+        self.by_players: Counter[int] = Counter()
+        self.by_variant: Counter[str] = Counter()
+        self.chosen: list[tuple[int, ...]] = []
+
+    def add_version(self) -> int:
+        new = max(self.active) + 1
+        self.active.append(new)
+        self.since[new] = len(self.chosen)
+        return new
+
+    def share(self) -> dict[int, float]:
+        total = self.seats_at[-1]
+        return {v: (total - self.seats_at[self.since[v]]) / len(self.active) for v in self.active}
+
+    def play(self, games: int) -> None:
+        for _ in range(games):
+            choice = choose_game(
+                self.active,
+                self.load,
+                self.share(),
+                self.pairs,
+                self.by_players,
+                self.by_variant,
+                self.ladder,
+                self.rng,
+            )
+            assert choice is not None
+            assert len(set(choice.version_ids)) == choice.players
+            self.chosen.append(choice.version_ids)
+            self.seats_at.append(self.seats_at[-1] + choice.players)
+            self.by_players[choice.players] += 1
+            self.by_variant[choice.variant] += 1
+            for i, a in enumerate(choice.version_ids):
+                self.load[a] += 1
+                for b in choice.version_ids[i + 1 :]:
+                    self.pairs[(min(a, b), max(a, b))] += 1
+
+
+def test_shares_and_balance_over_many_games() -> None:
+    ladder = LadderSection(players={2: 0.5, 4: 0.5}, variants={"coloured": 0.8, "gray": 0.2})
+    sim = Simulation(ladder, versions=7)
+    sim.play(400)
+    assert sim.by_players == {2: 200, 4: 200}
+    assert sim.by_variant == {"coloured": 320, "gray": 80}
+    assert max(sim.load.values()) - min(sim.load.values()) <= 2  # games per bot balanced
+    met = [sim.pairs[(a, b)] for a in range(1, 8) for b in range(a + 1, 8)]
+    assert max(met) - min(met) <= 0.25 * max(met)  # every pair meets about as often
+
+
+def test_new_version_plays_first_games_quickly_then_its_share() -> None:
+    ladder = LadderSection(players={2: 1.0}, new_version_games=5)
+    sim = Simulation(ladder, versions=3)
+    sim.play(60)  # 40 games each
+    new = sim.add_version()
+    sim.play(5)
+    assert all(new in game for game in sim.chosen[-5:])  # its first 5 games come at once
+    opponents = Counter(v for game in sim.chosen[-5:] for v in game if v != new)
+    assert max(opponents.values()) <= 2  # against different opponents
+    sim.play(95)
+    # then its fair share of the 95 later games (2 seats each, 4 versions: ~47), not a
+    # catch-up burst to the others' 40 earlier games
+    assert 5 + 40 <= sim.load[new] <= 5 + 55
+    assert max(sim.load[v] for v in (1, 2, 3)) - min(sim.load[v] for v in (1, 2, 3)) <= 2
+
+
+def test_player_counts_need_enough_versions() -> None:
+    ladder = LadderSection(players={2: 0.5, 4: 0.5})
+    rng = random.Random(1)
+    assert choose_game([1], {}, {}, {}, {}, {}, ladder, rng) is None
+    for _ in range(10):
+        choice = choose_game([1, 2, 3], {}, {}, {}, {}, {}, ladder, rng)
+        assert choice is not None and choice.players == 2
+    only4 = LadderSection(players={4: 1.0})
+    assert choose_game([1, 2, 3], {}, {}, {}, {}, {}, only4, rng) is None
+
+
+# ---------------------------------------------------------------- the loop, with fake games
+
+
+def _fake_result(job: LadderJob, rng: random.Random) -> JobDone:
+    ranks = list(range(1, job.players + 1))
+    rng.shuffle(ranks)
+    seats = tuple(
+        SeatRow(i, s.name, 40 - r, 0, 0, 0, 0, r, 0, False, None, 10, 1.0, 2.0, 3.0)
+        for i, (s, r) in enumerate(zip(job.specs, ranks, strict=True))
+    )
+    faults = (
+        (FaultRow(0, job.specs[0].name, "timeout", 1, "slow", False),) if rng.random() < 0.1 else ()
+    )
+    record = json.dumps({"game_id": job.game_id, "seed": job.seed}).encode()
+    result = GameResult(0, 0.01, "normal", 5, "fake", record, seats, faults)
+    return JobDone(job.game_id, result, ((0, f"stderr of {job.game_id}"),))
+
+
+class FakeGames:
+    """Plays a game instantly with random ranks; counts the most games at once."""
+
+    def __init__(self) -> None:
+        self.rng = random.Random(5)
+        self.lock = threading.Lock()
+        self.now = 0
+        self.most = 0
+        self.played: list[str] = []
+
+    def __call__(self, job: LadderJob) -> JobDone:
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+            self.played.append(job.game_id)
+            done = _fake_result(job, self.rng)
+        time.sleep(0.005)
+        with self.lock:
+            self.now -= 1
+        return done
+
+
+def _add_bots(store: CompetitionStore, names: list[str], folder: Path) -> list[int]:
+    author, _ = store.create_author("alice")
+    ids = []
+    for name in names:
+        store.add_submission(author.id, name, "/x.zip", "0" * 64)
+        version = store.claim_queued_version()
+        assert version is not None
+        built = folder / name
+        built.mkdir(parents=True, exist_ok=True)
+        manifest = {"name": name, "command": "python3 bot.py"}
+        done = store.finish_build(
+            version.id, True, "ok", "log", str(built), "h", {"manifest": manifest}
+        )
+        ids.append(done.id)
+    return ids
+
+
+def _run_until(ladder: Ladder, store: CompetitionStore, finished: int) -> None:
+    thread = threading.Thread(target=ladder.run)
+    thread.start()
+    deadline = time.monotonic() + 120
+    try:
+        while store.games_finished() < finished:
+            assert time.monotonic() < deadline, "the ladder stalled"
+            time.sleep(0.05)
+    finally:
+        ladder.shutdown(abort=False)
+        thread.join(30)
+
+
+def test_ladder_keeps_games_in_flight_and_stores_each_once(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    versions = _add_bots(store, ["a", "b", "c", "d", "e"], tmp_path / "built")
+    fake = FakeGames()
+    config = LadderSection(games_in_flight=3, players={2: 0.5, 4: 0.5})
+    ladder = Ladder(store, config, PlaySettings(), tmp_path, ThreadPool(4, fake))
+    _run_until(ladder, store, 60)
+    finished = store.games(status="finished", limit=500)
+    assert len(finished) >= 60
+    assert fake.most <= 3
+    assert len(fake.played) == len(set(fake.played))  # every game played once
+    assert store.game_counts().get("running", 0) == 0  # shutdown re-queued nothing running
+    board = store.leaderboard()
+    assert {r.bot_name for r in board} == set("abcde")
+    games_per_bot = [r.games for r in board]
+    assert max(games_per_bot) - min(games_per_bot) <= 3
+    assert sum(len(store.rating_history(v)) for v in versions) == sum(g.players for g in finished)
+    one = finished[0]
+    assert store.record(one.id) == {"game_id": one.id, "seed": one.seed}
+    assert store.seat_stderr(one.id, 0) == f"stderr of {one.id}"
+
+
+def test_pause_and_challenges_first(store: CompetitionStore, tmp_path: Path) -> None:
+    _add_bots(store, ["a", "b"], tmp_path / "built")
+    author = store.author_by_name("alice")
+    assert author is not None
+    store.set_paused(True)
+    challenge = store.add_challenge(author.id, ["a", "b"], 2, "gray")
+    fake = FakeGames()
+    ladder = Ladder(store, LadderSection(), PlaySettings(), tmp_path, ThreadPool(2, fake))
+    thread = threading.Thread(target=ladder.run)
+    thread.start()
+    try:
+        time.sleep(1.0)
+        assert fake.played == []  # paused: nothing starts
+        store.set_paused(False)
+        ladder.wake()
+        deadline = time.monotonic() + 60
+        while store.games_finished() < 3:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        ladder.shutdown(abort=False)
+        thread.join(30)
+    assert fake.played[0] == challenge.id
+    done = store.game(challenge.id)
+    assert done is not None and done.status == "finished" and not done.rated
+
+
+def test_a_game_the_arena_cannot_play_is_voided(
+    store: CompetitionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import arena.server.ladder
+
+    monkeypatch.setattr(arena.server.ladder, "ERROR_BACKOFF_S", (30.0, 60.0))
+    _add_bots(store, ["a", "b"], tmp_path / "built")
+    calls = []
+
+    def broken(job: LadderJob) -> JobDone:
+        calls.append(job.game_id)
+        return JobDone(job.game_id, None, error="SandboxUnavailable: no bubblewrap")
+
+    ladder = Ladder(
+        store, LadderSection(games_in_flight=1), PlaySettings(), tmp_path, ThreadPool(1, broken)
+    )
+    thread = threading.Thread(target=ladder.run)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not calls:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        time.sleep(0.5)
+    finally:
+        ladder.shutdown(abort=False)
+        thread.join(30)
+    assert len(calls) == 1  # backed off: no loop of voided games
+    voided = store.game(calls[0])
+    assert voided is not None and voided.status == "void"
+    assert store.leaderboard()[0].games == 0
+
+
+# ---------------------------------------------------------------- real games
+
+
+def _real_bots(store: CompetitionStore, root: Path, names: list[str]) -> None:
+    """Built bots on the ladder (as the build worker leaves them), sources under root."""
+    import shutil
+
+    from arena.referee.build import build_bot
+    from arena.referee.manifest import load_bot
+
+    repo = Path(__file__).resolve().parents[2]
+    author, _ = store.create_author("alice")
+    for name in names:
+        source = root / "src" / name
+        shutil.copytree(repo / "bots" / name, source, ignore=shutil.ignore_patterns("bot"))
+        built = build_bot(load_bot(source), cache=root / "cache")
+        store.add_submission(author.id, name, "/dev/null", "0" * 64)
+        version = store.claim_queued_version()
+        assert version is not None
+        meta = {"manifest": built.spec.manifest.model_dump(mode="json"), "source": str(source)}
+        store.finish_build(version.id, True, "ok", "", str(built.spec.folder), built.version, meta)
+    for path in [root, *root.rglob("*")]:
+        if path.is_dir():
+            path.chmod(0o755)  # the per-bot uid reads the built bots
+
+
+def _check_real_games(store: CompetitionStore, at_least: int) -> None:
+    games = store.games(status="finished", limit=500)
+    assert len(games) >= at_least
+    for game in games:
+        record = store.record(game.id)
+        assert record is not None and record["end_reason"] == game.end_reason
+        assert list(record["players"]) == [s.bot_name for s in game.seats]
+        assert sorted(s.rank or 0 for s in game.seats)[0] == 1
+    assert store.game_counts().get("void", 0) == 0
+
+
+@pytest.mark.slow
+def test_real_games_on_the_local_pool(tmp_path: Path) -> None:
+    from arena.server.ladder import ProcessPool
+
+    tmp_path.chmod(0o755)
+    store = CompetitionStore.open(f"sqlite:///{tmp_path / 'c.sqlite'}")
+    try:
+        _real_bots(store, tmp_path, ["python-greedy", "python-random", "js-random"])
+        config = LadderSection(players={2: 0.5, 3: 0.5}, games_in_flight=2)
+        ladder = Ladder(store, config, PlaySettings(), tmp_path / "data", ProcessPool(2))
+        _run_until(ladder, store, 6)
+        _check_real_games(store, 6)
+    finally:
+        store.close()
+
+
+@pytest.mark.slow
+def test_real_games_on_ray(tmp_path: Path) -> None:
+    import os
+
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        if os.environ.get("ARENA_REQUIRE_RAY") == "1":
+            pytest.fail("ARENA_REQUIRE_RAY=1 but ray is not installed")
+        pytest.skip("ray is not installed: pip install -e '.[ray]'")
+    from arena.server.ladder import RayPool
+
+    tmp_path.chmod(0o755)
+    store = CompetitionStore.open(f"sqlite:///{tmp_path / 'c.sqlite'}")
+    saved = {k: os.environ.get(k) for k in ("ARENA_BUILD_CACHE", "ARENA_BUNDLE_CACHE")}
+    os.environ["ARENA_BUILD_CACHE"] = str(tmp_path / "node-cache")
+    os.environ["ARENA_BUNDLE_CACHE"] = str(tmp_path / "bundles")
+    try:
+        _real_bots(store, tmp_path, ["python-greedy", "python-random"])
+        config = LadderSection(players={2: 1.0}, games_in_flight=2)
+        ladder = Ladder(store, config, PlaySettings(), tmp_path / "data", RayPool(None, 2))
+        _run_until(ladder, store, 4)
+        _check_real_games(store, 4)
+    finally:
+        store.close()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def test_organiser_actions_while_the_ladder_runs(store: CompetitionStore, tmp_path: Path) -> None:
+    from arena.server.store import Conflict
+
+    _add_bots(store, ["a", "b", "c"], tmp_path / "built")
+    fake = FakeGames()
+    config = LadderSection(games_in_flight=2, players={2: 1.0})
+    ladder = Ladder(store, config, PlaySettings(), tmp_path, ThreadPool(2, fake))
+    thread = threading.Thread(target=ladder.run)
+    thread.start()
+
+    def wait(n: int) -> None:
+        deadline = time.monotonic() + 60
+        while store.games_finished() < n:
+            assert time.monotonic() < deadline, "the ladder stalled"
+            time.sleep(0.02)
+
+    try:
+        wait(6)
+        with_c = next(
+            g for g in store.games(status="finished") if "c" in {s.bot_name for s in g.seats}
+        )
+        without_c = next(
+            g for g in store.games(status="finished") if "c" not in {s.bot_name for s in g.seats}
+        )
+        store.disqualify("c")
+        ladder.wake()
+        played_before = len(fake.played)
+        with pytest.raises(Conflict, match="disqualified"):
+            store.rerun(with_c.id)
+        again = store.rerun(without_c.id)
+        ladder.wake()
+        wait(store.games_finished() + 6)
+        rerun = store.game(again.id)
+        assert rerun is not None and rerun.status == "finished" and rerun.rerun_of == without_c.id
+        later = fake.played[played_before + 2 :]  # after the games already running
+        for game_id in later:
+            game = store.game(game_id)
+            assert game is not None and "c" not in {s.bot_name for s in game.seats}
+        assert {r.bot_name for r in store.leaderboard()} == {"a", "b"}
+        store.freeze()  # pauses: nothing new starts once the ladder has seen it
+        passes = ladder.passes
+        ladder.wake()
+        deadline = time.monotonic() + 60
+        while ladder.in_flight or ladder.passes < passes + 2:
+            ladder.wake()
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        settled = len(fake.played)
+        time.sleep(1.0)
+        assert len(fake.played) == settled
+    finally:
+        ladder.shutdown(abort=False)
+        thread.join(30)
+
+
+def test_results_wait_out_a_database_outage(
+    store: CompetitionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.server.store import StoreError
+
+    _add_bots(store, ["a", "b"], tmp_path / "built")
+    real_finish = store.finish_game
+    failures = {"left": 3}
+
+    def flaky_finish(game_id: str, outcome: object) -> bool:
+        if failures["left"] > 0:
+            failures["left"] -= 1
+            raise StoreError("cannot write the store: connection refused")
+        return real_finish(game_id, outcome)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "finish_game", flaky_finish)
+    fake = FakeGames()
+    ladder = Ladder(
+        store, LadderSection(games_in_flight=1), PlaySettings(), tmp_path, ThreadPool(1, fake)
+    )
+    _run_until(ladder, store, 4)
+    assert failures["left"] == 0
+    finished = {g.id for g in store.games(status="finished", limit=100)}
+    assert set(fake.played) - finished <= {fake.played[-1]}  # only the last may be in flight
+    assert store.game_counts().get("running", 0) == 0
