@@ -190,6 +190,13 @@ def router(state: AppState) -> APIRouter:
 
     # ------------------------------------------------------------------ organiser
 
+    @api.get("/admin/balance")
+    def balance(request: Request) -> JSONResponse:
+        """How evenly the ladder spreads games: per active version its games against its
+        fair share since activation, and the player-count and wall mix."""
+        require_organiser(request, store)
+        return json(store.ladder_balance())
+
     @api.post("/admin/pause")
     def pause(request: Request) -> JSONResponse:
         require_organiser(request, store)

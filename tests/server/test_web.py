@@ -328,3 +328,20 @@ def test_open_registration(tmp_path: Path) -> None:
         site.client.get("/api/me", headers={"Authorization": f"Bearer {token}"}).status_code == 200
     )
     assert site.client.post("/api/register", json={"name": "eve"}).status_code == 409
+
+
+def test_ladder_balance_for_the_organiser_only(site: Site) -> None:
+    balance = site.client.get("/api/admin/balance", headers=site.auth("org"))
+    assert balance.status_code == 200, balance.text
+    body = balance.json()
+    assert sorted(r["bot"] for r in body["versions"]) == ["alpha", "beta"]
+    by_bot = {r["bot"]: r["games"] for r in body["versions"]}
+    for name, games in by_bot.items():
+        listed = site.client.get(f"/api/games?bot={name}&limit=100").json()
+        ladder = [g for g in listed["games"] if g["kind"] == "ladder"]
+        assert games == len(ladder), (name, games, len(ladder))
+    assert sum(body["players"].values()) == sum(body["variants"].values()) > 0
+    assert site.client.get("/api/admin/balance", headers=site.auth("alice")).status_code == 403
+    assert site.client.get("/api/admin/balance").status_code == 401
+    site.sign_in("org")
+    assert "Ladder balance" in site.client.get("/admin").text
