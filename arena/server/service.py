@@ -77,7 +77,7 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
         meta["manifest"] = manifest.model_dump(mode="json")
         meta.setdefault("language", manifest.language)
         meta["source"] = str(folder)
-        built_path = str(outcome.built.spec.folder)
+        built_path = str(keep_build(outcome.built.spec.folder, config.data_dir, version.id))
     return BuildVerdict(
         bool(outcome.ok and built_path),
         outcome.verdict,
@@ -91,6 +91,32 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
 BUILD_BACKOFF_S = (5.0, 300.0)
 """After the arena (not the bot) failed a build: wait this long before the next build,
 doubling up to the maximum, so a broken sandbox neither rejects authors nor spins."""
+
+
+def keep_build(built: Path, data_dir: Path, version_id: int) -> Path:
+    """A read-only copy of a version's built bot in ``data_dir/bots/<version id>``: what
+    the ladder launches. The build cache it came from collects entries unused for a day
+    (past its bounds), and a long-idle active version must never lose its build under
+    the ladder; nothing collects this folder. ArenaError (disk full): the build is
+    retried, never held against the author."""
+    from arena.sandbox.stage import make_read_only, remove_tree
+
+    home = data_dir / BOTS_FOLDER
+    kept = home / str(version_id)
+    work = home / f"tmp-{version_id}-{os.getpid()}"
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        home.chmod(0o755)  # the per-bot uids run from here
+        remove_tree(work)
+        shutil.copytree(built, work, symlinks=True)
+        make_read_only(work)
+        remove_tree(kept)  # a build cut short by a restart, done again
+        work.rename(kept)
+    except OSError as exc:
+        remove_tree(work)
+        raise ArenaError(f"cannot keep the build in {home}: {exc.strerror or exc}") from None
+    return kept
+
 
 Builder = Callable[[Version, Path, CompetitionConfig], BuildVerdict]
 
@@ -202,14 +228,17 @@ def open_store(config: CompetitionConfig) -> CompetitionStore:
     return store
 
 
+BOTS_FOLDER = "bots"
+"""``data_dir/bots/<version id>``: each accepted version's built bot, as the ladder runs it."""
+
 PRIVATE_FOLDERS = ("uploads", "submissions")
-"""Authors' code as uploaded and unpacked: for the server only (bots run from the build
-cache, never from here)."""
+"""Authors' code as uploaded and unpacked: for the server only (bots run from
+``data_dir/bots``, never from here)."""
 
 
 def _make_data_dir(folder: Path) -> None:
     """The data folder: traversable but not listable by the per-bot uids (they reach the
-    build cache inside it), with the uploads, submissions and SQLite store private."""
+    built bots inside it), with the uploads, submissions and SQLite store private."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for name in PRIVATE_FOLDERS:

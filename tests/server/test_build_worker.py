@@ -81,3 +81,87 @@ def test_the_worker_waits_out_its_back_off_and_stops_promptly(
     assert not thread.is_alive()
     current = store.version(version.id)
     assert current is not None and current.status == "queued" and current.verdict is None
+
+
+def test_an_active_versions_build_survives_the_build_cache_collector(
+    store: CompetitionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real build (staged into a build cache), then the cache's garbage collection
+    evicts the entry as it does for one unused for a day past its bounds: the ladder
+    still finds the version's build and starts the game (no void)."""
+    import os
+    import shutil
+    import tarfile
+    import time
+
+    import arena.server.submissions as submissions
+    from arena.referee.build import build_bot, collect_garbage
+    from arena.referee.manifest import load_bot
+    from arena.server.ladder import Ladder, LadderJob
+    from arena.server.service import build_submission
+    from arena.server.submissions import SubmissionOutcome
+
+    repo = Path(__file__).resolve().parents[2]
+    cache = tmp_path / "build-cache"
+
+    def process(folder: Path, settings: object, limits: object) -> SubmissionOutcome:
+        built = build_bot(load_bot(folder), cache=cache)  # check-bot is not the point here
+        return SubmissionOutcome(True, "accepted", "ok", built, built.version, {})
+
+    monkeypatch.setattr(submissions, "process_submission", process)
+    config = _config(tmp_path)
+    author, _ = store.create_author("alice")
+    archives = []
+    for name in ("first", "second"):
+        bot = tmp_path / "src" / name
+        shutil.copytree(repo / "bots" / "python-random", bot)
+        (bot / "bot.toml").write_text(
+            (bot / "bot.toml").read_text().replace('"python-random"', f'"{name}"')
+        )
+        archive = tmp_path / f"{name}.tar.gz"
+        with tarfile.open(archive, "w:gz") as tf:
+            tf.add(bot, arcname=name)
+        archives.append(archive)
+        store.add_submission(author.id, name, str(archive), "0" * 64)
+    worker = BuildWorker(store, config, lambda: None, build_submission)
+    for _ in archives:
+        claimed = store.claim_queued_version()
+        assert claimed is not None
+        assert worker.build_one(claimed).status == "active"
+
+    entries = [p for p in cache.iterdir() if not p.name.startswith("tmp-")]
+    assert len(entries) == 2
+    two_days_ago = time.time() - 2 * 24 * 3600
+    for entry in entries:
+        os.utime(entry / "meta.json", (two_days_ago, two_days_ago))
+    assert sorted(collect_garbage(cache, max_entries=0)) == sorted(p.name for p in entries)
+    assert not any(p.exists() for p in entries)  # the cache's copies are gone
+
+    started: list[LadderJob] = []
+
+    class Recording:
+        def submit(self, job: LadderJob, done: object) -> None:
+            started.append(job)
+
+        def close(self, abort: bool) -> None:
+            pass
+
+    ladder = Ladder(store, config.ladder, config.play, config.data_dir, Recording())
+    ladder.config = ladder.config.model_copy(update={"games_in_flight": 1})
+    voided: list[str] = []
+    void_game = store.void_game
+
+    def void_once(game_id: str, reason: str) -> bool:
+        voided.append(reason)
+        ladder.stop()  # a missing build would otherwise void game after game
+        return void_game(game_id, reason)
+
+    monkeypatch.setattr(store, "void_game", void_once)
+    ladder._fill()
+    assert voided == []
+    assert ladder.voided == 0 and len(started) == 1
+    for spec in started[0].specs:
+        assert spec.folder.is_relative_to(config.data_dir / "bots")
+        assert (spec.folder / "bot.py").is_file() and (spec.folder / "bot.toml").is_file()
+        assert not os.access(spec.folder, os.W_OK) or os.geteuid() == 0
+        assert spec.folder.stat().st_mode & 0o777 == 0o555  # read-only for everyone
