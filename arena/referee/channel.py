@@ -115,19 +115,20 @@ class Channel:
         """The next line the bot writes after its last one (buffered or arriving before
         ``deadline``, at most ``limit`` bytes): evidence for a fault, since a runtime's
         crash report arrives in several writes and only its first line may have been
-        read when the fault was found."""
-        out = bytes(self._buf[:limit])
-        while b"\n" not in out and len(out) < limit and _wait(self._rpoll, deadline):
+        read when the fault was found. What it reads stays buffered for ``read_line``
+        (a game under a strikes policy goes on reading this bot)."""
+        buf = self._buf
+        while b"\n" not in buf and len(buf) < limit and _wait(self._rpoll, deadline):
             try:
-                chunk = os.read(self._rfd, limit - len(out))
+                chunk = os.read(self._rfd, limit - len(buf))
             except BlockingIOError:
                 continue
             except OSError:
                 break
             if not chunk:
                 break
-            out += chunk
-        return out
+            buf += chunk
+        return bytes(buf[:limit])
 
     def _too_long(self) -> ReadFailure:
         partial = bytes(self._buf[:200])
