@@ -143,3 +143,21 @@ def test_sign_in_and_see_own_stderr_only(
         assert page.problems == []
     finally:
         page.context.close()
+
+
+def test_organiser_page_shows_the_ladder_balance(
+    browser: Any, served: tuple[Site, str], shoot: Any
+) -> None:
+    site, base = served
+    page = _page(browser, {"width": 1280, "height": 900})
+    try:
+        page.goto(base + "/login")
+        page.fill("input[name=token]", site.tokens["org"])
+        page.click("form[action='/login'] button")
+        page.goto(base + "/admin")
+        assert "Ladder balance" in page.inner_text("body")
+        assert _fits(page)
+        shoot(page, "server-admin")
+        assert page.problems == []
+    finally:
+        page.context.close()
