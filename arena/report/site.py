@@ -19,30 +19,29 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jinja2
 import multiprocess
+import orjson
 import pandas as pd
 from markupsafe import Markup
 from pydantic import ValidationError
 
 from arena.engine import GameRecord, ReplayError
-from arena.engine.record import FaultRecord
 from arena.report.build import Report
 from arena.report.files import _write_text, report_dir
 from arena.report.format import MISSING, leaderboard_display, pairs_display
 from arena.report.plots import BotFigures, rating_history_svg, thin
 from arena.report.sections import overview_lines, status_line
 from arena.textsafe import visible
-from arena.tournament.store import STORE_NAME, Store, iter_records
-from arena.viewer.frames import viewer_data
+from arena.tournament.store import STORE_NAME, Store
+from arena.viewer.frames import assemble, viewer_data
 from arena.viewer.page import asset, page, replay_page
 
 REPLAY_STAMP = "<!-- azul-arena replay page v2 -->"
@@ -138,9 +137,12 @@ def write_site(
     metadata = bot_metadata(report.results.config)
     _add_stored_identity(metadata, report.results.outdir / STORE_NAME)
     bot_files = {}
+    losses = worst_losses(rows)
     for bot in order:
         path = folder / "bots" / f"{slug(bot)}.html"
-        page_text = _bot_page(env, report, bot, rows, faults.get(bot, {}), metadata, bot_plots[bot])
+        page_text = _bot_page(
+            env, report, bot, losses.get(bot, []), faults.get(bot, {}), metadata, bot_plots[bot]
+        )
         _write_text(path, page_text)
         bot_files[bot] = path
     games_path = folder / "games.html"
@@ -156,133 +158,138 @@ def write_site(
 def _games(
     report: Report, folder: Path, say: Callable[[str], None] | None
 ) -> tuple[list[GameRow], dict[str, dict[str, FaultGroup]], int, int, list[str]]:
-    """Read every finished game's record once: rows, fault groups, and replay pages.
-
-    A record seen by an earlier report (same game id, same bytes) is not parsed again:
-    its row and faults come from ``GAMES_CACHE``, rewritten for the games of this one.
-    """
-    ids = report.results.game_ids()
-    rows: list[GameRow] = []
-    groups: dict[str, dict[str, FaultGroup]] = {}
-    written = kept = 0
-    problems: list[str] = []
-    jobs: list[tuple[str, bytes, str]] = []
-    cached = _read_games_cache(folder)
-    seen: dict[str, Any] = {}
+    """Every finished game's row and the fault groups, from the store's columns (no record
+    parsed but one per fault group's example); then the replay page of each game that has
+    none yet (a finished game never changes, so pages already drawn are kept)."""
     store_file = report.results.outdir / STORE_NAME
     with Store(store_file, readonly=True) as store:
-        blobs: Iterable[tuple[int, bytes]] = iter_records(store, sorted(ids))
-        for count, (index, blob) in enumerate(blobs, start=1):
-            game_id = str(ids[index])
-            digest = hashlib.blake2b(blob, digest_size=16).hexdigest()
-            known = _cached_game(cached.get(game_id), digest, int(index), game_id)
-            if known is None:
-                try:
-                    record = GameRecord.model_validate_json(blob)
-                except ValidationError as exc:
-                    problems.append(
-                        f"{game_id}: stored record is invalid ({exc.error_count()} errors)"
-                    )
-                    continue
-                known = (_row(int(index), game_id, record), list(record.faults))
-            row, faults = known
-            seen[game_id] = {
-                "digest": digest,
-                "row": {**asdict(row), "faults": [list(f) for f in row.faults]},
-                "faults": [f.model_dump(mode="json") for f in faults],
-            }
-            rows.append(row)
-            _group_faults(groups, row, faults)
-            path = folder / row.href
-            if _current(path):
-                kept += 1
-            else:
-                jobs.append((game_id, blob, str(path)))
-            if say is not None and count % 500 == 0:
-                say(f"  {count}/{len(ids)} games read")
+        game_faults, groups, examples = _fault_groups(store)
+        rows = [
+            GameRow(
+                index=int(index),
+                game_id=str(game_id),
+                n_players=int(n),
+                variant=str(variant),
+                end_reason=str(end),
+                rounds=int(rounds),
+                players=list(labels),
+                totals=list(scores),
+                ranks=list(ranks),
+                faults=game_faults.get(int(index), []),
+            )
+            for index, game_id, n, variant, end, rounds, labels, scores, ranks in (
+                store.game_listing()
+            )
+        ]
+        ids = {row.index: row for row in rows}
+        for group, index, ordinal in examples:
+            _fill_example(group, store, ids.get(index), ordinal)
+    jobs: list[tuple[str, int, str, str]] = []
+    kept = 0
+    for row in rows:
+        path = folder / row.href
+        if _current(path):
+            kept += 1
+        else:
+            jobs.append((str(store_file), row.index, row.game_id, str(path)))
+    if say is not None and jobs:
+        say(f"  {len(jobs)} replay page(s) to write, {kept} kept")
+    written = 0
+    problems: list[str] = []
     for problem in _draw_all(jobs):
         if problem is None:
             written += 1
         else:
             problems.append(problem)
-    if seen != cached:
-        with contextlib.suppress(OSError):  # best effort: the next report parses again
-            _write_text(
-                folder / GAMES_CACHE,
-                json.dumps({"version": GAMES_CACHE_VERSION, "games": seen}, separators=(",", ":")),
-            )
+    with contextlib.suppress(OSError):  # the per-game cache of earlier reports: unused now
+        (folder / GAMES_CACHE).unlink(missing_ok=True)
     return rows, groups, written, kept, problems
 
 
 GAMES_CACHE = ".games-cache.json"
-GAMES_CACHE_VERSION = 1
+"""Written by earlier reports (rows parsed from records); removed: rows come from SQL."""
 
 
-def _row(index: int, game_id: str, record: GameRecord) -> GameRow:
-    return GameRow(
-        index=index,
-        game_id=game_id,
-        n_players=record.n_players,
-        variant=record.variant,
-        end_reason=record.end_reason,
-        rounds=len(record.rounds),
-        players=list(record.players),
-        totals=[f.total for f in record.final],
-        ranks=[f.rank for f in record.final],
-        faults=[(f.seat, f.kind) for f in record.faults],
-    )
+def _fault_groups(
+    store: Store,
+) -> tuple[
+    dict[int, list[tuple[int, str]]],
+    dict[str, dict[str, FaultGroup]],
+    list[tuple[FaultGroup, int, int]],
+]:
+    """From the store's fault rows: (seat, kind) of each game's faults, the groups per bot
+    and kind, and for each group the (game index, fault's position in its record) of its
+    first fault, the example shown."""
+    game_faults: dict[int, list[tuple[int, str]]] = {}
+    groups: dict[str, dict[str, FaultGroup]] = {}
+    examples: list[tuple[FaultGroup, int, int]] = []
+    for index, seat, label, kind, round_, message, forfeit, *_ in store.fault_rows():
+        mine = game_faults.setdefault(int(index), [])
+        ordinal = len(mine)
+        mine.append((int(seat), str(kind)))
+        group = groups.setdefault(str(label), {}).setdefault(str(kind), FaultGroup(str(kind)))
+        group.count += 1
+        group.forfeits += int(forfeit)
+        if group.example is None:
+            group.example = {"round": int(round_), "message": visible(str(message))}
+            examples.append((group, int(index), ordinal))
+    return game_faults, groups, examples
 
 
-def _read_games_cache(folder: Path) -> dict[str, Any]:
-    """The cache of an earlier report, or empty (missing, damaged, other version)."""
+def _fill_example(group: FaultGroup, store: Store, row: GameRow | None, ordinal: int) -> None:
+    """Complete a group's example from its game's record: the link, and what only the
+    record keeps (the bot's last message and stderr tail)."""
+    if row is None or group.example is None:
+        return
+    group.example.update(game_id=row.game_id, href=row.href, last_message=None, stderr_tail=None)
     try:
-        data = json.loads((folder / GAMES_CACHE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("version") != GAMES_CACHE_VERSION:
-        return {}
-    games = data.get("games")
-    return games if isinstance(games, dict) else {}
-
-
-def _cached_game(
-    entry: Any, digest: str, index: int, game_id: str
-) -> tuple[GameRow, list[FaultRecord]] | None:
-    """The cached row and faults of this exact record, or None (not cached, or damaged)."""
-    if not isinstance(entry, dict) or entry.get("digest") != digest:
-        return None
-    try:
-        fields = dict(entry["row"])
-        fields["faults"] = [(int(seat), str(kind)) for seat, kind in fields["faults"]]
-        row = GameRow(**fields)
-        faults = [FaultRecord.model_validate(f) for f in entry["faults"]]
-    except (KeyError, TypeError, ValueError):  # pydantic's ValidationError is a ValueError
-        return None
-    if row.index != index or row.game_id != game_id:
-        return None
-    return row, faults
+        record = orjson.loads(store.record_json(row.index) or b"{}")
+        fault = record["faults"][ordinal]
+        last, tail = fault.get("last_message"), fault.get("stderr_tail")
+    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
+        return  # a damaged record: the stored message is all there is
+    group.example["last_message"] = visible(str(last)) if last else None
+    group.example["stderr_tail"] = _tail(str(tail) if tail else None)
 
 
 PARALLEL_FROM = 100
-"""Draw replays in a process pool (one worker per core) from this many new games on."""
+"""Write replays in a process pool (one worker per core) from this many new games on."""
 
 
-def _draw_all(jobs: list[tuple[str, bytes, str]]) -> Iterable[str | None]:
+def _draw_all(jobs: list[tuple[str, int, str, str]]) -> Iterable[str | None]:
     workers = min(os.cpu_count() or 1, 8)
     if len(jobs) < PARALLEL_FROM or workers < 2:
         yield from map(_draw, jobs)
         return
     with multiprocess.Pool(workers) as pool:
-        yield from pool.imap_unordered(_draw, jobs, chunksize=16)
+        yield from pool.imap_unordered(_draw, jobs, chunksize=64)
 
 
-def _draw(job: tuple[str, bytes, str]) -> str | None:
-    """Write one replay page; returns a problem or None."""
-    game_id, blob, path = job
+_STORES: dict[str, Store] = {}
+"""Per process (pool workers included): the store read for replays, opened once."""
+
+
+def _draw(job: tuple[str, int, str, str]) -> str | None:
+    """Write one replay page from the game's record and its stored frames (drawn by the
+    engine only for games stored without them); returns a problem or None."""
+    store_file, index, game_id, path = job
+    store = _STORES.get(store_file)
+    if store is None:
+        store = _STORES[store_file] = Store(Path(store_file), readonly=True)
+    source = store.replay_source(index)
+    if source is None:
+        return f"{game_id}: no stored record"
+    blob, frames = source
     try:
-        data = viewer_data(GameRecord.model_validate_json(blob), game_id)
+        if frames is not None:
+            data = assemble(orjson.loads(blob), orjson.loads(frames), game_id)
+        else:
+            data = viewer_data(GameRecord.model_validate_json(blob), game_id)
     except ReplayError as exc:
         return f"{game_id}: the record does not verify: {exc.divergence}"
+    except (ValidationError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        count = exc.error_count() if isinstance(exc, ValidationError) else 1
+        return f"{game_id}: stored record is invalid ({count} errors)"
     nav = _nav("../", f"game {game_id}")
     _write_text(Path(path), REPLAY_STAMP + "\n" + replay_page(data, asset_prefix="../", nav=nav))
     return None
@@ -294,25 +301,6 @@ def _current(path: Path) -> bool:
             return handle.readline().rstrip("\n") == REPLAY_STAMP
     except (OSError, UnicodeDecodeError):
         return False
-
-
-def _group_faults(
-    groups: dict[str, dict[str, FaultGroup]], row: GameRow, faults: list[FaultRecord]
-) -> None:
-    for fault in faults:
-        bot = row.players[fault.seat]
-        group = groups.setdefault(bot, {}).setdefault(fault.kind, FaultGroup(fault.kind))
-        group.count += 1
-        group.forfeits += int(fault.forfeit)
-        if group.example is None:
-            group.example = {
-                "game_id": row.game_id,
-                "href": row.href,
-                "round": fault.round,
-                "message": visible(fault.message),
-                "last_message": visible(fault.last_message) if fault.last_message else None,
-                "stderr_tail": _tail(fault.stderr_tail),
-            }
 
 
 def _tail(text: str | None, lines: int = 12) -> str | None:
@@ -550,11 +538,47 @@ def _games_page(env: jinja2.Environment, rows: list[GameRow], order: list[str]) 
     return _site_page("Azul Arena — games", body, "", script=True)
 
 
+def worst_losses(
+    rows: Iterable[GameRow], keep: int = WORST_LOSSES
+) -> dict[str, list[dict[str, Any]]]:
+    """Per bot, its ``keep`` games lost by the widest margin (ties by game id), in one pass
+    over the games (each bot's candidates trimmed as they grow: memory per bot is fixed)."""
+    found: dict[str, list[tuple[int, str, GameRow, int]]] = {}
+    for row in rows:
+        best = max(row.totals, default=0)
+        for seat, name in enumerate(row.players):
+            if row.ranks[seat] == 1:
+                continue
+            mine = found.setdefault(name, [])
+            mine.append((row.totals[seat] - best, row.game_id, row, seat))
+            if len(mine) > 8 * keep:
+                mine.sort(key=lambda c: c[:2])
+                del mine[keep:]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name, candidates in found.items():
+        candidates.sort(key=lambda c: c[:2])
+        out[name] = [
+            {
+                "game_id": row.game_id,
+                "href": row.href,
+                "n_players": row.n_players,
+                "variant": row.variant,
+                "rank": row.ranks[seat],
+                "score": row.totals[seat],
+                "best": row.totals[seat] - negative_margin,
+                "margin": -negative_margin,
+                "opponents": ", ".join(p for i, p in enumerate(row.players) if i != seat),
+            }
+            for negative_margin, _, row, seat in candidates[:keep]
+        ]
+    return out
+
+
 def _bot_page(
     env: jinja2.Environment,
     report: Report,
     bot: str,
-    rows: list[GameRow],
+    losses: list[dict[str, Any]],
     faults: dict[str, FaultGroup],
     metadata: dict[str, dict[str, str]],
     plots: tuple[str, str],
@@ -578,26 +602,6 @@ def _bot_page(
     pairs = report.head_to_head_pairs
     mine_pairs = pairs.loc[pairs["bot"] == bot]
     h2h = pairs_display(mine_pairs).drop(columns=["Bot", "Opponent"])
-    losses: list[dict[str, Any]] = []
-    for row in rows:
-        for seat, name in enumerate(row.players):
-            if name != bot or row.ranks[seat] == 1:
-                continue
-            best = max(row.totals)
-            losses.append(
-                {
-                    "game_id": row.game_id,
-                    "href": row.href,
-                    "n_players": row.n_players,
-                    "variant": row.variant,
-                    "rank": row.ranks[seat],
-                    "score": row.totals[seat],
-                    "best": best,
-                    "margin": best - row.totals[seat],
-                    "opponents": ", ".join(p for i, p in enumerate(row.players) if i != seat),
-                }
-            )
-    losses.sort(key=lambda g: (-g["margin"], g["game_id"]))
     body = env.get_template("bot.html").render(
         bot=bot,
         meta=facts,
@@ -609,6 +613,6 @@ def _bot_page(
             for opponent, r in zip(mine_pairs["opponent"], h2h.itertuples(index=False), strict=True)
         ],
         faults=sorted(faults.values(), key=lambda g: -g.count),
-        losses=losses[:WORST_LOSSES],
+        losses=losses,
     )
     return _site_page(f"{bot} — Azul Arena", body, "../")

@@ -117,6 +117,10 @@ CREATE TABLE IF NOT EXISTS ratings (
     sigma       REAL NOT NULL,
     games       INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS replays (   -- derived from the record once, when it was stored
+    game_index  INTEGER PRIMARY KEY REFERENCES games(game_index),
+    frames      BLOB NOT NULL          -- gzip of the replay frames JSON (viewer positions)
+);
 CREATE TABLE IF NOT EXISTS announced (  -- what a bot version said in `ready` (first seen)
     bot_id      INTEGER PRIMARY KEY REFERENCES bots(bot_id),
     name        TEXT NOT NULL,         -- raw, bot-controlled: shown only through textsafe
@@ -207,6 +211,9 @@ class GameResult:
     faults: tuple[FaultRow, ...]
     announced: tuple[Announcement | None, ...] = ()
     """By seat: the bot's ``ready`` (None where it never handshook, or for a human)."""
+    replay_json: bytes | None = None
+    """The replay's frames (``arena.viewer.frames.replay_frames`` as JSON), drawn once when
+    the game is played; None: a report draws them (older workers, unverifiable records)."""
 
 
 @dataclass(frozen=True)
@@ -321,6 +328,7 @@ class Store:
         self.readonly = readonly
         self._lock: int | None = None
         self._labels: dict[int, str] | None = None
+        self._has_replays: bool | None = None
         try:
             if readonly:
                 if not self.path.exists():
@@ -713,6 +721,11 @@ class Store:
                     for f in result.faults
                 ],
             )
+            if result.replay_json is not None:
+                db.execute(
+                    "INSERT INTO replays VALUES (?, ?)",
+                    (result.game_index, gzip.compress(result.replay_json, 6, mtime=0)),
+                )
             db.executemany(
                 "INSERT OR IGNORE INTO announced VALUES (?, ?, ?, ?)",
                 [
@@ -738,6 +751,49 @@ class Store:
             sql += f" WHERE s.game_id IN ({','.join('?' * len(wanted))})"
         for game_id, blob in self.db.execute(sql + " ORDER BY g.game_index", wanted):
             yield str(game_id), gzip.decompress(blob)
+
+    def replay_source(self, game_index: int) -> tuple[bytes, bytes | None] | None:
+        """(record JSON, stored replay frames JSON or None) of a finished game; None if it
+        is not finished. A store from before frames were stored has none."""
+        if self._has_replays is None:
+            self._has_replays = "replays" in self.tables()
+        sql = "SELECT g.record, " + (
+            "(SELECT r.frames FROM replays r WHERE r.game_index = g.game_index)"
+            if self._has_replays
+            else "NULL"
+        )
+        row = self.db.execute(
+            sql + " FROM games g WHERE g.game_index = ?", (game_index,)
+        ).fetchone()
+        if row is None:
+            return None
+        record, frames = row
+        return gzip.decompress(record), None if frames is None else gzip.decompress(frames)
+
+    def tables(self) -> set[str]:
+        """The tables this store has (one opened read-only may predate newer ones)."""
+        return {str(r[0]) for r in self.db.execute("SELECT name FROM sqlite_master")}
+
+    def game_listing(self) -> Iterator[tuple[Any, ...]]:
+        """Finished games for listings, streamed in schedule order: (game_index, game_id,
+        n_players, variant, end_reason, rounds, labels by seat, scores by seat, ranks by
+        seat); aggregated in SQL, no record read."""
+        labels = self._label_map()
+        cur = self.db.execute(
+            "SELECT s.game_index, s.game_id, s.n_players, s.variant, g.end_reason, g.rounds, "
+            "(SELECT group_concat(bot_id) || ';' || group_concat(score) || ';' || "
+            "group_concat(rank) FROM (SELECT bot_id, score, rank FROM seats t "
+            "WHERE t.game_index = s.game_index ORDER BY seat)) "
+            "FROM games g JOIN schedule s USING (game_index) ORDER BY g.game_index"
+        )
+        for *head, seats in cur:
+            bots, scores, ranks = [*str(seats or ";;").split(";"), "", ""][:3]
+            yield (
+                *head,
+                tuple(labels[int(b)] for b in bots.split(",") if b),
+                tuple(int(v) for v in scores.split(",") if v),
+                tuple(int(v) for v in ranks.split(",") if v),
+            )
 
     def game_index_of(self, game_id: str) -> int | None:
         row = self.db.execute(

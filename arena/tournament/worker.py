@@ -14,9 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+import orjson
+
+from arena.engine import ReplayError
 from arena.referee import BotSeat, BotSpec, SandboxSettings, Seat, play_game
+from arena.referee.referee import GameOutcome
 from arena.referee.settings import PlaySettings
 from arena.tournament.store import Announcement, FaultRow, GameResult, ScheduledGame, SeatRow
+from arena.viewer.frames import replay_frames
 
 MAX_LIVE_BOTS = 8
 """Bot processes one worker keeps alive at most (least recently used ones are closed):
@@ -92,6 +97,26 @@ def run_job(state: WorkerState, job: GameJob) -> GameResult:
     seats: list[Seat] = [state.seat_for(job, i, keep) for i in range(len(job.specs))]
     settings = job.settings.game(job.game.variant, job.game.deal_seed)
     outcome = play_game(seats, settings, job.game.game_id)
+    return game_result(
+        job.game.game_index,
+        outcome,
+        duration_s=time.monotonic() - started,
+        worker=f"{os.uname().nodename}:{os.getpid()}",
+        announced=tuple(_announcement(seat) for seat in seats),
+    )
+
+
+def game_result(
+    game_index: int,
+    outcome: GameOutcome,
+    *,
+    duration_s: float,
+    worker: str,
+    announced: tuple[Announcement | None, ...] = (),
+) -> GameResult:
+    """A refereed game as the store keeps it: seats, faults, the record, and the replay's
+    frames, drawn here once (a finished game never changes) so that no report has to
+    re-run the engine for it (None for a record that does not verify: a report says so)."""
     record = outcome.record
     first_fault: dict[int, str] = {}
     for f in record.faults:
@@ -131,16 +156,21 @@ def run_job(state: WorkerState, job: GameJob) -> GameResult:
         FaultRow(f.seat, record.players[f.seat], f.kind, f.round, f.message, f.forfeit)
         for f in record.faults
     )
+    try:
+        frames: bytes | None = orjson.dumps(replay_frames(record))
+    except ReplayError:
+        frames = None
     return GameResult(
-        game_index=job.game.game_index,
-        duration_s=time.monotonic() - started,
+        game_index=game_index,
+        duration_s=duration_s,
         end_reason=record.end_reason,
         rounds=len(record.rounds),
-        worker=f"{os.uname().nodename}:{os.getpid()}",
+        worker=worker,
         record_json=record.model_dump_json().encode(),
         seats=tuple(rows),
         faults=faults,
-        announced=tuple(_announcement(seat) for seat in seats),
+        announced=announced,
+        replay_json=frames,
     )
 
 

@@ -96,12 +96,16 @@ def reproduce_command(record: GameRecord) -> str:
 
     Bot folders are not in the record: each seat's name stands for its folder.
     """
-    parts = ["arena", "match", *(shlex.quote(name) for name in record.players)]
-    parts += ["--variant", record.variant]
-    if record.seed is not None:
-        parts += ["--seed", str(record.seed)]
-    if record.round_limit != 100:
-        parts += ["--round-limit", str(record.round_limit)]
+    return _reproduce(record.players, record.variant, record.seed, record.round_limit)
+
+
+def _reproduce(players: list[str], variant: str, seed: int | None, round_limit: int) -> str:
+    parts = ["arena", "match", *(shlex.quote(str(name)) for name in players)]
+    parts += ["--variant", str(variant)]
+    if seed is not None:
+        parts += ["--seed", str(seed)]
+    if round_limit != 100:
+        parts += ["--round-limit", str(round_limit)]
     return " ".join(parts)
 
 
@@ -130,10 +134,13 @@ def fault_steps(record: GameRecord) -> list[int | None]:
     return steps
 
 
-def viewer_data(record: GameRecord, game_id: str | None = None) -> dict[str, Any]:
-    """Everything one replay page shows: the record itself plus the position before each
-    decision and the final position (``frames[i]`` is before decision ``i``; the first in
-    full, each next as its :func:`delta` from the one before)."""
+def replay_frames(record: GameRecord) -> dict[str, Any]:
+    """The part of a replay that takes the engine (~5 ms a game): the position before each
+    decision and the final one (``frames[i]`` is before decision ``i``; the first in full,
+    each next as its :func:`delta` from the one before) and the decision each fault cost.
+    Free of names and ids, so a tournament stores it once, when the game is played (a
+    finished game never changes), and reports only assemble it (:func:`assemble`).
+    Raises ``ReplayError`` for a record that does not verify."""
     frames: list[dict[str, Any]] = []
     frames_append = frames.append
 
@@ -143,14 +150,28 @@ def viewer_data(record: GameRecord, game_id: str | None = None) -> dict[str, Any
     final = replay(record, on_decision=before)
     frames.append(position(final))
     encoded = [frames[0]] + [delta(a, b) for a, b in itertools.pairwise(frames)]
+    return {"frames_encoding": "delta", "frames": encoded, "fault_steps": fault_steps(record)}
+
+
+def assemble(record: dict[str, Any], frames: dict[str, Any], game_id: str | None) -> dict[str, Any]:
+    """The viewer data of a game from its record (as JSON data) and its stored
+    :func:`replay_frames`: what :func:`viewer_data` returns, without the engine."""
+    seed = record.get("seed")
     return {
         "format": VIEWER_DATA_FORMAT,
         "game_id": game_id,
-        "record": record.model_dump(mode="json"),
-        "frames_encoding": "delta",
-        "frames": encoded,
-        "fault_steps": fault_steps(record),
-        "reproduce": reproduce_command(record),
+        "record": record,
+        "frames_encoding": frames["frames_encoding"],
+        "frames": frames["frames"],
+        "fault_steps": frames["fault_steps"],
+        "reproduce": _reproduce(
+            list(record["players"]), record["variant"], seed, int(record.get("round_limit", 100))
+        ),
         # as text: seeds are 64-bit, and a JavaScript number keeps only 53 bits
-        "seed": None if record.seed is None else str(record.seed),
+        "seed": None if seed is None else str(seed),
     }
+
+
+def viewer_data(record: GameRecord, game_id: str | None = None) -> dict[str, Any]:
+    """Everything one replay page shows: the record itself plus its :func:`replay_frames`."""
+    return assemble(record.model_dump(mode="json"), replay_frames(record), game_id)
