@@ -1,32 +1,36 @@
 """`arena bench report`: how `arena report` grows with the number of finished games.
 
-Builds synthetic tournament stores (through the store's own write methods: schedule, then
-one result per game, then the stored ratings a tournament keeps) of 1k to 100k games,
-then times ``arena report OUTDIR`` on each in a fresh process, exactly as a user runs it
-(start-up, imports, load, ratings with the default bootstrap, every table, the files and
-the site; the synthetic records are placeholders, so no replay page is drawn), with that
-process's peak memory. The same run times the old ratings path (the ``trueskill``
-library once per resample) on the baseline size, and with ``--before SRC`` another
-arena source tree's report on every size, so speed-ups are ratios measured on this
-machine, now.
+Fills a tournament store with real games (:mod:`arena.bench.realgames`: played by the
+engine through the referee, stored through the store's own write methods with what a
+tournament worker stores: seats, faults, the record, the replay frames; then the ratings a
+tournament keeps), growing it from 1k to 100k games, and at each size times ``arena
+report OUTDIR`` in a fresh process exactly as a user runs it (start-up, imports, load,
+ratings with the default bootstrap, every table, the files and the site with a replay
+page per game), with that process's peak memory: a first report (no site, no ratings
+cache: what ``arena tournament`` ends with) and the same command again (pages and cache
+kept). On the sizes up to 5,000 the same games are also stored without replay frames, as
+stores were before frames were stored, so the report draws every replay with the engine
+(path "frames drawn"); the old ratings path (the ``trueskill`` library once per resample)
+runs on the baseline size, and ``--before SRC`` runs another arena source tree's report on
+every size: speed-ups are ratios measured on this machine, in one run.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arena.tournament.store import STORE_NAME, GameResult, ScheduledGame, SeatRow, Store
+from arena.bench.realgames import PoolGame, play_pool, stored_games
+from arena.tournament.store import STORE_NAME, Store
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -44,8 +48,10 @@ class ReportRun:
     games: int
     seconds: float
     peak_mb: float
-    path: str  # "new", "new, cached" (bootstrap read back), "old" (library per resample)
-    # or "before" (the --before source tree)
+    path: str
+    """"first" (no site, no ratings cache), "again" (both kept), "frames drawn" (a first
+    report of the same games stored without replay frames), "old" (ratings by the library
+    per resample) or "before" (the --before source tree, a first report)."""
     cpu_seconds: float = 0.0  # user + system CPU of the report process (and its workers)
     ratings_seconds: float = 0.0  # of which rating (point ratings, history, bootstrap)
 
@@ -60,84 +66,50 @@ class ReportRun:
         }
 
 
-def synthetic_store(
-    outdir: Path, games: int, bots: int, seed: int = 1, *, stored_ratings: bool = True
-) -> None:
-    """A finished tournament of ``games`` 2- and 4-player games among ``bots`` bots, with
-    skill-driven places (a few shared) and faults-free seats; with ``stored_ratings``, the
-    ratings a tournament stores as its games finish (the report continues from them)."""
-    rng = random.Random(seed)
-    names = [f"bot-{i:03d}" for i in range(bots)]
-    skill = {name: rng.gauss(0, 1) for name in names}
-    schedule = []
-    results = []
-    for index in range(games):
-        k = 4 if index % 2 and bots >= 4 else 2
-        seated = tuple(rng.sample(names, k))
-        score = {b: max(0, int(40 + 12 * skill[b] + rng.gauss(0, 15))) for b in seated}
-        best = sorted(seated, key=lambda b: -score[b])
-        rank = {b: 1 + sum(score[o] > score[b] for o in seated) for b in best}
-        schedule.append(
-            ScheduledGame(
-                game_index=index,
-                game_id=f"bench-{index:06d}",
-                n_players=k,
-                variant="coloured",
-                seed_index=index // 8,
-                deal_seed=rng.randrange(2**31),
-                rotation=index % k,
-                bots=seated,
-            )
-        )
-        results.append(
-            GameResult(
-                game_index=index,
-                duration_s=0.5,
-                end_reason="normal",
-                rounds=6,
-                worker="bench",
-                record_json=b"{}",
-                seats=tuple(
-                    SeatRow(
-                        seat=seat,
-                        bot=bot,
-                        score=score[bot],
-                        round_score=score[bot],
-                        bonus_rows=0,
-                        bonus_columns=0,
-                        bonus_colours=0,
-                        rank=rank[bot],
-                        full_rows=1 if rank[bot] == 1 else 0,
-                        forfeit=False,
-                        fault=None,
-                        decisions=40,
-                        think_mean_ms=1.0,
-                        think_p95_ms=2.0,
-                        think_max_ms=3.0,
-                    )
-                    for seat, bot in enumerate(seated)
-                ),
-                faults=(),
-            )
-        )
-    with Store(outdir / STORE_NAME) as store:
-        store.save_schedule(schedule)
-        for result in results:
-            store.add_result(result)
-        if stored_ratings:  # as a tournament leaves its store: ratings kept as games finish
-            from arena.tournament.ledger import RatingLedger
+POOL_GAMES = 2_000
+"""Distinct real games played for the stores (each stored game is one of them, under its
+own game id and bots)."""
+DRAWN_UP_TO = 5_000
+"""Sizes up to this are also timed with the games stored without replay frames."""
 
-            RatingLedger(store).advance()
+
+class GrowingStore:
+    """A tournament folder whose store grows to each size asked (games appended, stored
+    ratings advanced), from a pool of real games; ``frames=False`` stores them as a store
+    from before replay frames were stored."""
+
+    def __init__(self, outdir: Path, pool: Sequence[PoolGame], bots: int, *, frames: bool):
+        self.outdir, self.pool, self.bots, self.frames = outdir, pool, bots, frames
+        self.games = 0
+
+    def grow(self, games: int) -> None:
+        from arena.tournament.ledger import RatingLedger
+
+        with Store(self.outdir / STORE_NAME) as store:
+            step = 2_000
+            for start in range(self.games, games, step):
+                batch = list(stored_games(self.pool, start, min(games, start + step), self.bots))
+                store.schedule_games([scheduled for scheduled, _ in batch])
+                for _, result in batch:
+                    store.add_result(result if self.frames else replace(result, replay_json=None))
+            RatingLedger(store).advance()  # as a tournament leaves its store
+        self.games = max(self.games, games)
 
 
 def time_report(
-    outdir: Path, *, old: bool = False, keep_cache: bool = False, source: Path | None = None
+    outdir: Path,
+    path: str,
+    *,
+    old: bool = False,
+    again: bool = False,
+    source: Path | None = None,
 ) -> ReportRun:
-    """Wall time and peak memory of one ``arena report OUTDIR`` in a fresh process
-    (``source``: run another arena source tree's report instead, path "before")."""
-    if not keep_cache:
+    """Wall time and peak memory of one ``arena report OUTDIR`` in a fresh process;
+    ``again``: the site and ratings cache of the run before are kept, else both are
+    removed first; ``source``: another arena source tree's report."""
+    if not again:
         shutil.rmtree(outdir / RATINGS_CACHE, ignore_errors=True)
-    shutil.rmtree(outdir / "report", ignore_errors=True)  # every run writes the site afresh
+        shutil.rmtree(outdir / "report", ignore_errors=True)
     env = dict(os.environ)
     root = str(source.resolve() if source else Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
@@ -163,7 +135,6 @@ def time_report(
     if proc.returncode != 0:
         raise RuntimeError(f"arena report {outdir} failed ({proc.returncode}): {err[-2000:]}")
     games = sum(1 for _ in _finished(outdir))
-    path = "before" if source else "old" if old else ("new, cached" if keep_cache else "new")
     cpu = usage.ru_utime + usage.ru_stime
     rating = sum(
         float(line.split("=", 1)[1])
@@ -186,30 +157,36 @@ def bench_report(
     on_step: Callable[[str], None] = lambda _: None,
     before: Path | None = None,
 ) -> list[ReportRun]:
-    """Every size with the new path (cold cache), the largest also re-reported with the
-    cache, the old path on ``baseline_games`` (0: skip), and with ``before`` that source
-    tree's report on every size, right after this one's on the same store."""
+    """At every size: a first report and the same again; up to ``DRAWN_UP_TO`` games,
+    the same games without stored frames; the old ratings path on ``baseline_games``
+    (0: skip); with ``before``, that source tree's first report on the same store."""
     runs = []
+    on_step(f"playing {POOL_GAMES:,} real games for the stores")
+    pool = play_pool(POOL_GAMES)
     with tempfile.TemporaryDirectory(prefix="arena-bench-report-") as tmp:
+        stored = GrowingStore(Path(tmp) / "stored", pool, bots, frames=True)
+        drawn = GrowingStore(Path(tmp) / "drawn", pool, bots, frames=False)
         for games in sorted(set(sizes) | ({baseline_games} if baseline_games else set())):
-            outdir = Path(tmp) / f"g{games}"
-            on_step(f"building a store of {games:,} games")
-            synthetic_store(outdir, games, bots)
+            on_step(f"storing {games:,} games")
+            stored.grow(games)
             if games in sizes:
-                on_step(f"arena report on {games:,} games")
-                runs.append(time_report(outdir))
+                on_step(f"arena report on {games:,} games (first)")
+                runs.append(time_report(stored.outdir, "first"))
+                on_step(f"arena report on {games:,} games (again)")
+                runs.append(time_report(stored.outdir, "again", again=True))
                 if before is not None:
                     on_step(f"arena report on {games:,} games, {before}")
-                    runs.append(time_report(outdir, source=before))
+                    runs.append(time_report(stored.outdir, "before", source=before))
+                if games <= DRAWN_UP_TO:
+                    on_step(f"storing {games:,} games without replay frames")
+                    drawn.grow(games)
+                    on_step(f"arena report on {games:,} games, replays drawn by the report")
+                    runs.append(time_report(drawn.outdir, "frames drawn"))
             if games == baseline_games:
                 if games not in sizes:
-                    runs.append(time_report(outdir))
+                    runs.append(time_report(stored.outdir, "first"))
                 on_step(f"arena report on {games:,} games, old ratings path")
-                runs.append(time_report(outdir, old=True))
-            if games == max(sizes):
-                on_step(f"arena report on {games:,} games again (bootstrap cached)")
-                runs.append(time_report(outdir, keep_cache=True))
-            shutil.rmtree(outdir, ignore_errors=True)
+                runs.append(time_report(stored.outdir, "old", old=True))
     return runs
 
 
@@ -251,8 +228,9 @@ def run_bench_report(
             before=before,
         )
     table = Table(
-        title=f"arena report (100 bootstrap resamples), {bots} bots, 2p and 4p games; "
-        "seconds = wall time of the whole command; CPU s = its user + system time"
+        title=f"arena report (100 bootstrap resamples, a replay page per game), {bots} bots, "
+        "real 2p and 4p games; seconds = wall time of the whole command; CPU s = its user + "
+        "system time (workers included)"
     )
     for col in ("games", "path", "seconds", "of which rating", "CPU s", "peak MB"):
         table.add_column(col, justify="right")
@@ -266,39 +244,44 @@ def run_bench_report(
             f"{r.peak_mb:.0f}",
         )
     console.print(table)
-    new = {r.games: r for r in runs if r.path == "new"}
-    old = {r.games: r for r in runs if r.path == "old"}
-    small, large = min(new), max(new)
+    first = {r.games: r for r in runs if r.path == "first"}
+    again = {r.games: r for r in runs if r.path == "again"}
+    small, large = min(first), max(first)
     if large > small:
-        growth = new[large].seconds / new[small].seconds
-        shape = "no worse than" if growth <= large / small else "WORSE than"
-        console.print(
-            f"growth {small:,} -> {large:,} games: {growth:.1f}x time for "
-            f"{large / small:.0f}x games ({shape} linear)"
-        )
-    for games, limit in ((TARGET_GAMES, TARGET_SECONDS), (BIG_GAMES, BIG_SECONDS)):
-        if games in new:
-            took = new[games].seconds
-            verdict = "meets" if took <= limit else "MISSES"
+        for name, by_size in (("first report", first), ("again", again)):
+            growth = by_size[large].seconds / by_size[small].seconds
+            shape = "no worse than" if growth <= large / small else "WORSE than"
             console.print(
-                f"{games:,} games: {took:.2f} s, peak {new[games].peak_mb:.0f} MB "
-                f"({verdict} the {limit:.0f} s target)"
+                f"growth {small:,} -> {large:,} games, {name}: {growth:.1f}x time for "
+                f"{large / small:.0f}x games ({shape} linear)"
             )
-    for games, then in ((r.games, r) for r in runs if r.path == "before"):
-        now = new[games]
-        console.print(
-            f"before -> now on {games:,} games: {then.seconds:.2f} s -> {now.seconds:.2f} s "
-            f"({then.seconds / now.seconds:.2f}x), CPU {then.cpu_seconds:.2f} -> "
-            f"{now.cpu_seconds:.2f} s, peak {then.peak_mb:.0f} -> {now.peak_mb:.0f} MB"
-        )
-    for games, baseline in old.items():
-        now = new[games]
+    for games, limit in ((TARGET_GAMES, TARGET_SECONDS), (BIG_GAMES, BIG_SECONDS)):
+        for name, by_size in (("first report", first), ("again", again)):
+            if games in by_size:
+                run = by_size[games]
+                verdict = "meets" if run.seconds <= limit else "MISSES"
+                console.print(
+                    f"{games:,} games, {name}: {run.seconds:.2f} s, peak {run.peak_mb:.0f} MB "
+                    f"({verdict} the {limit:.0f} s target)"
+                )
+    for label, path in (("replays drawn by the report", "frames drawn"), ("before", "before")):
+        for then in (r for r in runs if r.path == path):
+            now = first[then.games]
+            console.print(
+                f"{label} -> now, first report on {then.games:,} games: {then.seconds:.2f} s "
+                f"-> {now.seconds:.2f} s ({then.seconds / now.seconds:.2f}x), CPU "
+                f"{then.cpu_seconds:.2f} -> {now.cpu_seconds:.2f} s, peak "
+                f"{then.peak_mb:.0f} -> {now.peak_mb:.0f} MB"
+            )
+    for baseline in (r for r in runs if r.path == "old"):
+        now = first[baseline.games]
         note = " (measured on fewer games: the old path takes minutes at 5,000)"
         console.print(
-            f"old path on {games:,} games: arena report {baseline.seconds:.1f} s -> "
-            f"{now.seconds:.2f} s ({baseline.seconds / now.seconds:.0f}x faster); rating alone "
+            f"old ratings path on {baseline.games:,} games: arena report "
+            f"{baseline.seconds:.1f} s -> {now.seconds:.2f} s "
+            f"({baseline.seconds / now.seconds:.0f}x faster); rating alone "
             f"{baseline.ratings_seconds:.1f} s -> {now.ratings_seconds:.2f} s "
             f"({baseline.ratings_seconds / max(now.ratings_seconds, 1e-9):.0f}x faster)"
-            + (note if games < TARGET_GAMES else "")
+            + (note if baseline.games < TARGET_GAMES else "")
         )
     return 0

@@ -100,3 +100,29 @@ def replay_page(data: dict[str, Any], *, asset_prefix: str | None = None, nav: s
     title = " vs ".join(visible(str(p)) for p in record["players"]) + " — Azul Arena replay"
     body = f'{nav}<main id="{mount_id(0)}" class="az-viewer">Loading the replay…</main>'
     return page(title, body, data=[data], asset_prefix=asset_prefix)
+
+
+def replay_block_page(
+    games: list[tuple[str, str]], *, asset_prefix: str, nav: str = "", title: str = ""
+) -> str:
+    """One page holding the viewer data of several games (``(game id, data as
+    :func:`script_json` text)``), of which the viewer shows the one the address names
+    (``#g=GAME_ID``, URL-encoded; the first without): a report site writes one such page
+    per block of games instead of one file per game (creating a file costs more than
+    writing a replay's data)."""
+    prefix = html.escape(asset_prefix, quote=True)
+    blobs = "".join(
+        f'<script type="application/json" class="azul-game" data-mount="{mount_id(0)}" '
+        f'data-game="{html.escape(game_id, quote=True)}">{data}</script>'
+        for game_id, data in games
+    )
+    body = f'{nav}<main id="{mount_id(0)}" class="az-viewer">Loading the replay…</main>'
+    return (
+        "<!doctype html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title or 'Azul Arena replay')}</title>"
+        f'<link rel="stylesheet" href="{prefix}viewer.css"></head>'
+        f'<body class="az-body">{body}{blobs}<script src="{prefix}viewer.js"></script>'
+        "</body></html>\n"
+    )

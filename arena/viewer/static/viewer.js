@@ -2,7 +2,9 @@
  *
  * Reads every <script type="application/json" class="azul-game"> on the page (the
  * viewer data of one game: the record, one position per decision, the reproduce
- * command) and mounts a viewer in the element named by its data-mount attribute.
+ * command) and mounts a viewer in the element named by its data-mount attribute; of
+ * several games for one element (data-game: a report site's block of replays), the one
+ * the address names (#g=GAME_ID), else the first.
  * Every bot-controlled string is set with textContent, never parsed as HTML.
  */
 (function () {
@@ -475,17 +477,35 @@
 
   function mountAll() {
     var nodes = document.querySelectorAll('script[type="application/json"].azul-game');
+    // A page of several games for one viewer (data-game): the one named by #g=GAME_ID.
+    var named = /^#g=([^&]*)/.exec(location.hash || "");
+    var wanted = named ? decodeURIComponent(named[1]) : null;
+    var mounted = {};
     for (var i = 0; i < nodes.length; i++) {
       var node = nodes[i];
-      var target = document.getElementById(node.getAttribute("data-mount") || "azul-viewer");
+      var mountId = node.getAttribute("data-mount") || "azul-viewer";
+      var game = node.getAttribute("data-game");
+      if (game !== null && (mounted[mountId] || (wanted !== null && game !== wanted))) continue;
+      var target = document.getElementById(mountId);
       if (!target) continue;
+      mounted[mountId] = true;
       try {
-        mount(target, JSON.parse(node.textContent));
+        var data = JSON.parse(node.textContent);
+        mount(target, data);
+        if (game !== null) document.title = data.record.players.join(" vs ") + " \u2014 Azul Arena replay";
       } catch (err) {
         target.textContent = "This replay could not be shown: " + err;
       }
     }
+    if (wanted !== null && !mounted["azul-viewer"]) {
+      var main = document.getElementById("azul-viewer");
+      if (main) main.textContent = "No game " + wanted + " on this page.";
+    }
   }
+  // Another game of the same page (a link within it): mount afresh.
+  window.addEventListener("hashchange", function () {
+    if (/^#g=/.test(location.hash || "")) location.reload();
+  });
 
   window.AzulViewer = { expandFrames: expandFrames, drawBoard: drawBoard, mount: mount, parseMove: parseMove, describeMove: describeMove };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);

@@ -1,0 +1,164 @@
+"""Real games for ``arena bench report``: played by the engine through the referee, with
+simple in-process players (no bot processes), turned into store rows by the same code a
+tournament worker uses (:func:`arena.tournament.worker.game_result`: seats, faults, the
+record, the replay frames).
+
+A pool of distinct games is played once; a store of any size is filled from it, each
+stored game a pool game under a fresh game id with fresh bots in its seats (a bot of the
+same policy as the one that played the seat, so skill is real: the greedy players win).
+Every stored record is a real, verifiable game of its size, with faults (a bot that sends
+malformed replies and is forfeited, with its last message and stderr) and per-decision
+stderr (a chatty bot), as a tournament leaves them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from arena.engine import Game, Variant
+from arena.engine.tables import FLOOR, AnyMove, Move
+from arena.protocol.messages import GameEnd, GameStart
+from arena.referee.faults import Fault
+from arena.referee.referee import GameSettings, play_game
+from arena.referee.seats import Choice
+from arena.tournament.store import Announcement, GameResult, ScheduledGame
+from arena.tournament.worker import game_result
+
+POLICIES = ("greedy", "random", "chatty", "faulty")
+"""Players of the pool: ``greedy`` fills pattern lines and avoids the floor; ``random``;
+``chatty`` plays at random and writes a line of stderr at every decision; ``faulty``
+plays at random but sends a malformed reply in one game out of three (forfeited)."""
+PLACEHOLDER = "seat-{}-player"
+"""The name a pool game's seat plays under, replaced by a real bot name when stored."""
+
+
+class PolicySeat:
+    """An in-process :class:`arena.referee.seats.Seat` playing one of :data:`POLICIES`."""
+
+    def __init__(self, name: str, policy: str) -> None:
+        self.name = name
+        self.policy = policy
+        self._rng = random.Random()
+        self._fault_at = -1
+        self._decisions = 0
+
+    def begin(self, start: GameStart) -> Fault | None:
+        self._rng.seed(f"{start.game_id}:{start.seat}:{self.policy}")
+        self._decisions = 0
+        self._fault_at = self._rng.randrange(5, 40) if self._rng.random() < 1 / 3 else -1
+        return None
+
+    def decide(
+        self, req_id: int, game: Game, options: list[AnyMove], time_left_ms: int, game_id: str
+    ) -> Choice | Fault:
+        self._decisions += 1
+        think = round(self._rng.uniform(0.2, 3.0), 3)
+        if self.policy == "faulty" and self._decisions == self._fault_at:
+            return Fault(
+                "malformed",
+                "reply is not valid JSON: Expecting value: line 1 column 1 (char 0)",
+                last_message="oops, this is not json",
+                stderr_tail="\n".join(f"debug: thinking about move {i}" for i in range(20)),
+            )
+        if self.policy == "greedy":
+            return Choice(self._greedy(options), think)
+        index = self._rng.randrange(len(options))
+        if self.policy == "chatty":
+            note = f"decision {self._decisions}: {len(options)} options, picked {options[index]}"
+            return Choice(index, think, stderr=note + "\n")
+        return Choice(index, think)
+
+    def _greedy(self, options: list[AnyMove]) -> int:
+        def value(option: AnyMove) -> tuple[int, int, float]:
+            if isinstance(option, Move):
+                return (option.line != FLOOR, option.line, self._rng.random())
+            return (1, -option.column, self._rng.random())
+
+        return max(range(len(options)), key=lambda i: value(options[i]))
+
+    def end(self, end: GameEnd) -> None:
+        return None
+
+    def abandon(self) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class PoolGame:
+    """A real game played with placeholder names: its policies by seat and store rows."""
+
+    policies: tuple[str, ...]
+    deal_seed: int
+    variant: str
+    result: GameResult
+
+
+def play_pool(count: int, seed: int = 1) -> list[PoolGame]:
+    """``count`` distinct real games, 2- and 4-player (alternately), coloured and gray."""
+    rng = random.Random(seed)
+    pool = []
+    for index in range(count):
+        n = 4 if index % 2 else 2
+        variant = "gray" if index % 5 == 4 else "coloured"
+        policies = tuple(rng.choice(POLICIES) for _ in range(n))
+        seats = [PolicySeat(PLACEHOLDER.format(i), p) for i, p in enumerate(policies)]
+        deal_seed = rng.randrange(2**31)
+        settings = GameSettings(variant=Variant(variant), seed=deal_seed)
+        outcome = play_game(seats, settings, f"pool-{index}")
+        result = game_result(
+            index, outcome, duration_s=0.02 * len(outcome.record.rounds), worker="bench"
+        )
+        pool.append(PoolGame(policies, deal_seed, variant, result))
+    return pool
+
+
+def bot_names(bots: int) -> dict[str, list[str]]:
+    """``bots`` bot names, dealt round-robin over the policies (at least 4 per policy, so
+    a 4-player game can seat 4 distinct bots of one policy)."""
+    per = max(4, -(-bots // len(POLICIES)))
+    return {p: [f"{p}-{i:02d}" for i in range(per)] for p in POLICIES}
+
+
+def stored_games(
+    pool: Sequence[PoolGame], start: int, stop: int, bots: int, seed: int = 1
+) -> Iterator[tuple[ScheduledGame, GameResult]]:
+    """Games ``start`` to ``stop`` of a store filled from ``pool`` (the same games for the
+    same arguments, whatever the sizes asked before)."""
+    names = bot_names(bots)
+    for index in range(start, stop):
+        rng = random.Random(f"{seed}:{index}")
+        game = pool[rng.randrange(len(pool))]
+        seated: list[str] = []
+        for policy in game.policies:
+            seated.append(rng.choice([b for b in names[policy] if b not in seated]))
+        game_id = f"{len(seated)}p-{game.variant}-g{index:06d}"
+        scheduled = ScheduledGame(
+            game_index=index,
+            game_id=game_id,
+            n_players=len(seated),
+            variant=game.variant,
+            seed_index=index // 8,
+            deal_seed=game.deal_seed,
+            rotation=0,
+            bots=tuple(seated),
+        )
+        yield scheduled, _renamed(game.result, index, seated)
+
+
+def _renamed(result: GameResult, index: int, seated: list[str]) -> GameResult:
+    record = result.record_json
+    for seat, name in enumerate(seated):
+        record = record.replace(
+            json.dumps(PLACEHOLDER.format(seat)).encode(), json.dumps(name).encode()
+        )
+    return replace(
+        result,
+        game_index=index,
+        record_json=record,
+        seats=tuple(replace(s, bot=seated[s.seat]) for s in result.seats),
+        faults=tuple(replace(f, bot=seated[f.seat]) for f in result.faults),
+        announced=tuple(Announcement(name, "bench", "1.0") for name in seated),
+    )
