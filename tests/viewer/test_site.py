@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,9 @@ def test_the_site_has_every_page(site: Path) -> None:
         "faulty.html",
         "python-random.html",
     }
-    assert len(list((site / "replays").glob("*.html"))) == 12
+    # 12 games: one replay page (a block of up to BLOCK games), every game in it once
+    (block,) = (site / "replays").glob("*.html")
+    assert block.read_text().count('class="azul-game"') == 12
     for name in ("viewer.js", "viewer.css", "site.js"):
         assert (site / name).stat().st_size > 1000
 
@@ -37,7 +40,47 @@ def test_replays_link_the_shared_script_and_hold_only_data(site: Path) -> None:
     assert page.startswith(REPLAY_STAMP)
     assert '<script src="../viewer.js"></script>' in page
     assert "function drawBoard" not in page
-    assert len(page) < 60_000
+    assert len(page) < 12 * 60_000
+
+
+def test_replay_data_from_stored_frames_equals_the_engine_s(small_tournament: Path) -> None:
+    """The tournament stored each game's frames when it was played; the page's data
+    assembled from them is exactly what the engine draws from the record."""
+    import orjson
+
+    from arena.engine import GameRecord
+    from arena.tournament.store import STORE_NAME, Store
+    from arena.viewer.frames import assemble, viewer_data
+
+    with Store(small_tournament / STORE_NAME, readonly=True) as store:
+        ids = dict(store.game_ids())
+        for index, game_id in ids.items():
+            source = store.replay_source(index)
+            assert source is not None and source[1] is not None  # stored when played
+            record, frames = source
+            drawn = viewer_data(GameRecord.model_validate_json(record), game_id)
+            assert assemble(orjson.loads(record), orjson.loads(frames), game_id) == drawn
+
+
+def test_a_store_without_frames_gets_the_same_replays(
+    small_tournament: Path, site: Path, tmp_path: Path
+) -> None:
+    """Stores written before frames were stored: the report draws them with the engine."""
+    import sqlite3
+
+    from arena.tournament.store import STORE_NAME
+
+    copy = tmp_path / "old"
+    copy.mkdir()
+    shutil.copy(small_tournament / STORE_NAME, copy / STORE_NAME)
+    db = sqlite3.connect(copy / STORE_NAME)  # as an older arena left it: no replays table
+    db.execute("DROP TABLE replays")
+    db.commit()
+    db.close()
+    files = write_site(make_report(copy, bootstrap=0), copy)
+    assert (files.problems, files.replays_written) == ([], 12)
+    (ours,) = (site / "replays").glob("*.html")
+    assert (copy / "report" / "replays" / ours.name).read_text() == ours.read_text()
 
 
 def test_index_shows_settings_date_versions_and_links(site: Path) -> None:
@@ -63,6 +106,23 @@ def test_existing_replays_are_kept(small_tournament: Path, site: Path) -> None:
     report = make_report(small_tournament, bootstrap=0)
     files = write_site(report, small_tournament)
     assert (files.replays_written, files.replays_kept) == (0, 12)
+
+
+def test_a_replay_page_cut_short_or_of_an_older_report_is_redrawn(
+    small_tournament: Path, site: Path
+) -> None:
+    (block,) = (site / "replays").glob("*.html")
+    whole = block.read_text()
+    report = make_report(small_tournament, bootstrap=0)
+    block.write_text(whole[: len(whole) // 2])  # a crash while writing it
+    old = site / "replays" / "2p-coloured-d0-a+b-r0.html"  # a page of an earlier report
+    old.write_text("<!-- azul-arena replay page v2 -->\n<!doctype html>")
+    mine = site / "replays" / "notes.html"  # not a report's page: left alone
+    mine.write_text("my notes")
+    files = write_site(report, small_tournament)
+    assert (files.replays_written, files.replays_kept) == (12, 0)
+    assert block.read_text() == whole and not old.exists() and mine.exists()
+    mine.unlink()
 
 
 def test_slugs_are_safe_and_distinct() -> None:
@@ -142,7 +202,7 @@ def test_report_html_groups_faults_by_bot_and_kind(site: Path) -> None:
     assert "malformed 8" in board
 
 
-def test_a_second_report_parses_no_record_it_has_seen(
+def test_a_second_report_parses_no_record(
     small_tournament: Path, site: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pages = {p: p.read_text() for p in site.rglob("*.html")}
@@ -151,14 +211,50 @@ def test_a_second_report_parses_no_record_it_has_seen(
     class Unparsable:
         @staticmethod
         def model_validate_json(blob: bytes) -> None:
-            raise AssertionError("a record seen by the last report was parsed again")
+            raise AssertionError("a record was parsed: rows and replays come from the store")
 
     with monkeypatch.context() as patched:
         patched.setattr(site_module, "GameRecord", Unparsable)
         files = write_site(report, small_tournament)
     assert files.problems == [] and files.replays_kept == 12
     assert {p: p.read_text() for p in site.rglob("*.html")} == pages
-    # A damaged cache costs only the parsing: the same pages again.
-    (site / site_module.GAMES_CACHE).write_text('{"version": 1, "games": {"x": [')
-    files = write_site(report, small_tournament)
-    assert files.problems == [] and {p: p.read_text() for p in site.rglob("*.html")} == pages
+
+
+def _row(
+    index: int, players: list[str], totals: list[int], ranks: list[int]
+) -> site_module.GameRow:
+    return site_module.GameRow(
+        index, f"g{index}", len(players), "coloured", "normal", 5, players, totals, ranks
+    )
+
+
+def test_worst_losses_are_each_bot_s_widest_margins() -> None:
+    import random
+
+    rng = random.Random(7)
+    bots = ["a", "b", "c", "d", "e"]
+    rows = []
+    for index in range(400):
+        players = rng.sample(bots, rng.choice((2, 4)))
+        totals = [rng.randrange(0, 60) for _ in players]
+        ranks = [1 + sum(o > t for o in totals) for t in totals]
+        rows.append(_row(index, players, totals, ranks))
+    found = site_module.worst_losses(rows, keep=8)
+    for bot in bots:  # against a plain sort of every loss
+        every = sorted(
+            (max(r.totals) - r.totals[s], r.game_id)
+            for r in rows
+            for s, p in enumerate(r.players)
+            if p == bot and r.ranks[s] != 1
+        )
+        every.sort(key=lambda m: (-m[0], m[1]))
+        assert [(g["margin"], g["game_id"]) for g in found[bot]] == every[:8]
+
+
+def test_the_games_table_escapes_labels_and_links_each_game() -> None:
+    row = _row(3, ['<img src=x onerror="1">', "b&c"], [40, 12], [1, 2])
+    row.faults = [(1, "malformed")]
+    html = site_module.games_table_rows([row])
+    assert "<img" not in html and "&lt;img src=x onerror=&quot;1&quot;&gt;" in html
+    assert "b&amp;c: malformed" in html and 'data-faults="malformed"' in html
+    assert 'href="replays/games-0000000.html#g=g3"' in html
