@@ -1212,10 +1212,11 @@ def build_parser() -> argparse.ArgumentParser:
         "report",
         help="arena report time and peak memory from 1k to 100k games, vs the old path",
         description=(
-            "Builds synthetic finished tournaments of each size and times `arena report` on "
-            "each in a fresh process (default bootstrap), with its peak memory; also times "
-            "the old ratings path (the trueskill library once per resample) on the baseline "
-            "size, in the same run, and re-reports the largest store from the cache."
+            "Grows a store of real games (played by the engine, stored as a tournament "
+            "stores them) to each size and times `arena report` on it in a fresh process "
+            "(default bootstrap, replay pages included), with its peak memory: a first "
+            "report and the same again; up to 5,000 games also the same games stored "
+            "without replay frames; the old ratings path on the baseline size."
         ),
     )
     b.add_argument(
@@ -1231,7 +1232,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--baseline-games",
         type=int,
         default=1_000,
-        help="store size the old path is timed on (default 1000; 0 to skip: it takes minutes)",
+        help="store size the old ratings path is timed on (default 1000; 0 to skip: minutes)",
     )
     b.add_argument(
         "--before",
