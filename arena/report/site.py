@@ -47,8 +47,8 @@ from arena.report.plots import BotFigures, rating_history_svg, thin
 from arena.report.sections import overview_lines, status_line
 from arena.textsafe import visible
 from arena.tournament.store import STORE_NAME, Store
-from arena.viewer.frames import assemble, viewer_data
-from arena.viewer.page import asset, page, replay_block_page, script_json
+from arena.viewer.frames import assemble_json, viewer_data
+from arena.viewer.page import asset, page, replay_block_page, script_json, script_safe
 
 REPLAY_STAMP = "<!-- azul-arena replay page v3 -->"
 """First line of a replay page; a page with another stamp is redrawn (v3: blocks of games,
@@ -323,11 +323,11 @@ def _draw_block(job: BlockJob) -> tuple[int, list[str]]:
     items: list[tuple[str, str]] = []
     problems: list[str] = []
     for index, game_id in games:
-        data = _game_data(store, index, game_id)
-        if isinstance(data, str):
-            problems.append(data)
-        else:
-            items.append((game_id, script_json(data)))
+        data, problem = _game_data(store, index, game_id)
+        if data is not None:
+            items.append((game_id, data))
+        if problem is not None:
+            problems.append(problem)
     first, last = games[0][0], games[-1][0]
     nav = _nav("../", f"games {first}–{last}" if first != last else f"game {first}")
     page_text = replay_block_page(items, asset_prefix="../", nav=nav)
@@ -335,22 +335,23 @@ def _draw_block(job: BlockJob) -> tuple[int, list[str]]:
     return len(items), problems
 
 
-def _game_data(store: Store, index: int, game_id: str) -> dict[str, Any] | str:
-    """A game's viewer data from its record and stored frames (drawn by the engine only
-    for a game stored without them), or a problem."""
+def _game_data(store: Store, index: int, game_id: str) -> tuple[str | None, str | None]:
+    """(a game's viewer data as script-safe JSON text, None) from its record and stored
+    frames (drawn by the engine only for a game stored without them), or (None, a
+    problem)."""
     source = store.replay_source(index)
     if source is None:
-        return f"{game_id}: no stored record"
+        return None, f"{game_id}: no stored record"
     blob, frames = source
     try:
         if frames is not None:
-            return assemble(orjson.loads(blob), orjson.loads(frames), game_id)
-        return viewer_data(GameRecord.model_validate_json(blob), game_id)
+            return script_safe(assemble_json(blob, frames, game_id)), None
+        return script_json(viewer_data(GameRecord.model_validate_json(blob), game_id)), None
     except ReplayError as exc:
-        return f"{game_id}: the record does not verify: {exc.divergence}"
-    except (ValidationError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        return None, f"{game_id}: the record does not verify: {exc.divergence}"
+    except (ValidationError, ValueError, KeyError, TypeError) as exc:
         count = exc.error_count() if isinstance(exc, ValidationError) else 1
-        return f"{game_id}: stored record is invalid ({count} errors)"
+        return None, f"{game_id}: stored record is invalid ({count} errors)"
 
 
 def _block_digest(games: list[tuple[int, str]]) -> str:

@@ -12,6 +12,8 @@ import itertools
 import shlex
 from typing import Any
 
+import orjson
+
 from arena.engine import Game, GameRecord, replay
 from arena.engine.render import tiles_text
 from arena.engine.tables import CODE_COUNTS, LETTERS, MARKER
@@ -170,6 +172,34 @@ def assemble(record: dict[str, Any], frames: dict[str, Any], game_id: str | None
         # as text: seeds are 64-bit, and a JavaScript number keeps only 53 bits
         "seed": None if seed is None else str(seed),
     }
+
+
+def assemble_json(record_json: bytes, frames_json: bytes, game_id: str | None) -> bytes:
+    """:func:`assemble` as JSON text, splicing the stored frames in unparsed (they are
+    most of the data; parsing and writing them again was a third of a report's cost per
+    replay). The record is parsed (it must be a JSON object): the reproduce line needs it.
+    Raises ``ValueError`` (``orjson.JSONDecodeError`` included) or ``KeyError`` for
+    unusable input."""
+    record = orjson.loads(record_json)
+    frames = frames_json.strip()
+    if not isinstance(record, dict) or not (frames.startswith(b"{") and frames.endswith(b"}")):
+        raise ValueError("record or frames are not JSON objects")
+    seed = record.get("seed")
+    head = orjson.dumps({"format": VIEWER_DATA_FORMAT, "game_id": game_id})
+    tail = orjson.dumps(
+        {
+            "reproduce": _reproduce(
+                list(record["players"]),
+                record["variant"],
+                seed,
+                int(record.get("round_limit", 100)),
+            ),
+            "seed": None if seed is None else str(seed),
+        }
+    )
+    return b"".join(
+        (head[:-1], b',"record":', record_json.strip(), b",", frames[1:-1], b",", tail[1:])
+    )
 
 
 def viewer_data(record: GameRecord, game_id: str | None = None) -> dict[str, Any]:

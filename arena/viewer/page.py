@@ -39,6 +39,18 @@ def script_json(data: Any) -> str:
     return text
 
 
+_BYTE_ESCAPES = tuple((c.encode(), e.encode()) for c, e in _ESCAPES)
+
+
+def script_safe(json_text: bytes) -> str:
+    """JSON text made safe inside a ``<script>`` element, as :func:`script_json` makes
+    its output (for JSON already written, e.g. spliced from stored parts)."""
+    for char, escaped in _BYTE_ESCAPES:
+        if char in json_text:
+            json_text = json_text.replace(char, escaped)
+    return json_text.decode()
+
+
 @cache
 def asset(name: str) -> str:
     """The text of a file shipped in ``arena/viewer/static`` (package data)."""

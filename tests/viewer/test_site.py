@@ -50,7 +50,8 @@ def test_replay_data_from_stored_frames_equals_the_engine_s(small_tournament: Pa
 
     from arena.engine import GameRecord
     from arena.tournament.store import STORE_NAME, Store
-    from arena.viewer.frames import assemble, viewer_data
+    from arena.viewer.frames import assemble, assemble_json, viewer_data
+    from arena.viewer.page import script_safe
 
     with Store(small_tournament / STORE_NAME, readonly=True) as store:
         ids = dict(store.game_ids())
@@ -60,6 +61,9 @@ def test_replay_data_from_stored_frames_equals_the_engine_s(small_tournament: Pa
             record, frames = source
             drawn = viewer_data(GameRecord.model_validate_json(record), game_id)
             assert assemble(orjson.loads(record), orjson.loads(frames), game_id) == drawn
+            assert orjson.loads(assemble_json(record, frames, game_id)) == drawn  # spliced
+            page_json = script_safe(assemble_json(record, frames, game_id))
+            assert "<" not in page_json and orjson.loads(page_json) == drawn
 
 
 def test_a_store_without_frames_gets_the_same_replays(
