@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from arena.referee.manifest import BotManifest, BotSpec
 from arena.referee.settings import PlaySettings
 from arena.server.config import LadderSection
-from arena.server.models import GameRow
+from arena.server.models import GameRow, SeatRow
 from arena.server.store import (
     CompetitionStore,
     FinishedFault,
@@ -35,6 +35,7 @@ from arena.server.store import (
     GameOutcome,
     StoreError,
 )
+from arena.textsafe import visible
 from arena.tournament.store import GameResult, ScheduledGame
 
 _log = logging.getLogger("arena.server.ladder")
@@ -396,6 +397,8 @@ class Ladder:
         self._rng = random.Random(ladder.master_seed)
         self._backoff = 0.0
         self._not_before = 0.0
+        self.wake_builder: Callable[[], None] = lambda: None
+        """Called when a version goes back to the build queue (set by the service)."""
         self.finished = 0
         self.voided = 0
         self.passes = 0
@@ -501,7 +504,8 @@ class Ladder:
                 game = self.store.claim_scheduled_game()
                 if game is None:  # pragma: no cover - only this thread claims games
                     return
-            self._start(game)
+            if not self._start(game):
+                return  # a game was voided: look again at the next pass, never in a loop
 
     def _choose(self) -> Choice | None:
         active = [v.id for v in self.store.active_versions()]
@@ -513,20 +517,14 @@ class Ladder:
             active, load, share, pairs, by_players, by_variant, self.config, self._rng
         )
 
-    def _start(self, game: GameRow) -> None:
+    def _start(self, game: GameRow) -> bool:
+        """Hand ``game`` to the pool; False when it was voided instead (a build missing)."""
         specs, sources = [], []
         for seat in game.seats:
             info = self.store.launch_info(seat.version_id)
             if info is None or not Path(info.built_path).is_dir():
-                self.store.void_game(game.id, "bot build missing")
-                _log.error(
-                    "game %s voided: the build of %s v%d is missing",
-                    game.id,
-                    seat.bot_name,
-                    seat.version_number,
-                )
-                self.voided += 1
-                return
+                self._build_missing(game, seat)
+                return False
             specs.append(
                 BotSpec(folder=Path(info.built_path), manifest=BotManifest(**info.manifest))
             )
@@ -543,6 +541,28 @@ class Ladder:
         )
         self._running.add(game.id)
         self.pool.submit(job, self._inbox.put)
+        return True
+
+    def _build_missing(self, game: GameRow, seat: SeatRow) -> None:
+        """A seat's build copy (``data_dir/bots/<version>``) is gone: void the game once
+        and, if the version is on the ladder, take it off until the build worker has
+        rebuilt it from its archive (so no further game is voided for it)."""
+        self.store.void_game(game.id, "bot build missing")
+        self.voided += 1
+        reason = (
+            f"taken off the ladder: its build was missing when game {game.id} was due; "
+            "rebuilding it from the uploaded archive"
+        )
+        requeued = self.store.rebuild_version(seat.version_id, reason)
+        _log.error(
+            "game %s voided: the build of %s v%d is missing%s",
+            game.id,
+            visible(seat.bot_name),
+            seat.version_number,
+            "; the version is off the ladder and queued for a rebuild" if requeued else "",
+        )
+        if requeued:
+            self.wake_builder()
 
     def _handle(self, done: JobDone) -> None:
         self._running.discard(done.game_id)

@@ -62,6 +62,9 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
     from arena.server.submissions import process_submission
     from arena.server.uploads import UploadRejected, unpack_upload
 
+    if not archive.is_file():  # lost from data_dir/uploads: no retry can bring it back
+        reason = "the server no longer has this version's uploaded archive; submit the bot again"
+        return BuildVerdict(False, f"rejected: {reason}", reason, None, None, {})
     dest = config.data_dir / "submissions" / str(version.id)
     shutil.rmtree(dest, ignore_errors=True)  # a build cut short by a restart
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -362,6 +365,7 @@ def make_service(
 ) -> Service:
     ladder = Ladder(store, config.ladder, config.play, config.data_dir, pool)
     builder = BuildWorker(store, config, ladder.wake, build)
+    ladder.wake_builder = builder.wake
     return Service(config, store, ladder, builder, [])
 
 

@@ -608,6 +608,19 @@ class CompetitionStore:
             raise NotFound(f"no submission {version_id}")
         return out
 
+    def rebuild_version(self, version_id: int, reason: str) -> Version | None:
+        """Take an active version off the ladder because its build copy is gone: it is
+        ``queued`` again (the build worker rebuilds it from its kept archive), with
+        ``reason`` as its verdict until the new one. None if it was not active."""
+        with self._write() as conn:
+            changed = conn.execute(
+                sa.update(versions)
+                .where(versions.c.id == version_id, versions.c.status == "active")
+                .values(status="queued", verdict=reason, built_path=None)
+            ).rowcount
+            out = self._version(conn, version_id)
+        return out if changed else None
+
     def finish_build(
         self,
         version_id: int,
@@ -619,7 +632,8 @@ class CompetitionStore:
         meta: dict[str, Any],
     ) -> Version:
         """Record a build's verdict. An accepted version becomes ``active`` and retires the
-        bot's previous active version (its games keep it)."""
+        bot's previous active version (its games keep it); a rebuilt version that a newer
+        one replaced meanwhile is ``retired`` at once."""
         meta_text = json.dumps(meta, sort_keys=True, default=str)
         with self._write() as conn:
             row = conn.execute(sa.select(versions).where(versions.c.id == version_id)).first()
@@ -631,6 +645,17 @@ class CompetitionStore:
             status = "rejected"
             if ok:
                 status = "disqualified" if disqualified else "active"
+            newer_active = conn.execute(
+                sa.select(versions.c.id)
+                .where(
+                    versions.c.bot_id == row.bot_id,
+                    versions.c.status == "active",
+                    versions.c.number > row.number,
+                )
+                .limit(1)
+            ).first()
+            if status == "active" and newer_active is not None:
+                status = "retired"  # rebuilt after a newer version took its place
             if status == "active":
                 conn.execute(
                     sa.update(versions)

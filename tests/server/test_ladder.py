@@ -425,3 +425,65 @@ def test_results_wait_out_a_database_outage(
     finished = {g.id for g in store.games(status="finished", limit=100)}
     assert set(fake.played) - finished <= {fake.played[-1]}  # only the last may be in flight
     assert store.game_counts().get("running", 0) == 0
+
+
+# ---------------------------------------------------------------- a build copy gone missing
+
+
+def test_a_version_whose_build_is_missing_leaves_the_ladder_after_one_void(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    """Its build copy deleted under the ladder: one game is voided, the version goes back
+    to the build queue with a reason the organiser and its author see, and the ladder
+    plays on with the others (no loop of voided games)."""
+    import shutil
+
+    versions = _add_bots(store, ["a", "b", "c"], tmp_path / "built")
+    shutil.rmtree(tmp_path / "built" / "c")  # c: the newest, its first games come first
+    fake = FakeGames()
+    ladder = Ladder(
+        store, LadderSection(games_in_flight=2), PlaySettings(), tmp_path, ThreadPool(2, fake)
+    )
+    woken = []
+    ladder.wake_builder = lambda: woken.append(1)
+    _run_until(ladder, store, 20)
+    void = store.games(status="void", limit=50)
+    assert len(void) == 1 and ladder.voided == 1
+    assert void[0].end_reason == "bot build missing"
+    assert "c" in {s.bot_name for s in void[0].seats}
+    c = store.version(versions[2])
+    assert c is not None and c.status == "queued"
+    assert c.verdict is not None and "build was missing" in c.verdict and void[0].id in c.verdict
+    assert woken == [1]
+    played = store.games(status="finished", limit=500)
+    assert all("c" not in {s.bot_name for s in g.seats} for g in played)
+    assert {r.bot_name for r in store.leaderboard()} == {"a", "b"}
+    # the build worker rebuilds it: back on the ladder as the bot's active version
+    claimed = store.claim_queued_version()
+    assert claimed is not None and claimed.id == versions[2]
+    (tmp_path / "built" / "c").mkdir()
+    manifest = {"name": "c", "command": "python3 bot.py"}
+    again = store.finish_build(
+        claimed.id, True, "ok", "log", str(tmp_path / "built" / "c"), "h", {"manifest": manifest}
+    )
+    assert again.status == "active"
+
+
+def test_a_rebuilt_version_never_displaces_a_newer_one(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    (old,) = _add_bots(store, ["a"], tmp_path / "built")
+    assert store.rebuild_version(old, "build missing") is not None
+    assert store.rebuild_version(old, "twice") is None  # no longer active: nothing to do
+    rebuilding = store.claim_queued_version()
+    assert rebuilding is not None and rebuilding.id == old
+    author = store.author_by_name("alice")
+    assert author is not None
+    store.add_submission(author.id, "a", "/x.zip", "1" * 64)
+    newer = store.claim_queued_version()
+    assert newer is not None
+    manifest = {"manifest": {"name": "a", "command": "python3 bot.py"}}
+    assert store.finish_build(newer.id, True, "ok", "", "/b/2", "h2", manifest).status == "active"
+    late = store.finish_build(old, True, "ok", "", "/b/1", "h1", manifest)
+    assert late.status == "retired"
+    assert [v.id for v in store.active_versions()] == [newer.id]
