@@ -162,6 +162,29 @@ def test_same_results_as_local_pool_and_a_killed_node_loses_nothing(
     assert not any(str(os.getpid()) in w for w in workers)  # played on the nodes
 
 
+def test_a_dead_node_still_listed_alive_is_left_out_of_the_check(cluster: Any, root: Path) -> None:
+    """Ray lists a killed node as alive until its health check notices (seconds later):
+    the executor's start-up sandbox check must skip it, not fail the run (seen in CI)."""
+    import ray
+
+    from arena.tournament.ray_executor import make_ray_executor
+
+    victim = next(iter(cluster.worker_nodes))
+    victim_id = victim.node_id
+    cluster.remove_node(victim, allow_graceful=False)
+    still_listed = any(n["NodeID"] == victim_id and n["Alive"] for n in ray.nodes())
+    cluster.add_node(num_cpus=1)  # registered before it returns
+    config = _config(root, root / "unused", executor="ray")
+    executor = make_ray_executor(build_bots(config), config.sandbox, None, None)
+    try:
+        assert all(victim_id[:8] not in node for node in executor.doctor)
+        assert len(executor.doctor) == 2  # the survivor and the replacement
+        if still_listed:
+            assert executor.nodes_gone >= 1
+    finally:
+        executor.close()
+
+
 def test_killed_parent_resumes_to_the_same_results(
     cluster: Any, root: Path, reference: Path
 ) -> None:
