@@ -40,6 +40,10 @@ from arena.tournament.store import GameResult, ScheduledGame
 
 _log = logging.getLogger("arena.server.ladder")
 
+BOTS_FOLDER = "bots"
+"""``data_dir/bots/<version id>``: each accepted version's built bot, as the ladder runs it."""
+COLLECT_EVERY_S = 60.0
+"""How often the ladder deletes the build copies of versions that can no longer play."""
 STDERR_READ_BYTES = 256 * 1024
 ERROR_BACKOFF_S = (1.0, 60.0)
 """After a game the arena (not a bot) failed to play, wait this long before the next
@@ -387,6 +391,8 @@ class Ladder:
         self.config = ladder
         self.play = play
         self.log_root = data_dir / "game-logs"
+        self.bots_home = data_dir / BOTS_FOLDER
+        self._next_collect = 0.0
         self.pool = pool
         self._inbox: queue.Queue[JobDone | None] = queue.Queue()
         self._stop = threading.Event()
@@ -479,8 +485,32 @@ class Ladder:
         try:
             self._retry_unsaved()
             self._start_games()
+            if time.monotonic() >= self._next_collect:
+                self._next_collect = time.monotonic() + COLLECT_EVERY_S
+                self.collect_builds()
         finally:
             self.passes += 1
+
+    def collect_builds(self) -> int:
+        """Delete the build copies of versions that can no longer play (replaced by a
+        newer version or disqualified, with no game of theirs scheduled or running); how
+        many. Runs on the ladder's thread, the only one that starts games, so no game
+        starts from a copy being deleted. Only folders ``data_dir/bots/<version id>`` are
+        ever deleted; the uploaded archive stays (what the author submitted)."""
+        from arena.sandbox.stage import remove_tree
+
+        home = self.bots_home.resolve()
+        removed = 0
+        for version_id, path in self.store.unused_builds():
+            folder = Path(path)
+            if folder.resolve() != home / str(version_id):
+                continue  # not a copy this server made: never deleted
+            if self.store.forget_build(version_id):
+                remove_tree(folder)
+                removed += 1
+        if removed:
+            _log.info("deleted the build copies of %d version(s) that can no longer play", removed)
+        return removed
 
     def _start_games(self) -> None:
         if self.store.paused() or time.monotonic() < self._not_before:

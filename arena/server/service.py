@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 from arena.errors import ArenaError
 from arena.server.config import CompetitionConfig, load_competition
-from arena.server.ladder import Ladder, Pool, ProcessPool
+from arena.server.ladder import BOTS_FOLDER, Ladder, Pool, ProcessPool
 from arena.server.models import Version
 from arena.server.store import CompetitionStore, Conflict
 
@@ -100,7 +100,8 @@ def keep_build(built: Path, data_dir: Path, version_id: int) -> Path:
     """A read-only copy of a version's built bot in ``data_dir/bots/<version id>``: what
     the ladder launches. The build cache it came from collects entries unused for a day
     (past its bounds), and a long-idle active version must never lose its build under
-    the ladder; nothing collects this folder. ArenaError (disk full): the build is
+    the ladder; the ladder deletes it once the version can no longer play
+    (:meth:`Ladder.collect_builds`). ArenaError (disk full): the build is
     retried, never held against the author."""
     from arena.sandbox.stage import make_read_only, remove_tree
 
@@ -230,9 +231,6 @@ def open_store(config: CompetitionConfig) -> CompetitionStore:
             store_file.chmod(0o600)  # token hashes, logs, every record
     return store
 
-
-BOTS_FOLDER = "bots"
-"""``data_dir/bots/<version id>``: each accepted version's built bot, as the ladder runs it."""
 
 PRIVATE_FOLDERS = ("uploads", "submissions")
 """Authors' code as uploaded and unpacked: for the server only (bots run from

@@ -608,6 +608,38 @@ class CompetitionStore:
             raise NotFound(f"no submission {version_id}")
         return out
 
+    def _unused_builds(self) -> sa.Select[Any]:
+        """Versions that can no longer play but still have a build copy: replaced
+        (``retired``) or ``disqualified``, with no scheduled or running game seating them."""
+        busy = (
+            sa.select(seats.c.version_id)
+            .join(games, games.c.id == seats.c.game_id)
+            .where(games.c.status.in_(("scheduled", "running")))
+        )
+        return sa.select(versions.c.id, versions.c.built_path).where(
+            versions.c.status.in_(("retired", "disqualified")),
+            versions.c.built_path.is_not(None),
+            versions.c.id.not_in(busy),
+        )
+
+    def unused_builds(self) -> list[tuple[int, str]]:
+        """(version id, build path) of every version whose build copy may go."""
+        with self._read() as conn:
+            rows = conn.execute(self._unused_builds().order_by(versions.c.id)).all()
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def forget_build(self, version_id: int) -> bool:
+        """Clear a version's build path before its copy is deleted, if it is still unused
+        (checked again in this transaction); True when the copy may be deleted."""
+        with self._write() as conn:
+            still = conn.execute(self._unused_builds().where(versions.c.id == version_id)).first()
+            if still is None:
+                return False
+            conn.execute(
+                sa.update(versions).where(versions.c.id == version_id).values(built_path=None)
+            )
+        return True
+
     def rebuild_version(self, version_id: int, reason: str) -> Version | None:
         """Take an active version off the ladder because its build copy is gone: it is
         ``queued`` again (the build worker rebuilds it from its kept archive), with
@@ -1557,6 +1589,17 @@ class CompetitionStore:
             ).first()
             if banned is not None:
                 raise Conflict(f"game {game_id} seats {banned[0]!r}, which is disqualified")
+            unbuilt = conn.execute(
+                sa.select(bots.c.name, versions.c.number, versions.c.status)
+                .join(versions, versions.c.bot_id == bots.c.id)
+                .where(versions.c.id.in_(version_ids), versions.c.built_path.is_(None))
+            ).first()
+            if unbuilt is not None:
+                name, number, status = unbuilt
+                raise Conflict(
+                    f"game {game_id} seats {name!r} v{number} ({status}), whose build is no "
+                    "longer kept: it cannot be played again"
+                )
             was_rated = row.status == "finished" and bool(row.rated)
             conn.execute(
                 sa.update(games)
