@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -156,8 +156,8 @@ def router(state: AppState) -> APIRouter:
         return json(page.api())
 
     @api.get("/me")
-    def me(request: Request) -> JSONResponse:
-        return json(views.me_page(store, require_author(request, store)).api())
+    def me(request: Request, page: int = Query(default=1, ge=1, le=100_000)) -> JSONResponse:
+        return json(views.me_page(store, require_author(request, store), page).api())
 
     @api.post("/submissions")
     async def submit(request: Request) -> JSONResponse:
