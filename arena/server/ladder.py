@@ -601,7 +601,11 @@ class Ladder:
             self.voided += 1
             self._backoff = min(ERROR_BACKOFF_S[1], max(ERROR_BACKOFF_S[0], self._backoff * 2))
             self._not_before = time.monotonic() + self._backoff
-            _log.error("game %s voided (the arena failed to play it): %s", done.game_id, done.error)
+            _log.error(
+                "game %s voided (the arena failed to play it): %s",
+                done.game_id,
+                visible(done.error or ""),
+            )
             return
         self._backoff = 0.0
         self._store_result(done)
