@@ -23,7 +23,7 @@ from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from arena.errors import ArenaError
-from arena.server.uploads import UploadLimits, UploadRejected, check_upload
+from arena.server.uploads import UploadLimits, UploadRejected, archive_format, check_upload
 
 _log = logging.getLogger("arena.server")
 
@@ -33,8 +33,8 @@ MAX_PARTS = 8
 MULTIPART_OVERHEAD = 64 * 1024
 """Headers, boundaries and small fields a body may add to the archive's own size."""
 ARCHIVE_FIELD = "archive"
-ZIP_MAGIC = b"PK\x03\x04"
-GZIP_MAGIC = b"\x1f\x8b"
+HEAD_BYTES = 512
+"""The archive's first bytes, kept to recognise its format (a tar's magic is at 257)."""
 
 
 class UploadError(Exception):
@@ -163,8 +163,8 @@ class _Sink:
         self.received.size += len(chunk)
         if self.received.size > self.max_bytes:
             raise too_large(self.max_bytes)
-        if len(self.head) < 8:
-            self.head += chunk[: 8 - len(self.head)]
+        if len(self.head) < HEAD_BYTES:
+            self.head += chunk[: HEAD_BYTES - len(self.head)]
         self.digest.update(chunk)
         self.file.write(chunk)
 
@@ -191,13 +191,12 @@ class _Sink:
         if self.path is None or self.received.size == 0:
             self.discard()
             raise UploadError(400, "no archive: send the bot as a .zip or .tar.gz in 'archive'")
-        if self.head.startswith(ZIP_MAGIC):
-            self.received.suffix = ".zip"
-        elif self.head.startswith(GZIP_MAGIC):
-            self.received.suffix = ".tar.gz"
-        else:
+        try:
+            kind = archive_format(self.head)  # a plain tar, bzip2, xz or 7-Zip is named
+        except UploadRejected as exc:
             self.discard()
-            raise UploadError(400, "the archive is neither a .zip nor a .tar.gz")
+            raise UploadError(400, exc.reason) from None
+        self.received.suffix = ".zip" if kind == "zip" else ".tar.gz"
         self.received.archive = self.path
         self.received.sha256 = self.digest.hexdigest()
         return self.received

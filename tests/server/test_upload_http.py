@@ -216,3 +216,29 @@ def test_oversized_form_upload_gets_the_html_error_page(tmp_path: Path) -> None:
     assert api.status_code == 413
     assert api.json() == {"error": "the archive is larger than the limit of 1 MiB"}
     _nothing_kept(site)
+
+
+def _plain_tar(tmp: Path) -> bytes:
+    import tarfile
+
+    with tarfile.open(tmp / "a.tar", "w") as tf:
+        tf.add(make_zip(tmp / "inner.zip", files()), arcname="bot.zip")
+    return (tmp / "a.tar").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (_plain_tar, "an uncompressed tar; upload a .tar.gz"),
+        (lambda t: __import__("bz2").compress(b"x" * 100), "a bzip2 archive"),
+        (lambda t: __import__("lzma").compress(b"x" * 100), "a xz archive"),
+        (lambda t: b"\x00" * 600, "not a .zip or .tar.gz archive"),
+    ],
+    ids=["tar", "bzip2", "xz", "junk"],
+)
+def test_other_formats_are_named_in_the_refusal(
+    site: Site, tmp_path: Path, make: Callable[[Path], bytes], words: str
+) -> None:
+    status, reason = _api_upload(site, make(tmp_path))
+    assert status == 400 and words in reason, reason
+    _nothing_kept(site)
