@@ -261,6 +261,8 @@ class RayExecutor:
             result: GameResult = ray.get(next(batch.gen))
         except StopIteration:
             self._batches.remove(batch)
+            if batch.items:  # ended without delivering every game: never drop one
+                self._lost(batch)
             return
         except rx.RayTaskError as exc:
             self._batches.remove(batch)
