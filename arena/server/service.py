@@ -256,6 +256,19 @@ def _make_data_dir(folder: Path) -> None:
         raise ServeError(f"the data folder {folder} is not writable")
 
 
+def clear_partial_uploads(data_dir: Path) -> int:
+    """At start: remove what a killed server left in ``data_dir/uploads`` (bodies cut
+    short, ``incoming-*.part``, and upload checks cut short, ``checking-*``); how many.
+    Stored archives are never touched."""
+    from arena.sandbox.stage import remove_tree
+
+    uploads = data_dir / "uploads"
+    left = [*uploads.glob("incoming-*.part"), *uploads.glob("checking-*")]
+    for path in left:
+        remove_tree(path)
+    return len(left)
+
+
 def ensure_organiser(store: CompetitionStore, config: CompetitionConfig, out: TextIO) -> str | None:
     """On first start: create the organiser, print the token once, keep it in
     ``data_dir/organiser.token`` (mode 0600). The token, or None if one existed."""
@@ -379,6 +392,7 @@ def serve(
     _make_data_dir(config.data_dir)
     os.environ.setdefault(BUILD_CACHE_ENV, str(config.data_dir / "build-cache"))
     _check_port(config.server.host, config.server.port)
+    clear_partial_uploads(config.data_dir)
     _check_sandbox(config, out)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)

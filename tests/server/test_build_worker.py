@@ -182,3 +182,17 @@ def test_a_lost_archive_is_a_verdict_not_an_endless_retry(
     assert done.status == "rejected" and worker.backoff == 0
     assert done.verdict is not None and "submit the bot again" in done.verdict
     assert store.claim_queued_version() is None
+
+
+def test_a_restart_clears_partial_uploads_and_keeps_archives(tmp_path: Path) -> None:
+    from arena.server.service import clear_partial_uploads
+
+    uploads = tmp_path / "uploads"
+    (uploads / "checking-0123abcd" / "bot").mkdir(parents=True)
+    (uploads / "checking-0123abcd" / "bot" / "bot.toml").write_text("x")
+    (uploads / "checking-0123abcd" / "bot").chmod(0o555)
+    (uploads / "incoming-0123abcd.part").write_bytes(b"PK")
+    (uploads / "0123456789abcdef-0a1b2c3d.zip").write_bytes(b"PK")
+    assert clear_partial_uploads(tmp_path) == 2
+    assert [p.name for p in uploads.iterdir()] == ["0123456789abcdef-0a1b2c3d.zip"]
+    assert clear_partial_uploads(tmp_path / "nowhere") == 0
