@@ -23,7 +23,7 @@ from .upload_corpus import (
     tgz_bomb,
     zip_bomb,
 )
-from .web_helpers import XSS, Site, bot_zip, make_site, web_settings
+from .web_helpers import XSS, Site, bot_zip, make_site, serving, web_settings
 
 
 @pytest.fixture
@@ -241,4 +241,25 @@ def test_other_formats_are_named_in_the_refusal(
 ) -> None:
     status, reason = _api_upload(site, make(tmp_path))
     assert status == 400 and words in reason, reason
+    _nothing_kept(site)
+
+
+def test_oversized_form_upload_over_a_real_socket_gets_the_html_page(tmp_path: Path) -> None:
+    """Through uvicorn: the browser hears the 413 page (answered before the body is read)."""
+    import secrets
+
+    import httpx
+
+    site = make_site(tmp_path, settings=web_settings(upload_bytes=2**20))
+    big = secrets.token_bytes(4 * 2**20)
+    with serving(site.client.app) as base:
+        response = httpx.post(
+            f"{base}/submit",
+            files={"archive": ("a.zip", big, "application/zip")},
+            data={"csrf": "x"},
+            timeout=60,
+        )
+    assert response.status_code == 413
+    assert response.headers["content-type"].startswith("text/html")
+    assert "the archive is larger than the limit of 1 MiB" in response.text
     _nothing_kept(site)
