@@ -42,6 +42,7 @@ from arena.engine.tables import (
     CODE_TILES,
     CODE_WIDE,
     DEFAULT_ROUND_LIMIT,
+    DRAFT_MOVES,
     FACTORIES_BY_PLAYERS,
     FACTORY_MOVES,
     FLOOR,
@@ -55,6 +56,7 @@ from arena.engine.tables import (
     MASK64,
     MASK_COLOURS,
     N_COLOURS,
+    NEXT_SEAT,
     NOT_BIT,
     PLACE_OPTIONS,
     PLACE_POINTS,
@@ -66,8 +68,10 @@ from arena.engine.tables import (
     TILES_PER_FACTORY,
     AnyMove,
     Decision,
+    DraftMoves,
     EndReason,
     FactoryMoves,
+    Move,
     Place,
     Variant,
     factory_code,
@@ -277,10 +281,12 @@ class Game:
     __slots__ = (
         "_deal_pos",
         "_deals",
+        "_draft_moves",
         "_first_player",
         "_live",
         "_log",
         "_next_first",
+        "_next_seat",
         "_owned",
         "_place_options",
         "_rng",
@@ -334,6 +340,10 @@ class Game:
     """Per factory, its moves table (``FACTORY_MOVES[i][code]``), ``()`` once emptied:
     :meth:`legal_moves` walks it without looking at codes or empty factories."""
     _next_first: int
+    _next_seat: tuple[int, ...]
+    """``NEXT_SEAT[n_players]``: who plays after each seat."""
+    _draft_moves: DraftMoves
+    """``DRAFT_MOVES[len(factories)]``: the well-formed draft moves of this game."""
     _owned: int
     """Copy on write: bit ``p`` set when ``boards[p]`` belongs to this game alone,
     ``_LOG_BIT`` when ``rounds[-1]`` does."""
@@ -373,6 +383,8 @@ class Game:
         self.lid = [0] * N_COLOURS
         self.boards = [Board() for _ in range(players)]
         self.factories = [0] * FACTORIES_BY_PLAYERS[players]
+        self._draft_moves = DRAFT_MOVES[FACTORIES_BY_PLAYERS[players]]
+        self._next_seat = NEXT_SEAT[players]
         self.centre = [0] * N_COLOURS
         self.marker_in_centre = True
         self.rounds = []
@@ -492,16 +504,14 @@ class Game:
                 return
             raise IllegalMove("the game is over")
         try:
-            source, colour, line = move  # type: ignore[misc]
-        except (TypeError, ValueError):
-            raise IllegalMove(f"{move!r} is not a draft move") from None
-        # Literals below: -1 is CENTRE / FLOOR, 5 colours, 5 lines, 7 floor slots.
-        if not 0 <= colour < 5:
-            raise IllegalMove(f"{move!r}: no colour {colour}")
+            source, colour, line, move = self._draft_moves[move]
+        except (KeyError, TypeError):
+            source, colour, line, move = self._unlisted_move(move)
+        # Literals below: -1 is CENTRE / FLOOR, 7 floor slots.
         player = self.current_player
         board = self.boards[player]
         acc = board.accept
-        if line != -1 and not (0 <= line < 5 and acc[colour] >> line & 1):
+        if line != -1 and not acc[colour] >> line & 1:
             raise IllegalMove(f"{move!r}: line {line} cannot take that colour")
         centre = self.centre
         if source == -1:
@@ -510,8 +520,6 @@ class Game:
                 raise IllegalMove(f"{move!r}: the centre has no such tile")
         else:
             factories = self.factories
-            if not 0 <= source < len(factories):
-                raise IllegalMove(f"{move!r}: no factory {source}")
             code = factories[source]
             n = CODE_COUNTS[code][colour]
             if not n:
@@ -578,12 +586,27 @@ class Game:
             if n:
                 floor += REPEAT[colour][n]
         if table:
-            player += 1
-            self.current_player = player if player < self.n_players else 0
+            self.current_player = self._next_seat[player]
         else:
             self._tiling_player = 0
             self._tiling_line = 0
             self._continue_tiling()
+
+    def _unlisted_move(self, move: Any) -> tuple[int, int, int, Move]:
+        """:meth:`apply`'s slow path: a move given as a list, or no draft move of this game."""
+        try:
+            source, colour, line = move
+        except (TypeError, ValueError):
+            raise IllegalMove(f"{move!r} is not a draft move") from None
+        try:
+            return self._draft_moves[(source, colour, line)]
+        except (KeyError, TypeError):
+            pass
+        if not (isinstance(colour, int) and 0 <= colour < N_COLOURS):
+            raise IllegalMove(f"{move!r}: no colour {colour}")
+        if not (isinstance(line, int) and FLOOR <= line < 5):
+            raise IllegalMove(f"{move!r}: line {line} cannot take that colour")
+        raise IllegalMove(f"{move!r}: no factory {source}")
 
     def _place(self, move: Place) -> None:
         if move not in self._place_options:
@@ -972,6 +995,8 @@ class Game:
         g.lid = self.lid[:]
         g.boards = self.boards[:]
         g.factories = self.factories[:]
+        g._draft_moves = self._draft_moves
+        g._next_seat = self._next_seat
         g._live = self._live[:]
         g.centre = self.centre[:]
         g.marker_in_centre = self.marker_in_centre
@@ -1013,6 +1038,8 @@ class Game:
         g.lid = list(obs["lid"])
         g.factories = [factory_code(counts) for counts in obs["factories"]]
         g._live = list(map(_moves_of, FACTORY_MOVES, g.factories))
+        g._draft_moves = DRAFT_MOVES[len(g.factories)]
+        g._next_seat = NEXT_SEAT[g.n_players]
         g.centre = list(obs["centre"])
         g.marker_in_centre = obs["marker_in_centre"]
         g.round = obs["round"]

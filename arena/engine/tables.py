@@ -165,6 +165,19 @@ can take it (the floor is always a destination)."""
 
 PLACES: tuple[Place, ...] = tuple(Place(col) for col in range(5))
 
+DraftMoves = dict[object, tuple[int, int, int, Move]]
+DRAFT_MOVES: dict[int, DraftMoves] = {
+    n: {move: (*move, move) for move in MOVE_OF.values() if move.source < n}
+    for n in FACTORIES_BY_PLAYERS.values()
+}
+"""``DRAFT_MOVES[n_factories][move]``: ``(source, colour, line, interned move)`` for every draft
+move that names a source, colour and line of a game with that many factories. One look-up
+checks that a move is well formed (legality still depends on the position)."""
+NEXT_SEAT: dict[int, tuple[int, ...]] = {
+    n: tuple((seat + 1) % n for seat in range(n)) for n in FACTORIES_BY_PLAYERS
+}
+"""``NEXT_SEAT[n_players][seat]``: who plays after ``seat``."""
+
 # --- walls ---------------------------------------------------------------------
 
 
