@@ -41,6 +41,7 @@ from arena.engine.tables import (
     CODE_REST,
     CODE_TILES,
     CODE_WIDE,
+    COLOURED_ROWS,
     DEFAULT_ROUND_LIMIT,
     DRAFT_MOVES,
     FACTORIES_BY_PLAYERS,
@@ -132,7 +133,6 @@ class Board:
 
     __slots__ = (
         "accept",
-        "col_colours",
         "col_rows",
         "colour_cols",
         "floor",
@@ -156,10 +156,9 @@ class Board:
         """Per wall row, the mask of colours placed in it."""
         self.col_rows = [0, 0, 0, 0, 0]
         """Per wall column, the mask of filled rows."""
-        self.col_colours = [0, 0, 0, 0, 0]
-        """Per wall column, the mask of colours placed in it."""
         self.colour_cols = [0, 0, 0, 0, 0]
-        """Per colour, the mask of wall columns holding it (gray-wall choices)."""
+        """Per colour, the mask of wall columns holding it (gray-wall choices; kept on the
+        gray wall only, where the engine reads it: a coloured wall fixes each colour's column)."""
         self.wall = [-1] * 25
         """Colour of each wall cell (row * 5 + column), -1 when empty."""
         self.floor: list[int] = []
@@ -174,7 +173,6 @@ class Board:
         b.row_cells = self.row_cells[:]
         b.row_colours = self.row_colours[:]
         b.col_rows = self.col_rows[:]
-        b.col_colours = self.col_colours[:]
         b.colour_cols = self.colour_cols[:]
         b.wall = self.wall[:]
         b.floor = self.floor[:]
@@ -222,7 +220,6 @@ class Board:
         self.row_colours[row] |= BIT[colour]
         rows = self.col_rows[col] | BIT[row]
         self.col_rows[col] = rows
-        self.col_colours[col] |= BIT[colour]
         self.colour_cols[colour] |= BIT[col]
         self.wall[row * 5 + col] = colour
         return PLACE_POINTS[RUN[cells][col]][RUN[rows][row]]
@@ -633,7 +630,6 @@ class Game:
         col_rows = board.col_rows
         rows = col_rows[col] | BIT[line]
         col_rows[col] = rows
-        board.col_colours[col] |= BIT[colour]
         board.colour_cols[colour] |= col_bit
         board.wall[line * 5 + col] = colour
         board.score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
@@ -687,10 +683,10 @@ class Game:
             col_rows = board.col_rows
             acc = board.accept
             score = board.score
-            for line in range(5):
+            for line, columns in COLOURED_ROWS:
                 if counts[line] == line + 1:
                     colour = colours[line]
-                    col = (line + colour) % 5
+                    col = columns[colour]
                     col_bit = BIT[col]
                     cells = row_cells[line] | col_bit
                     row_cells[line] = cells
@@ -698,8 +694,6 @@ class Game:
                     row_colours[line] = placed
                     rows = col_rows[col] | BIT[line]
                     col_rows[col] = rows
-                    board.col_colours[col] |= BIT[colour]
-                    board.colour_cols[colour] |= col_bit
                     board.wall[line * 5 + col] = colour
                     score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
                     lid[colour] += line
@@ -754,7 +748,6 @@ class Game:
                         col_rows = board.col_rows
                         rows = col_rows[col] | BIT[line]
                         col_rows[col] = rows
-                        board.col_colours[col] |= BIT[colour]
                         colour_cols[colour] |= col_bit
                         board.wall[line * 5 + col] = colour
                         board.score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]

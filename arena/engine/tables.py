@@ -190,6 +190,12 @@ def coloured_column(row: int, colour: int) -> int:
     return (row + colour) % 5
 
 
+COLOURED_ROWS: tuple[tuple[int, tuple[int, ...]], ...] = tuple(
+    (row, tuple(coloured_column(row, colour) for colour in range(N_COLOURS))) for row in range(5)
+)
+"""Per wall row: ``(row, column of each colour)`` on the coloured wall (the tiling loop)."""
+
+
 def _run_through(mask: int, i: int) -> int:
     if not mask >> i & 1:
         return 0

@@ -254,7 +254,7 @@ def snapshot(game: Game) -> dict[str, Any]:
     ]
     data["accept"] = [list(b.accept) for b in game.boards]
     data["masks"] = [
-        (list(b.row_cells), list(b.row_colours), list(b.col_rows), list(b.col_colours))
+        (list(b.row_cells), list(b.row_colours), list(b.col_rows), list(b.colour_cols))
         for b in game.boards
     ]
     data["private"] = {
