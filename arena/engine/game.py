@@ -285,6 +285,7 @@ class Game:
         "_next_first",
         "_next_seat",
         "_owned",
+        "_pairs",
         "_place_options",
         "_rng",
         "_table_tiles",
@@ -334,8 +335,12 @@ class Game:
     _log: list[tuple[int, AnyMove]]
     """``rounds[-1].decisions`` (one look-up instead of three on every move)."""
     _live: list[FactoryMoves]
-    """Per factory, its moves table (``FACTORY_MOVES[i][code]``), ``()`` once emptied:
-    :meth:`legal_moves` walks it without looking at codes or empty factories."""
+    """Per factory, its moves table (``FACTORY_MOVES[i][code]``), ``()`` once emptied."""
+    _pairs: FactoryMoves
+    """``_live`` flattened: (colour, moves by line mask) for every colour of every factory
+    still full, in source order. :meth:`legal_moves` walks it in one loop (a quarter faster
+    than a loop per factory); a move that empties a factory rebuilds it (``sum(_live, ())``,
+    cheaper than ``tuple(chain(...))`` or deleting a slice found by ``index``)."""
     _next_first: int
     _next_seat: tuple[int, ...]
     """``NEXT_SEAT[n_players]``: who plays after each seat."""
@@ -427,9 +432,8 @@ class Game:
         if self.decision is _DRAFT:
             acc = self.boards[self.current_player].accept
             out: list[AnyMove] = []
-            for parts in self._live:
-                for c, by_mask in parts:
-                    out += by_mask[acc[c]]
+            for c, by_mask in self._pairs:
+                out += by_mask[acc[c]]
             table = CENTRE_MOVES
             c0, c1, c2, c3, c4 = self.centre
             if c0:
@@ -541,7 +545,9 @@ class Game:
             for k, count in CODE_REST[code][colour]:
                 centre[k] += count
             factories[source] = 0
-            self._live[source] = ()
+            live = self._live
+            live[source] = ()
+            self._pairs = sum(live, ())
         table = self._table_tiles - n
         self._table_tiles = table
         if line != -1:
@@ -833,7 +839,8 @@ class Game:
         self.marker_in_centre = True
         self.decision = _DRAFT
         self.factories = codes[:]
-        self._live = list(map(_moves_of, FACTORY_MOVES, codes))
+        self._live = live = list(map(_moves_of, FACTORY_MOVES, codes))
+        self._pairs = sum(live, ())
         self._table_tiles = dealt
         log = _new_log(RoundLog)
         log.number = self.round
@@ -991,6 +998,7 @@ class Game:
         g._draft_moves = self._draft_moves
         g._next_seat = self._next_seat
         g._live = self._live[:]
+        g._pairs = self._pairs
         g.centre = self.centre[:]
         g.marker_in_centre = self.marker_in_centre
         g.rounds = self.rounds[:]
@@ -1031,6 +1039,7 @@ class Game:
         g.lid = list(obs["lid"])
         g.factories = [factory_code(counts) for counts in obs["factories"]]
         g._live = list(map(_moves_of, FACTORY_MOVES, g.factories))
+        g._pairs = sum(g._live, ())
         g._draft_moves = DRAFT_MOVES[len(g.factories)]
         g._next_seat = NEXT_SEAT[g.n_players]
         g.centre = list(obs["centre"])
