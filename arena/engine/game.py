@@ -860,62 +860,71 @@ class Game:
         the ``t(t-1)(t-2)(t-3)`` ordered draws from ``t`` tiles (below 2**27, so the bias is
         below one in a million), and that number's mixed-radix digits are the four
         indices. Only that pick is big-int arithmetic; the digits are small-int ``%``/``//``.
-        Returns the factory codes and the number of tiles dealt.
+        The list holds each tile as its own factory code (``POW5[colour]``), so a factory's
+        code is the sum of its tiles. Returns the factory codes and the number of tiles dealt.
         """
         bag, lid, state = self.bag, self.lid, self._rng
         tiles = _tile_list(bag)
         total = len(tiles)
-        start = total
         taken = 0
         """Tiles drawn from the current bag, per colour, 5 bits each (see ``CODE_WIDE``)."""
-        codes = []
+        codes: list[int] = []
         dealt = 0
-        mul, add, mask, weight, orders = LCG_MUL, LCG_ADD, MASK64, POW5, _ORDERED_DRAWS
-        for _ in range(n_factories):
-            if total >= 4:  # TILES_PER_FACTORY
+        left = n_factories
+        mul, add, mask, wide, orders = LCG_MUL, LCG_ADD, MASK64, CODE_WIDE, _ORDERED_DRAWS
+        while left:
+            # The factories the bag fills without running out: four digits of one draw each.
+            fast = total >> 2  # TILES_PER_FACTORY
+            if fast > left:
+                fast = left
+            left -= fast
+            dealt += fast << 2
+            for _ in range(fast):
                 state = (state * mul + add) & mask
                 r = (state >> 16) * orders[total] >> 48
                 i = r % total
                 r //= total
                 total -= 1
-                code = weight[tiles[i]]
+                code = tiles[i]
                 tiles[i] = tiles[total]
                 i = r % total
                 r //= total
                 total -= 1
-                code += weight[tiles[i]]
+                code += tiles[i]
                 tiles[i] = tiles[total]
                 i = r % total
                 r //= total
                 total -= 1
-                code += weight[tiles[i]]
+                code += tiles[i]
                 tiles[i] = tiles[total]
                 total -= 1  # r < total: the last digit
-                code += weight[tiles[r]]
+                code += tiles[r]
                 tiles[r] = tiles[total]
-                taken += CODE_WIDE[code]
-                dealt += 4
-            else:
-                code = 0
-                for _ in range(TILES_PER_FACTORY):
+                taken += wide[code]
+                codes.append(code)
+            if not left:
+                break
+            # Fewer than four tiles in the bag: this factory is filled tile by tile.
+            left -= 1
+            code = 0
+            for _ in range(TILES_PER_FACTORY):
+                if not total:
+                    # The bag is empty: the lid is poured in and becomes the bag.
+                    bag[:] = lid
+                    lid[:] = [0] * N_COLOURS
+                    tiles = _tile_list(bag)
+                    total = len(tiles)
+                    taken = 0
                     if not total:
-                        # The bag is empty: the lid is poured in and becomes the bag.
-                        start -= total
-                        bag[:] = lid
-                        lid[:] = [0] * N_COLOURS
-                        tiles = _tile_list(bag)
-                        total = start = len(tiles)
-                        taken = 0
-                        if not total:
-                            break
-                    state = (state * mul + add) & mask
-                    i = (state >> 16) * total >> 48
-                    total -= 1
-                    c = tiles[i]
-                    tiles[i] = tiles[total]
-                    code += weight[c]
-                    taken += CODE_WIDE[weight[c]]
-                    dealt += 1
+                        break
+                state = (state * mul + add) & mask
+                i = (state >> 16) * total >> 48
+                total -= 1
+                tile = tiles[i]
+                tiles[i] = tiles[total]
+                code += tile
+                taken += wide[tile]
+                dealt += 1
             codes.append(code)
         if taken:
             b0, b1, b2, b3, b4 = bag
@@ -1118,12 +1127,14 @@ _ORDERED_DRAWS = tuple(t * (t - 1) * (t - 2) * (t - 3) for t in range(5 * TILES_
 """``_ORDERED_DRAWS[t]``: ordered ways to draw 4 tiles from ``t`` (below 2**27)."""
 
 
-_RUNS = tuple(tuple((c,) * n for n in range(TILES_PER_COLOUR + 1)) for c in range(N_COLOURS))
-"""``_RUNS[c][n]``: ``n`` tiles of colour ``c`` (a bag holds at most 20 of a colour)."""
+_RUNS = tuple(tuple((w,) * n for n in range(TILES_PER_COLOUR + 1)) for w in POW5)
+"""``_RUNS[c][n]``: ``n`` tiles of colour ``c``, each as its factory code ``POW5[c]`` (a bag
+holds at most 20 of a colour)."""
 
 
 def _tile_list(counts: list[int]) -> list[int]:
-    """The tiles of a bag (or lid) given as counts per colour, as a list of colours."""
+    """The tiles of a bag (or lid) given as counts per colour, as a list of tile codes
+    (``POW5[colour]``: a factory's code is the sum of its tiles)."""
     c0, c1, c2, c3, c4 = counts
     r = _RUNS
     return [*r[0][c0], *r[1][c1], *r[2][c2], *r[3][c3], *r[4][c4]]
