@@ -434,18 +434,17 @@ class Game:
             out: list[AnyMove] = []
             for c, by_mask in self._pairs:
                 out += by_mask[acc[c]]
-            table = CENTRE_MOVES
             c0, c1, c2, c3, c4 = self.centre
             if c0:
-                out += table[0][acc[0]]
+                out += _CENTRE_0[acc[0]]
             if c1:
-                out += table[1][acc[1]]
+                out += _CENTRE_1[acc[1]]
             if c2:
-                out += table[2][acc[2]]
+                out += _CENTRE_2[acc[2]]
             if c3:
-                out += table[3][acc[3]]
+                out += _CENTRE_3[acc[3]]
             if c4:
-                out += table[4][acc[4]]
+                out += _CENTRE_4[acc[4]]
             return out
         if self.decision is _PLACE:
             return list(self._place_options)
@@ -1120,6 +1119,8 @@ class Game:
 
 
 _new_game = object.__new__
+_CENTRE_0, _CENTRE_1, _CENTRE_2, _CENTRE_3, _CENTRE_4 = CENTRE_MOVES
+"""Per colour, the centre's moves by line mask (one look-up less per colour in the centre)."""
 _moves_of = tuple.__getitem__
 """``_moves_of(FACTORY_MOVES[i], code)``: factory ``i``'s moves table for its contents."""
 _VARIANTS: dict[Variant | str, Variant] = {v.value: v for v in Variant}
