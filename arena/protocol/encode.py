@@ -188,20 +188,66 @@ class DecideEncoder:
         options: Sequence[AnyMove],
         time_left_ms: int,
     ) -> bytes:
-        """One ``decide`` line (newline included)."""
+        """One ``decide`` line (newline included): one formatting step, the usual case
+        (one draft move since the last request) re-encoding the one board that moved."""
         if game_id != self._game_id:
             self._game_id = game_id
             self._game_id_json = orjson.dumps(game_id)
-        return b'{"type":"decide","id":%d,"game_id":%s,"seat":%d,"decision":"%s",' % (
+        game = self._game
+        decision = game.decision
+        boards = self._boards
+        log = game.rounds[-1].decisions
+        logged = len(log)
+        if (
+            logged == self._logged + 1
+            and decision is _DRAFT
+            and self._decision is _DRAFT
+            and game.round == self._round
+            and boards
+        ):
+            mover = log[-1][0]
+            boards[mover] = board_json(mover, game.boards[mover], self._walls[mover])
+            self._logged = logged
+            players = b",".join(boards)
+        else:
+            players = self.players_json()
+        pending = game.pending_line
+        end = game.end_reason
+        return _DECIDE % (
             req_id,
             self._game_id_json,
             seat,
-            _NAME[self._game.decision],
-        ) + b'"time_left_ms":%d,"options":[%s],"observation":%s}\n' % (
+            _NAME[decision],
             time_left_ms,
             b",".join(map(_OPTION, options)),
-            self.observation_json(),
+            _NAME[game.variant],
+            game.n_players,
+            game.round,
+            game.round_limit,
+            _NAME[decision],
+            game.current_player,
+            game.first_player,
+            game.next_first_player,
+            b"null" if pending is None else b"%d" % pending,
+            b",".join([_COUNTS_JSON[code] for code in game.factories]),
+            _FIVE % tuple(game.centre),
+            b"true" if game.marker_in_centre else b"false",
+            _FIVE % tuple(game.bag),
+            _FIVE % tuple(game.lid),
+            players,
+            b"null" if end is None else b'"%s"' % _NAME[end],
         )
+
+
+_DECIDE = (
+    b'{"type":"decide","id":%d,"game_id":%s,"seat":%d,"decision":"%s",'
+    b'"time_left_ms":%d,"options":[%s],"observation":'
+    b'{"variant":"%s","n_players":%d,"round":%d,"round_limit":%d,"decision":"%s",'
+    b'"current_player":%d,"first_player":%d,"next_first_player":%d,"pending_line":%s,'
+    b'"factories":[%s],"centre":%s,"marker_in_centre":%s,"bag":%s,"lid":%s,'
+    b'"players":[%s],"end_reason":%s' + _TAIL + b"}\n"
+)
+"""The whole ``decide`` line: the request's fields, then the observation's."""
 
 
 _current: DecideEncoder | None = None
