@@ -121,6 +121,8 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
 
     req_id = 0
     is_over, legal_moves, apply = game.is_over, game.legal_moves, game.apply
+    banked = settings.time_control.bank_ms is not None
+    move_ms = settings.time_control.move_ms
     while not is_over():
         current = game.current_player
         options = legal_moves()
@@ -130,13 +132,16 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
         else:
             req_id += 1
             answer = seats[current].decide(
-                req_id, game, options, clocks[current].allowance_ms(), game_id
+                req_id,
+                game,
+                options,
+                clocks[current].allowance_ms() if banked else move_ms,
+                game_id,
             )
             if isinstance(answer, Choice):
                 index = answer.index
-                clock = clocks[current]
-                if clock.bank_ms is not None:
-                    clock.charge(answer.spent)
+                if banked:
+                    clocks[current].charge(answer.spent)
                 think[current].append(answer.think_ms)
                 decisions.append((current, answer))  # its CPU time may be read later
             else:
