@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 # the server extra (FastAPI, SQLAlchemy, ...) is part of the default set-up.
 EXTRAS ?= dev,server
 
-.PHONY: setup demo test lint clean
+.PHONY: setup demo test test-fast lint clean
 
 # Without Debian's python3-venv (no ensurepip), the venv is made without pip and the
 # system pip installs pip into it.
@@ -26,6 +26,12 @@ test: setup
 	$(BIN)/ruff check arena tests
 	$(BIN)/mypy
 	$(BIN)/pytest
+
+# The inner loop: lint and the tests not marked slow (a few minutes instead of ~12).
+test-fast: setup
+	$(BIN)/ruff check arena tests
+	$(BIN)/mypy
+	$(BIN)/pytest -m "not slow" -q
 
 lint: setup
 	$(BIN)/ruff check arena tests

@@ -44,6 +44,12 @@ class NodeRefused(ArenaError):
     """A node's sandbox is weaker than the tournament asks for."""
 
 
+class ClusterLost(ArenaError):
+    """The Ray cluster failed under the run; finished games are stored, so it resumes."""
+
+    resumable = True
+
+
 @dataclass(frozen=True)
 class NodeJob:
     """A game as it travels: the job plus the bundle digest of each seat's bot."""
@@ -162,11 +168,17 @@ class RayExecutor:
         self._ready: deque[GameResult] = deque()
         self._attempts: dict[int, int] = {}
         self.lost_batches = 0
+        self.nodes_gone = 0
+        """Nodes listed alive at the start that left before their sandbox check."""
         self.doctor = self._doctor_every_node(level)
 
     def _doctor_every_node(self, level: Level) -> dict[str, list[tuple[str, bool, str]]]:
         """Run the sandbox check on every node with CPUs now (nodes that join later check
-        before their first game); with ``strict``, refuse the run if one falls short."""
+        before their first game); with ``strict``, refuse the run if one falls short.
+
+        A node can be listed alive for a few seconds after it died (until Ray's health
+        check notices); its check then fails and it is left out: it will run no game."""
+        from ray import exceptions as rx
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         ray = self._ray
@@ -178,10 +190,20 @@ class RayExecutor:
             ).remote()
             for n in nodes
         ]
-        found = {
-            f"{name} ({n['NodeManagerAddress']}, node {n['NodeID'][:8]})": layers
-            for n, (name, layers) in zip(nodes, ray.get(refs), strict=True)
-        }
+        found: dict[str, list[tuple[str, bool, str]]] = {}
+        for n, ref in zip(nodes, refs, strict=True):
+            try:
+                name, layers = ray.get(ref)
+            except rx.RayError:
+                self.nodes_gone += 1
+                continue
+            found[f"{name} ({n['NodeManagerAddress']}, node {n['NodeID'][:8]})"] = layers
+        if not found:
+            self.close()
+            raise RayUnavailable(
+                "no node of the Ray cluster with CPUs answered its sandbox check "
+                f"({len(nodes)} listed); check the cluster with `ray status`"
+            )
         weak = {node: [x for x in layers if not x[1]] for node, layers in found.items()}
         weak = {node: off for node, off in weak.items() if off}
         if level is Level.STRICT and weak:
@@ -226,7 +248,7 @@ class RayExecutor:
         for index, item in batch.items.items():
             self._attempts[index] = self._attempts.get(index, 0) + 1
             if self._attempts[index] >= MAX_ATTEMPTS:
-                raise ArenaError(
+                raise ClusterLost(
                     f"game {index}: its Ray worker died {MAX_ATTEMPTS} times; stopping"
                 )
             self._queue.appendleft(item)
@@ -239,13 +261,17 @@ class RayExecutor:
             result: GameResult = ray.get(next(batch.gen))
         except StopIteration:
             self._batches.remove(batch)
+            if batch.items:  # ended without delivering every game: never drop one
+                self._lost(batch)
             return
         except rx.RayTaskError as exc:
             self._batches.remove(batch)
             cause = getattr(exc, "cause", None)
-            if isinstance(cause, NodeRefused):
-                raise NodeRefused(str(cause)) from None
-            raise
+            if isinstance(cause, ArenaError):
+                raise cause from None
+            raise ClusterLost(
+                f"a batch of games failed on a Ray node: {type(cause).__name__}: {cause}"
+            ) from exc
         except rx.RayError:
             self._batches.remove(batch)
             self._lost(batch)
@@ -260,7 +286,10 @@ class RayExecutor:
             self._dispatch(flush=True)
             if not self._batches:
                 raise RuntimeError("next_result() with no game submitted")
-            ready, _ = ray.wait([b.gen for b in self._batches], num_returns=1, timeout=0.25)
+            try:
+                ready, _ = ray.wait([b.gen for b in self._batches], num_returns=1, timeout=0.25)
+            except ray.exceptions.RayError as exc:
+                raise ClusterLost(f"lost the Ray cluster: {exc}") from exc
             for gen in ready:
                 batch = next(b for b in self._batches if b.gen is gen)
                 self._poll(batch)
