@@ -41,7 +41,9 @@ from arena.engine.tables import (
     CODE_REST,
     CODE_TILES,
     CODE_WIDE,
+    COLOURED_ROWS,
     DEFAULT_ROUND_LIMIT,
+    DRAFT_MOVES,
     FACTORIES_BY_PLAYERS,
     FACTORY_MOVES,
     FLOOR,
@@ -55,6 +57,7 @@ from arena.engine.tables import (
     MASK64,
     MASK_COLOURS,
     N_COLOURS,
+    NEXT_SEAT,
     NOT_BIT,
     PLACE_OPTIONS,
     PLACE_POINTS,
@@ -66,8 +69,10 @@ from arena.engine.tables import (
     TILES_PER_FACTORY,
     AnyMove,
     Decision,
+    DraftMoves,
     EndReason,
     FactoryMoves,
+    Move,
     Place,
     Variant,
     factory_code,
@@ -128,7 +133,6 @@ class Board:
 
     __slots__ = (
         "accept",
-        "col_colours",
         "col_rows",
         "colour_cols",
         "floor",
@@ -152,10 +156,9 @@ class Board:
         """Per wall row, the mask of colours placed in it."""
         self.col_rows = [0, 0, 0, 0, 0]
         """Per wall column, the mask of filled rows."""
-        self.col_colours = [0, 0, 0, 0, 0]
-        """Per wall column, the mask of colours placed in it."""
         self.colour_cols = [0, 0, 0, 0, 0]
-        """Per colour, the mask of wall columns holding it (gray-wall choices)."""
+        """Per colour, the mask of wall columns holding it (gray-wall choices; kept on the
+        gray wall only, where the engine reads it: a coloured wall fixes each colour's column)."""
         self.wall = [-1] * 25
         """Colour of each wall cell (row * 5 + column), -1 when empty."""
         self.floor: list[int] = []
@@ -170,7 +173,6 @@ class Board:
         b.row_cells = self.row_cells[:]
         b.row_colours = self.row_colours[:]
         b.col_rows = self.col_rows[:]
-        b.col_colours = self.col_colours[:]
         b.colour_cols = self.colour_cols[:]
         b.wall = self.wall[:]
         b.floor = self.floor[:]
@@ -218,7 +220,6 @@ class Board:
         self.row_colours[row] |= BIT[colour]
         rows = self.col_rows[col] | BIT[row]
         self.col_rows[col] = rows
-        self.col_colours[col] |= BIT[colour]
         self.colour_cols[colour] |= BIT[col]
         self.wall[row * 5 + col] = colour
         return PLACE_POINTS[RUN[cells][col]][RUN[rows][row]]
@@ -277,11 +278,14 @@ class Game:
     __slots__ = (
         "_deal_pos",
         "_deals",
+        "_draft_moves",
         "_first_player",
         "_live",
         "_log",
         "_next_first",
+        "_next_seat",
         "_owned",
+        "_pairs",
         "_place_options",
         "_rng",
         "_table_tiles",
@@ -331,9 +335,17 @@ class Game:
     _log: list[tuple[int, AnyMove]]
     """``rounds[-1].decisions`` (one look-up instead of three on every move)."""
     _live: list[FactoryMoves]
-    """Per factory, its moves table (``FACTORY_MOVES[i][code]``), ``()`` once emptied:
-    :meth:`legal_moves` walks it without looking at codes or empty factories."""
+    """Per factory, its moves table (``FACTORY_MOVES[i][code]``), ``()`` once emptied."""
+    _pairs: FactoryMoves
+    """``_live`` flattened: (colour, moves by line mask) for every colour of every factory
+    still full, in source order. :meth:`legal_moves` walks it in one loop (a quarter faster
+    than a loop per factory); a move that empties a factory rebuilds it (``sum(_live, ())``,
+    cheaper than ``tuple(chain(...))`` or deleting a slice found by ``index``)."""
     _next_first: int
+    _next_seat: tuple[int, ...]
+    """``NEXT_SEAT[n_players]``: who plays after each seat."""
+    _draft_moves: DraftMoves
+    """``DRAFT_MOVES[len(factories)]``: the well-formed draft moves of this game."""
     _owned: int
     """Copy on write: bit ``p`` set when ``boards[p]`` belongs to this game alone,
     ``_LOG_BIT`` when ``rounds[-1]`` does."""
@@ -373,6 +385,8 @@ class Game:
         self.lid = [0] * N_COLOURS
         self.boards = [Board() for _ in range(players)]
         self.factories = [0] * FACTORIES_BY_PLAYERS[players]
+        self._draft_moves = DRAFT_MOVES[FACTORIES_BY_PLAYERS[players]]
+        self._next_seat = NEXT_SEAT[players]
         self.centre = [0] * N_COLOURS
         self.marker_in_centre = True
         self.rounds = []
@@ -418,21 +432,19 @@ class Game:
         if self.decision is _DRAFT:
             acc = self.boards[self.current_player].accept
             out: list[AnyMove] = []
-            for parts in self._live:
-                for c, by_mask in parts:
-                    out += by_mask[acc[c]]
-            table = CENTRE_MOVES
+            for c, by_mask in self._pairs:
+                out += by_mask[acc[c]]
             c0, c1, c2, c3, c4 = self.centre
             if c0:
-                out += table[0][acc[0]]
+                out += _CENTRE_0[acc[0]]
             if c1:
-                out += table[1][acc[1]]
+                out += _CENTRE_1[acc[1]]
             if c2:
-                out += table[2][acc[2]]
+                out += _CENTRE_2[acc[2]]
             if c3:
-                out += table[3][acc[3]]
+                out += _CENTRE_3[acc[3]]
             if c4:
-                out += table[4][acc[4]]
+                out += _CENTRE_4[acc[4]]
             return out
         if self.decision is _PLACE:
             return list(self._place_options)
@@ -492,16 +504,14 @@ class Game:
                 return
             raise IllegalMove("the game is over")
         try:
-            source, colour, line = move  # type: ignore[misc]
-        except (TypeError, ValueError):
-            raise IllegalMove(f"{move!r} is not a draft move") from None
-        # Literals below: -1 is CENTRE / FLOOR, 5 colours, 5 lines, 7 floor slots.
-        if not 0 <= colour < 5:
-            raise IllegalMove(f"{move!r}: no colour {colour}")
+            source, colour, line, move = self._draft_moves[move]
+        except (KeyError, TypeError):
+            source, colour, line, move = self._unlisted_move(move)
+        # Literals below: -1 is CENTRE / FLOOR, 7 floor slots.
         player = self.current_player
         board = self.boards[player]
         acc = board.accept
-        if line != -1 and not (0 <= line < 5 and acc[colour] >> line & 1):
+        if line != -1 and not acc[colour] >> line & 1:
             raise IllegalMove(f"{move!r}: line {line} cannot take that colour")
         centre = self.centre
         if source == -1:
@@ -510,8 +520,6 @@ class Game:
                 raise IllegalMove(f"{move!r}: the centre has no such tile")
         else:
             factories = self.factories
-            if not 0 <= source < len(factories):
-                raise IllegalMove(f"{move!r}: no factory {source}")
             code = factories[source]
             n = CODE_COUNTS[code][colour]
             if not n:
@@ -536,7 +544,9 @@ class Game:
             for k, count in CODE_REST[code][colour]:
                 centre[k] += count
             factories[source] = 0
-            self._live[source] = ()
+            live = self._live
+            live[source] = ()
+            self._pairs = sum(live, ())
         table = self._table_tiles - n
         self._table_tiles = table
         if line != -1:
@@ -578,12 +588,27 @@ class Game:
             if n:
                 floor += REPEAT[colour][n]
         if table:
-            player += 1
-            self.current_player = player if player < self.n_players else 0
+            self.current_player = self._next_seat[player]
         else:
             self._tiling_player = 0
             self._tiling_line = 0
             self._continue_tiling()
+
+    def _unlisted_move(self, move: Any) -> tuple[int, int, int, Move]:
+        """:meth:`apply`'s slow path: a move given as a list, or no draft move of this game."""
+        try:
+            source, colour, line = move
+        except (TypeError, ValueError):
+            raise IllegalMove(f"{move!r} is not a draft move") from None
+        try:
+            return self._draft_moves[(source, colour, line)]
+        except (KeyError, TypeError):
+            pass
+        if not (isinstance(colour, int) and 0 <= colour < N_COLOURS):
+            raise IllegalMove(f"{move!r}: no colour {colour}")
+        if not (isinstance(line, int) and FLOOR <= line < 5):
+            raise IllegalMove(f"{move!r}: line {line} cannot take that colour")
+        raise IllegalMove(f"{move!r}: no factory {source}")
 
     def _place(self, move: Place) -> None:
         if move not in self._place_options:
@@ -610,7 +635,6 @@ class Game:
         col_rows = board.col_rows
         rows = col_rows[col] | BIT[line]
         col_rows[col] = rows
-        board.col_colours[col] |= BIT[colour]
         board.colour_cols[colour] |= col_bit
         board.wall[line * 5 + col] = colour
         board.score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
@@ -664,10 +688,10 @@ class Game:
             col_rows = board.col_rows
             acc = board.accept
             score = board.score
-            for line in range(5):
+            for line, columns in COLOURED_ROWS:
                 if counts[line] == line + 1:
                     colour = colours[line]
-                    col = (line + colour) % 5
+                    col = columns[colour]
                     col_bit = BIT[col]
                     cells = row_cells[line] | col_bit
                     row_cells[line] = cells
@@ -675,8 +699,6 @@ class Game:
                     row_colours[line] = placed
                     rows = col_rows[col] | BIT[line]
                     col_rows[col] = rows
-                    board.col_colours[col] |= BIT[colour]
-                    board.colour_cols[colour] |= col_bit
                     board.wall[line * 5 + col] = colour
                     score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
                     lid[colour] += line
@@ -731,7 +753,6 @@ class Game:
                         col_rows = board.col_rows
                         rows = col_rows[col] | BIT[line]
                         col_rows[col] = rows
-                        board.col_colours[col] |= BIT[colour]
                         colour_cols[colour] |= col_bit
                         board.wall[line * 5 + col] = colour
                         board.score += PLACE_POINTS[RUN[cells][col]][RUN[rows][line]]
@@ -817,7 +838,8 @@ class Game:
         self.marker_in_centre = True
         self.decision = _DRAFT
         self.factories = codes[:]
-        self._live = list(map(_moves_of, FACTORY_MOVES, codes))
+        self._live = live = list(map(_moves_of, FACTORY_MOVES, codes))
+        self._pairs = sum(live, ())
         self._table_tiles = dealt
         log = _new_log(RoundLog)
         log.number = self.round
@@ -837,62 +859,71 @@ class Game:
         the ``t(t-1)(t-2)(t-3)`` ordered draws from ``t`` tiles (below 2**27, so the bias is
         below one in a million), and that number's mixed-radix digits are the four
         indices. Only that pick is big-int arithmetic; the digits are small-int ``%``/``//``.
-        Returns the factory codes and the number of tiles dealt.
+        The list holds each tile as its own factory code (``POW5[colour]``), so a factory's
+        code is the sum of its tiles. Returns the factory codes and the number of tiles dealt.
         """
         bag, lid, state = self.bag, self.lid, self._rng
         tiles = _tile_list(bag)
         total = len(tiles)
-        start = total
         taken = 0
         """Tiles drawn from the current bag, per colour, 5 bits each (see ``CODE_WIDE``)."""
-        codes = []
+        codes: list[int] = []
         dealt = 0
-        mul, add, mask, weight, orders = LCG_MUL, LCG_ADD, MASK64, POW5, _ORDERED_DRAWS
-        for _ in range(n_factories):
-            if total >= 4:  # TILES_PER_FACTORY
+        left = n_factories
+        mul, add, mask, wide, orders = LCG_MUL, LCG_ADD, MASK64, CODE_WIDE, _ORDERED_DRAWS
+        while left:
+            # The factories the bag fills without running out: four digits of one draw each.
+            fast = total >> 2  # TILES_PER_FACTORY
+            if fast > left:
+                fast = left
+            left -= fast
+            dealt += fast << 2
+            for _ in range(fast):
                 state = (state * mul + add) & mask
                 r = (state >> 16) * orders[total] >> 48
                 i = r % total
                 r //= total
                 total -= 1
-                code = weight[tiles[i]]
+                code = tiles[i]
                 tiles[i] = tiles[total]
                 i = r % total
                 r //= total
                 total -= 1
-                code += weight[tiles[i]]
+                code += tiles[i]
                 tiles[i] = tiles[total]
                 i = r % total
                 r //= total
                 total -= 1
-                code += weight[tiles[i]]
+                code += tiles[i]
                 tiles[i] = tiles[total]
                 total -= 1  # r < total: the last digit
-                code += weight[tiles[r]]
+                code += tiles[r]
                 tiles[r] = tiles[total]
-                taken += CODE_WIDE[code]
-                dealt += 4
-            else:
-                code = 0
-                for _ in range(TILES_PER_FACTORY):
+                taken += wide[code]
+                codes.append(code)
+            if not left:
+                break
+            # Fewer than four tiles in the bag: this factory is filled tile by tile.
+            left -= 1
+            code = 0
+            for _ in range(TILES_PER_FACTORY):
+                if not total:
+                    # The bag is empty: the lid is poured in and becomes the bag.
+                    bag[:] = lid
+                    lid[:] = [0] * N_COLOURS
+                    tiles = _tile_list(bag)
+                    total = len(tiles)
+                    taken = 0
                     if not total:
-                        # The bag is empty: the lid is poured in and becomes the bag.
-                        start -= total
-                        bag[:] = lid
-                        lid[:] = [0] * N_COLOURS
-                        tiles = _tile_list(bag)
-                        total = start = len(tiles)
-                        taken = 0
-                        if not total:
-                            break
-                    state = (state * mul + add) & mask
-                    i = (state >> 16) * total >> 48
-                    total -= 1
-                    c = tiles[i]
-                    tiles[i] = tiles[total]
-                    code += weight[c]
-                    taken += CODE_WIDE[weight[c]]
-                    dealt += 1
+                        break
+                state = (state * mul + add) & mask
+                i = (state >> 16) * total >> 48
+                total -= 1
+                tile = tiles[i]
+                tiles[i] = tiles[total]
+                code += tile
+                taken += wide[tile]
+                dealt += 1
             codes.append(code)
         if taken:
             b0, b1, b2, b3, b4 = bag
@@ -972,7 +1003,10 @@ class Game:
         g.lid = self.lid[:]
         g.boards = self.boards[:]
         g.factories = self.factories[:]
+        g._draft_moves = self._draft_moves
+        g._next_seat = self._next_seat
         g._live = self._live[:]
+        g._pairs = self._pairs
         g.centre = self.centre[:]
         g.marker_in_centre = self.marker_in_centre
         g.rounds = self.rounds[:]
@@ -1013,6 +1047,9 @@ class Game:
         g.lid = list(obs["lid"])
         g.factories = [factory_code(counts) for counts in obs["factories"]]
         g._live = list(map(_moves_of, FACTORY_MOVES, g.factories))
+        g._pairs = sum(g._live, ())
+        g._draft_moves = DRAFT_MOVES[len(g.factories)]
+        g._next_seat = NEXT_SEAT[g.n_players]
         g.centre = list(obs["centre"])
         g.marker_in_centre = obs["marker_in_centre"]
         g.round = obs["round"]
@@ -1082,6 +1119,8 @@ class Game:
 
 
 _new_game = object.__new__
+_CENTRE_0, _CENTRE_1, _CENTRE_2, _CENTRE_3, _CENTRE_4 = CENTRE_MOVES
+"""Per colour, the centre's moves by line mask (one look-up less per colour in the centre)."""
 _moves_of = tuple.__getitem__
 """``_moves_of(FACTORY_MOVES[i], code)``: factory ``i``'s moves table for its contents."""
 _VARIANTS: dict[Variant | str, Variant] = {v.value: v for v in Variant}
@@ -1089,12 +1128,14 @@ _ORDERED_DRAWS = tuple(t * (t - 1) * (t - 2) * (t - 3) for t in range(5 * TILES_
 """``_ORDERED_DRAWS[t]``: ordered ways to draw 4 tiles from ``t`` (below 2**27)."""
 
 
-_RUNS = tuple(tuple((c,) * n for n in range(TILES_PER_COLOUR + 1)) for c in range(N_COLOURS))
-"""``_RUNS[c][n]``: ``n`` tiles of colour ``c`` (a bag holds at most 20 of a colour)."""
+_RUNS = tuple(tuple((w,) * n for n in range(TILES_PER_COLOUR + 1)) for w in POW5)
+"""``_RUNS[c][n]``: ``n`` tiles of colour ``c``, each as its factory code ``POW5[c]`` (a bag
+holds at most 20 of a colour)."""
 
 
 def _tile_list(counts: list[int]) -> list[int]:
-    """The tiles of a bag (or lid) given as counts per colour, as a list of colours."""
+    """The tiles of a bag (or lid) given as counts per colour, as a list of tile codes
+    (``POW5[colour]``: a factory's code is the sum of its tiles)."""
     c0, c1, c2, c3, c4 = counts
     r = _RUNS
     return [*r[0][c0], *r[1][c1], *r[2][c2], *r[3][c3], *r[4][c4]]

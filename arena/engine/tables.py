@@ -165,6 +165,19 @@ can take it (the floor is always a destination)."""
 
 PLACES: tuple[Place, ...] = tuple(Place(col) for col in range(5))
 
+DraftMoves = dict[object, tuple[int, int, int, Move]]
+DRAFT_MOVES: dict[int, DraftMoves] = {
+    n: {move: (*move, move) for move in MOVE_OF.values() if move.source < n}
+    for n in FACTORIES_BY_PLAYERS.values()
+}
+"""``DRAFT_MOVES[n_factories][move]``: ``(source, colour, line, interned move)`` for every draft
+move that names a source, colour and line of a game with that many factories. One look-up
+checks that a move is well formed (legality still depends on the position)."""
+NEXT_SEAT: dict[int, tuple[int, ...]] = {
+    n: tuple((seat + 1) % n for seat in range(n)) for n in FACTORIES_BY_PLAYERS
+}
+"""``NEXT_SEAT[n_players][seat]``: who plays after ``seat``."""
+
 # --- walls ---------------------------------------------------------------------
 
 
@@ -175,6 +188,12 @@ def coloured_column(row: int, colour: int) -> int:
     [1, 2, 3, 4, 0]
     """
     return (row + colour) % 5
+
+
+COLOURED_ROWS: tuple[tuple[int, tuple[int, ...]], ...] = tuple(
+    (row, tuple(coloured_column(row, colour) for colour in range(N_COLOURS))) for row in range(5)
+)
+"""Per wall row: ``(row, column of each colour)`` on the coloured wall (the tiling loop)."""
 
 
 def _run_through(mask: int, i: int) -> int:

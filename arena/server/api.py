@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,7 +22,7 @@ from arena.server.app import AppState
 from arena.server.auth import AuthError, bearer_author, require_author, require_organiser
 from arena.server.models import Author, GameRow, Version
 from arena.server.ratelimit import WINDOW_SECONDS, RateLimited
-from arena.server.receive import UploadError, manifest_name, receive_upload
+from arena.server.receive import UploadError, check_received, receive_upload
 from arena.server.store import NotFound
 
 BOT_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
@@ -56,8 +56,10 @@ async def take_submission(
     author: Author,
     check_fields: Callable[[dict[str, str]], None] | None = None,
 ) -> Version:
-    """Stream an upload to ``data_dir/uploads``, read the bot's name from its manifest and
-    queue it for the build worker. The archive is only unpacked later, by the builder."""
+    """Stream an upload to ``data_dir/uploads``, check it in full (every rule the build
+    worker's unpacking applies, into a scratch folder removed at once), and queue it for
+    the build worker. A refused upload answers 400 with its reason and leaves nothing
+    stored; the build worker checks it again before it builds (defence in depth)."""
     wait = state.uploads_window.take(author.id)
     if wait is not None:
         raise RateLimited("uploads", wait)
@@ -71,9 +73,8 @@ async def take_submission(
     try:
         if check_fields is not None:
             check_fields(received.fields)
-        name = await run_in_threadpool(
-            manifest_name, archive, received.suffix, state.settings.unpacked_bytes
-        )
+        scratch = state.uploads / f"checking-{secrets.token_hex(8)}"
+        name = await run_in_threadpool(check_received, archive, scratch, state.upload_limits)
         asked = received.fields.get("bot", "").strip()
         if asked and asked != name:
             raise UploadError(400, f"the archive's bot.toml names {name!r}, not {asked!r}")
@@ -155,8 +156,8 @@ def router(state: AppState) -> APIRouter:
         return json(page.api())
 
     @api.get("/me")
-    def me(request: Request) -> JSONResponse:
-        return json(views.me_page(store, require_author(request, store)).api())
+    def me(request: Request, page: int = Query(default=1, ge=1, le=100_000)) -> JSONResponse:
+        return json(views.me_page(store, require_author(request, store), page).api())
 
     @api.post("/submissions")
     async def submit(request: Request) -> JSONResponse:

@@ -32,6 +32,7 @@ from arena.server.models import Author
 from arena.server.ratelimit import RateLimited, SlidingWindow
 from arena.server.receive import MULTIPART_OVERHEAD, UploadError, too_large
 from arena.server.store import CompetitionStore, Conflict, Invalid, NotFound, StoreError
+from arena.server.uploads import UploadLimits
 from arena.textsafe import visible
 
 SMALL_BODY = 64 * 1024
@@ -99,6 +100,16 @@ class AppState:
     @property
     def uploads(self) -> Path:
         return self.ctx.data_dir / "uploads"
+
+    @property
+    def upload_limits(self) -> UploadLimits:
+        """The competition's ``[limits]``, with the sizes these settings give."""
+        return self.ctx.config.limits.model_copy(
+            update={
+                "upload_mb": max(1, -(-self.settings.upload_bytes // 2**20)),
+                "unpacked_mb": max(1, self.settings.unpacked_bytes // 2**20),
+            }
+        )
 
     def render(
         self,
@@ -192,7 +203,13 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
     app.include_router(api.router(state))
     app.include_router(pages.router(state))
     _handlers(app, state)
-    app.add_middleware(BodyLimit, upload_bytes=settings.upload_bytes)
+    app.add_middleware(
+        BodyLimit,
+        upload_bytes=settings.upload_bytes,
+        refusal=lambda scope, reason: error_response(
+            state, Request(scope), 413, reason, {"Connection": "close"}
+        ),
+    )
     app.add_middleware(SecurityHeaders)
     return app
 
@@ -219,6 +236,9 @@ def error_response(
         None,
         status=status,
         reason=reason,
+        back=("/submit", "Back to the upload form")
+        if request.url.path == "/submit"
+        else ("/", "Back to the leaderboard"),
         status_text=HTTPStatus(status).phrase
         if status in HTTPStatus._value2member_map_
         else "Error",
@@ -293,9 +313,13 @@ class BodyLimit:
     """Refuse (413) request bodies beyond a bound: ``SMALL_BODY`` for forms and JSON, the
     upload limit on the upload routes (which also stop at the archive's own limit)."""
 
-    def __init__(self, app: ASGIApp, upload_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, upload_bytes: int, refusal: Callable[[Scope, str], Response]
+    ) -> None:
         self.app = app
         self.upload_bytes = upload_bytes
+        self.refusal = refusal
+        """The 413 answer (the site's error page, or JSON for the API)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -315,7 +339,7 @@ class BodyLimit:
                 except ValueError:
                     declared = 0
                 if declared > limit:
-                    await _refuse(scope, send, reason)
+                    await _refuse(scope, send, self.refusal(scope, reason))
                     return
         seen = 0
         started = False
@@ -339,16 +363,11 @@ class BodyLimit:
             await self.app(scope, counted, watched)
         except BodyTooLarge:
             if not started:
-                await _refuse(scope, send, reason)
+                await _refuse(scope, send, self.refusal(scope, reason))
 
 
-async def _refuse(scope: Scope, send: Send, reason: str) -> None:
-    path = scope.get("path", "")
-    response: Response = JSONResponse(
-        {"error": reason}, status_code=413, headers={"Connection": "close"}
-    )
-    if not str(path).startswith("/api/"):
-        response = Response(reason, status_code=413, media_type="text/plain")
+async def _refuse(scope: Scope, send: Send, response: Response) -> None:
+    """Answer without reading the rest of the body."""
 
     async def nothing() -> Message:
         return {"type": "http.disconnect"}

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from arena.referee.manifest import BotManifest, BotSpec
 from arena.referee.settings import PlaySettings
 from arena.server.config import LadderSection
-from arena.server.models import GameRow
+from arena.server.models import GameRow, SeatRow
 from arena.server.store import (
     CompetitionStore,
     FinishedFault,
@@ -35,10 +35,15 @@ from arena.server.store import (
     GameOutcome,
     StoreError,
 )
+from arena.textsafe import visible
 from arena.tournament.store import GameResult, ScheduledGame
 
 _log = logging.getLogger("arena.server.ladder")
 
+BOTS_FOLDER = "bots"
+"""``data_dir/bots/<version id>``: each accepted version's built bot, as the ladder runs it."""
+COLLECT_EVERY_S = 60.0
+"""How often the ladder deletes the build copies of versions that can no longer play."""
 STDERR_READ_BYTES = 256 * 1024
 ERROR_BACKOFF_S = (1.0, 60.0)
 """After a game the arena (not a bot) failed to play, wait this long before the next
@@ -386,6 +391,8 @@ class Ladder:
         self.config = ladder
         self.play = play
         self.log_root = data_dir / "game-logs"
+        self.bots_home = data_dir / BOTS_FOLDER
+        self._next_collect = 0.0
         self.pool = pool
         self._inbox: queue.Queue[JobDone | None] = queue.Queue()
         self._stop = threading.Event()
@@ -396,6 +403,8 @@ class Ladder:
         self._rng = random.Random(ladder.master_seed)
         self._backoff = 0.0
         self._not_before = 0.0
+        self.wake_builder: Callable[[], None] = lambda: None
+        """Called when a version goes back to the build queue (set by the service)."""
         self.finished = 0
         self.voided = 0
         self.passes = 0
@@ -476,8 +485,32 @@ class Ladder:
         try:
             self._retry_unsaved()
             self._start_games()
+            if time.monotonic() >= self._next_collect:
+                self._next_collect = time.monotonic() + COLLECT_EVERY_S
+                self.collect_builds()
         finally:
             self.passes += 1
+
+    def collect_builds(self) -> int:
+        """Delete the build copies of versions that can no longer play (replaced by a
+        newer version or disqualified, with no game of theirs scheduled or running); how
+        many. Runs on the ladder's thread, the only one that starts games, so no game
+        starts from a copy being deleted. Only folders ``data_dir/bots/<version id>`` are
+        ever deleted; the uploaded archive stays (what the author submitted)."""
+        from arena.sandbox.stage import remove_tree
+
+        home = self.bots_home.resolve()
+        removed = 0
+        for version_id, path in self.store.unused_builds():
+            folder = Path(path)
+            if folder.resolve() != home / str(version_id):
+                continue  # not a copy this server made: never deleted
+            if self.store.forget_build(version_id):
+                remove_tree(folder)
+                removed += 1
+        if removed:
+            _log.info("deleted the build copies of %d version(s) that can no longer play", removed)
+        return removed
 
     def _start_games(self) -> None:
         if self.store.paused() or time.monotonic() < self._not_before:
@@ -501,7 +534,8 @@ class Ladder:
                 game = self.store.claim_scheduled_game()
                 if game is None:  # pragma: no cover - only this thread claims games
                     return
-            self._start(game)
+            if not self._start(game):
+                return  # a game was voided: look again at the next pass, never in a loop
 
     def _choose(self) -> Choice | None:
         active = [v.id for v in self.store.active_versions()]
@@ -513,20 +547,14 @@ class Ladder:
             active, load, share, pairs, by_players, by_variant, self.config, self._rng
         )
 
-    def _start(self, game: GameRow) -> None:
+    def _start(self, game: GameRow) -> bool:
+        """Hand ``game`` to the pool; False when it was voided instead (a build missing)."""
         specs, sources = [], []
         for seat in game.seats:
             info = self.store.launch_info(seat.version_id)
             if info is None or not Path(info.built_path).is_dir():
-                self.store.void_game(game.id, "bot build missing")
-                _log.error(
-                    "game %s voided: the build of %s v%d is missing",
-                    game.id,
-                    seat.bot_name,
-                    seat.version_number,
-                )
-                self.voided += 1
-                return
+                self._build_missing(game, seat)
+                return False
             specs.append(
                 BotSpec(folder=Path(info.built_path), manifest=BotManifest(**info.manifest))
             )
@@ -543,6 +571,28 @@ class Ladder:
         )
         self._running.add(game.id)
         self.pool.submit(job, self._inbox.put)
+        return True
+
+    def _build_missing(self, game: GameRow, seat: SeatRow) -> None:
+        """A seat's build copy (``data_dir/bots/<version>``) is gone: void the game once
+        and, if the version is on the ladder, take it off until the build worker has
+        rebuilt it from its archive (so no further game is voided for it)."""
+        self.store.void_game(game.id, "bot build missing")
+        self.voided += 1
+        reason = (
+            f"taken off the ladder: its build was missing when game {game.id} was due; "
+            "rebuilding it from the uploaded archive"
+        )
+        requeued = self.store.rebuild_version(seat.version_id, reason)
+        _log.error(
+            "game %s voided: the build of %s v%d is missing%s",
+            game.id,
+            visible(seat.bot_name),
+            seat.version_number,
+            "; the version is off the ladder and queued for a rebuild" if requeued else "",
+        )
+        if requeued:
+            self.wake_builder()
 
     def _handle(self, done: JobDone) -> None:
         self._running.discard(done.game_id)
@@ -551,7 +601,11 @@ class Ladder:
             self.voided += 1
             self._backoff = min(ERROR_BACKOFF_S[1], max(ERROR_BACKOFF_S[0], self._backoff * 2))
             self._not_before = time.monotonic() + self._backoff
-            _log.error("game %s voided (the arena failed to play it): %s", done.game_id, done.error)
+            _log.error(
+                "game %s voided (the arena failed to play it): %s",
+                done.game_id,
+                visible(done.error or ""),
+            )
             return
         self._backoff = 0.0
         self._store_result(done)

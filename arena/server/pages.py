@@ -7,7 +7,7 @@ import re
 from typing import Literal
 from urllib.parse import unquote
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from markupsafe import Markup
 from pydantic import ValidationError
@@ -89,7 +89,14 @@ def router(state: AppState) -> APIRouter:
         rows = store.games(bot=bot or None, kind=kind, limit=GAMES_PER_PAGE, before=before)
         more = rows[-1].id if len(rows) == GAMES_PER_PAGE else None
         return render(
-            request, "games.html", viewer_of(request), games=rows, bot=bot, kind=kind, more=more
+            request,
+            "games.html",
+            viewer_of(request),
+            games=rows,
+            bot=bot,
+            kind=kind,
+            more=more,
+            before=before,
         )
 
     @pages.get("/games/{game_id}")
@@ -122,9 +129,11 @@ def router(state: AppState) -> APIRouter:
         return response
 
     @pages.get("/me")
-    def me(request: Request) -> Response:
+    def me(
+        request: Request, page_number: int = Query(default=1, ge=1, le=100_000, alias="page")
+    ) -> Response:
         author = signed_in(request)
-        page = views.me_page(store, author)
+        page = views.me_page(store, author, page_number)
         own = {b.name for b in page.bots}
         opponents = [
             row.bot_name

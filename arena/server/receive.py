@@ -1,6 +1,8 @@
 """Receive an uploaded bot archive: the multipart body streamed to a file in
 ``data_dir/uploads/``, refused (413) as soon as it passes the size limit, never held in
-memory nor written beyond the limit; then the bot's name read from its ``bot.toml``.
+memory nor written beyond the limit; then checked in full (unpacked to a scratch folder
+with every rule of :mod:`arena.server.uploads`) before it is stored, so a hostile
+archive is refused at once with its reason.
 
 Starlette's own form parser spools a whole file before the handler sees it, so the
 stream is parsed here with python-multipart's push parser (the one Starlette uses).
@@ -8,23 +10,22 @@ stream is parsed here with python-multipart's push parser (the one Starlette use
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
+import logging
 import secrets
-import tarfile
-import tomllib
-import zipfile
+import threading
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import IO
 
 from fastapi import Request
-from pydantic import ValidationError
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
-from arena.referee.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES, BotManifest
+from arena.errors import ArenaError
+from arena.server.uploads import UploadLimits, UploadRejected, archive_format, check_upload
+
+_log = logging.getLogger("arena.server")
 
 FIELD_BYTES = 4096
 """Largest plain (non-file) form field."""
@@ -32,9 +33,8 @@ MAX_PARTS = 8
 MULTIPART_OVERHEAD = 64 * 1024
 """Headers, boundaries and small fields a body may add to the archive's own size."""
 ARCHIVE_FIELD = "archive"
-ZIP_MAGIC = b"PK\x03\x04"
-GZIP_MAGIC = b"\x1f\x8b"
-MAX_MEMBERS_SCANNED = 10_000
+HEAD_BYTES = 512
+"""The archive's first bytes, kept to recognise its format (a tar's magic is at 257)."""
 
 
 class UploadError(Exception):
@@ -163,8 +163,8 @@ class _Sink:
         self.received.size += len(chunk)
         if self.received.size > self.max_bytes:
             raise too_large(self.max_bytes)
-        if len(self.head) < 8:
-            self.head += chunk[: 8 - len(self.head)]
+        if len(self.head) < HEAD_BYTES:
+            self.head += chunk[: HEAD_BYTES - len(self.head)]
         self.digest.update(chunk)
         self.file.write(chunk)
 
@@ -191,100 +191,37 @@ class _Sink:
         if self.path is None or self.received.size == 0:
             self.discard()
             raise UploadError(400, "no archive: send the bot as a .zip or .tar.gz in 'archive'")
-        if self.head.startswith(ZIP_MAGIC):
-            self.received.suffix = ".zip"
-        elif self.head.startswith(GZIP_MAGIC):
-            self.received.suffix = ".tar.gz"
-        else:
+        try:
+            kind = archive_format(self.head)  # a plain tar, bzip2, xz or 7-Zip is named
+        except UploadRejected as exc:
             self.discard()
-            raise UploadError(400, "the archive is neither a .zip nor a .tar.gz")
+            raise UploadError(400, exc.reason) from None
+        self.received.suffix = ".zip" if kind == "zip" else ".tar.gz"
         self.received.archive = self.path
         self.received.sha256 = self.digest.hexdigest()
         return self.received
 
 
-# ------------------------------------------------------------------ the bot's name
+# ------------------------------------------------------------------ the full check
+
+UPLOAD_CHECKS = threading.BoundedSemaphore(2)
+"""Uploads unpacked for checking at once (each may write up to the unpacked limit to
+disk): more wait their turn."""
 
 
-def manifest_name(archive: Path, suffix: str, max_unpacked: int) -> str:
-    """The ``name`` in the archive's ``bot.toml`` (at the top, or in its single top-level
-    folder). Reads that one member only, bounded; the real unpacking and the build come
-    later, in the sandbox. Raises :class:`UploadError` (400) with the reason."""
-    try:
-        raw = _zip_manifest(archive) if suffix == ".zip" else _tar_manifest(archive, max_unpacked)
-    except UploadError:
-        raise
-    except (OSError, zipfile.BadZipFile, tarfile.TarError, EOFError, gzip.BadGzipFile):
-        raise UploadError(400, "the archive is damaged or not a .zip/.tar.gz") from None
-    if raw is None:
-        raise UploadError(400, f"no {MANIFEST_NAME} at the top of the archive")
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-        return BotManifest.model_validate(data).name
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UploadError(400, f"{MANIFEST_NAME} is not valid TOML ({exc})") from None
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'manifest'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise UploadError(400, f"{MANIFEST_NAME}: {problems}") from None
-
-
-def _is_manifest(name: str) -> bool:
-    parts = PurePosixPath(name.replace("\\", "/").lstrip("./")).parts
-    return (len(parts) == 1 or len(parts) == 2) and parts[-1] == MANIFEST_NAME
-
-
-def _zip_manifest(archive: Path) -> bytes | None:
-    with zipfile.ZipFile(archive) as zf:
-        candidates = [i for i in zf.infolist() if _is_manifest(i.filename) and not i.is_dir()]
-        if not candidates:
-            return None
-        info = min(candidates, key=lambda i: len(i.filename))
-        if info.file_size > MAX_MANIFEST_BYTES:
-            raise UploadError(400, f"{MANIFEST_NAME} is longer than {MAX_MANIFEST_BYTES} bytes")
-        with zf.open(info) as member:
-            data = member.read(MAX_MANIFEST_BYTES + 1)
-        if len(data) > MAX_MANIFEST_BYTES:
-            raise UploadError(400, f"{MANIFEST_NAME} is longer than {MAX_MANIFEST_BYTES} bytes")
-        return data
-
-
-class _Capped(io.RawIOBase):
-    """A reader that fails once more than ``limit`` bytes were read (a gzip bomb)."""
-
-    def __init__(self, inner: gzip.GzipFile, limit: int) -> None:
-        self.inner = inner
-        self.left = limit
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        data = self.inner.read(min(len(buffer), self.left + 1))
-        self.left -= len(data)
-        if self.left < 0:
-            raise UploadError(400, "the archive unpacks to more than the limit")
-        buffer[: len(data)] = data
-        return len(data)
-
-
-def _tar_manifest(archive: Path, max_unpacked: int) -> bytes | None:
-    with gzip.open(archive, "rb") as unzipped:
-        capped = io.BufferedReader(_Capped(unzipped, max_unpacked))
-        with tarfile.open(fileobj=capped, mode="r|") as tar:
-            for count, member in enumerate(tar):
-                if count > MAX_MEMBERS_SCANNED:
-                    return None
-                if not _is_manifest(member.name):
-                    continue
-                if not member.isreg():
-                    raise UploadError(400, f"{MANIFEST_NAME} is not a regular file")
-                if member.size > MAX_MANIFEST_BYTES:
-                    raise UploadError(
-                        400, f"{MANIFEST_NAME} is longer than {MAX_MANIFEST_BYTES} bytes"
-                    )
-                extracted = tar.extractfile(member)
-                return None if extracted is None else extracted.read()
-    return None
+def check_received(archive: Path, scratch: Path, limits: UploadLimits) -> str:
+    """The bot's name, once the archive passed every check the build worker's unpacking
+    makes (:func:`arena.server.uploads.check_upload`: paths, links, special files, sizes,
+    entry count, ratio, damage, manifest). Raises :class:`UploadError`: 400 with the
+    reason for the author, 503 when the server cannot unpack (disk full: logged, and
+    never a server path in the answer). Leaves ``scratch`` removed."""
+    with UPLOAD_CHECKS:
+        try:
+            return check_upload(archive, scratch, limits).name
+        except UploadRejected as exc:
+            raise UploadError(400, exc.reason) from None
+        except ArenaError as exc:
+            _log.error("cannot check an upload: %s", exc)
+            raise UploadError(
+                503, "the server cannot unpack uploads right now; try again later"
+            ) from None

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 from arena.errors import ArenaError
 from arena.server.config import CompetitionConfig, load_competition
-from arena.server.ladder import Ladder, Pool, ProcessPool
+from arena.server.ladder import BOTS_FOLDER, Ladder, Pool, ProcessPool
 from arena.server.models import Version
 from arena.server.store import CompetitionStore, Conflict
 
@@ -62,6 +62,9 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
     from arena.server.submissions import process_submission
     from arena.server.uploads import UploadRejected, unpack_upload
 
+    if not archive.is_file():  # lost from data_dir/uploads: no retry can bring it back
+        reason = "the server no longer has this version's uploaded archive; submit the bot again"
+        return BuildVerdict(False, f"rejected: {reason}", reason, None, None, {})
     dest = config.data_dir / "submissions" / str(version.id)
     shutil.rmtree(dest, ignore_errors=True)  # a build cut short by a restart
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -97,7 +100,8 @@ def keep_build(built: Path, data_dir: Path, version_id: int) -> Path:
     """A read-only copy of a version's built bot in ``data_dir/bots/<version id>``: what
     the ladder launches. The build cache it came from collects entries unused for a day
     (past its bounds), and a long-idle active version must never lose its build under
-    the ladder; nothing collects this folder. ArenaError (disk full): the build is
+    the ladder; the ladder deletes it once the version can no longer play
+    (:meth:`Ladder.collect_builds`). ArenaError (disk full): the build is
     retried, never held against the author."""
     from arena.sandbox.stage import make_read_only, remove_tree
 
@@ -228,9 +232,6 @@ def open_store(config: CompetitionConfig) -> CompetitionStore:
     return store
 
 
-BOTS_FOLDER = "bots"
-"""``data_dir/bots/<version id>``: each accepted version's built bot, as the ladder runs it."""
-
 PRIVATE_FOLDERS = ("uploads", "submissions")
 """Authors' code as uploaded and unpacked: for the server only (bots run from
 ``data_dir/bots``, never from here)."""
@@ -253,6 +254,19 @@ def _make_data_dir(folder: Path) -> None:
         raise ServeError(f"cannot create the data folder {folder}: {exc.strerror}") from None
     if not os.access(folder, os.W_OK):
         raise ServeError(f"the data folder {folder} is not writable")
+
+
+def clear_partial_uploads(data_dir: Path) -> int:
+    """At start: remove what a killed server left in ``data_dir/uploads`` (bodies cut
+    short, ``incoming-*.part``, and upload checks cut short, ``checking-*``); how many.
+    Stored archives are never touched."""
+    from arena.sandbox.stage import remove_tree
+
+    uploads = data_dir / "uploads"
+    left = [*uploads.glob("incoming-*.part"), *uploads.glob("checking-*")]
+    for path in left:
+        remove_tree(path)
+    return len(left)
 
 
 def ensure_organiser(store: CompetitionStore, config: CompetitionConfig, out: TextIO) -> str | None:
@@ -362,6 +376,7 @@ def make_service(
 ) -> Service:
     ladder = Ladder(store, config.ladder, config.play, config.data_dir, pool)
     builder = BuildWorker(store, config, ladder.wake, build)
+    ladder.wake_builder = builder.wake
     return Service(config, store, ladder, builder, [])
 
 
@@ -377,6 +392,7 @@ def serve(
     _make_data_dir(config.data_dir)
     os.environ.setdefault(BUILD_CACHE_ENV, str(config.data_dir / "build-cache"))
     _check_port(config.server.host, config.server.port)
+    clear_partial_uploads(config.data_dir)
     _check_sandbox(config, out)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)

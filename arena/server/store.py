@@ -608,6 +608,51 @@ class CompetitionStore:
             raise NotFound(f"no submission {version_id}")
         return out
 
+    def _unused_builds(self) -> sa.Select[Any]:
+        """Versions that can no longer play but still have a build copy: replaced
+        (``retired``) or ``disqualified``, with no scheduled or running game seating them."""
+        busy = (
+            sa.select(seats.c.version_id)
+            .join(games, games.c.id == seats.c.game_id)
+            .where(games.c.status.in_(("scheduled", "running")))
+        )
+        return sa.select(versions.c.id, versions.c.built_path).where(
+            versions.c.status.in_(("retired", "disqualified")),
+            versions.c.built_path.is_not(None),
+            versions.c.id.not_in(busy),
+        )
+
+    def unused_builds(self) -> list[tuple[int, str]]:
+        """(version id, build path) of every version whose build copy may go."""
+        with self._read() as conn:
+            rows = conn.execute(self._unused_builds().order_by(versions.c.id)).all()
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def forget_build(self, version_id: int) -> bool:
+        """Clear a version's build path before its copy is deleted, if it is still unused
+        (checked again in this transaction); True when the copy may be deleted."""
+        with self._write() as conn:
+            still = conn.execute(self._unused_builds().where(versions.c.id == version_id)).first()
+            if still is None:
+                return False
+            conn.execute(
+                sa.update(versions).where(versions.c.id == version_id).values(built_path=None)
+            )
+        return True
+
+    def rebuild_version(self, version_id: int, reason: str) -> Version | None:
+        """Take an active version off the ladder because its build copy is gone: it is
+        ``queued`` again (the build worker rebuilds it from its kept archive), with
+        ``reason`` as its verdict until the new one. None if it was not active."""
+        with self._write() as conn:
+            changed = conn.execute(
+                sa.update(versions)
+                .where(versions.c.id == version_id, versions.c.status == "active")
+                .values(status="queued", verdict=reason, built_path=None)
+            ).rowcount
+            out = self._version(conn, version_id)
+        return out if changed else None
+
     def finish_build(
         self,
         version_id: int,
@@ -619,7 +664,8 @@ class CompetitionStore:
         meta: dict[str, Any],
     ) -> Version:
         """Record a build's verdict. An accepted version becomes ``active`` and retires the
-        bot's previous active version (its games keep it)."""
+        bot's previous active version (its games keep it); a rebuilt version that a newer
+        one replaced meanwhile is ``retired`` at once."""
         meta_text = json.dumps(meta, sort_keys=True, default=str)
         with self._write() as conn:
             row = conn.execute(sa.select(versions).where(versions.c.id == version_id)).first()
@@ -631,6 +677,17 @@ class CompetitionStore:
             status = "rejected"
             if ok:
                 status = "disqualified" if disqualified else "active"
+            newer_active = conn.execute(
+                sa.select(versions.c.id)
+                .where(
+                    versions.c.bot_id == row.bot_id,
+                    versions.c.status == "active",
+                    versions.c.number > row.number,
+                )
+                .limit(1)
+            ).first()
+            if status == "active" and newer_active is not None:
+                status = "retired"  # rebuilt after a newer version took its place
             if status == "active":
                 conn.execute(
                     sa.update(versions)
@@ -1532,6 +1589,17 @@ class CompetitionStore:
             ).first()
             if banned is not None:
                 raise Conflict(f"game {game_id} seats {banned[0]!r}, which is disqualified")
+            unbuilt = conn.execute(
+                sa.select(bots.c.name, versions.c.number, versions.c.status)
+                .join(versions, versions.c.bot_id == bots.c.id)
+                .where(versions.c.id.in_(version_ids), versions.c.built_path.is_(None))
+            ).first()
+            if unbuilt is not None:
+                name, number, status = unbuilt
+                raise Conflict(
+                    f"game {game_id} seats {name!r} v{number} ({status}), whose build is no "
+                    "longer kept: it cannot be played again"
+                )
             was_rated = row.status == "finished" and bool(row.rated)
             conn.execute(
                 sa.update(games)

@@ -36,7 +36,13 @@ from typing import IO, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena.errors import ArenaError
-from arena.referee.manifest import MANIFEST_NAME, BotSpec, ManifestError, load_bot
+from arena.referee.manifest import (
+    MANIFEST_NAME,
+    BotManifest,
+    BotSpec,
+    ManifestError,
+    load_bot,
+)
 from arena.sandbox import BuildLimits
 from arena.sandbox.stage import file_mode, remove_tree
 from arena.textsafe import visible
@@ -672,6 +678,18 @@ def unpack_upload(archive: Path, dest: Path, limits: UploadLimits | None = None)
         remove_tree(dest)
         raise
     return folder
+
+
+def check_upload(archive: Path, scratch: Path, limits: UploadLimits) -> BotManifest:
+    """Every check :func:`unpack_upload` makes, at upload time: unpack ``archive`` into
+    ``scratch`` (a new folder), read its manifest and remove the folder again, so a
+    hostile archive is refused before it is stored or queued.  Raises
+    :class:`UploadRejected` (reason for the author) or :class:`ArenaError`."""
+    try:
+        folder = unpack_upload(archive, scratch, limits)
+        return validate_manifest(folder, scratch.resolve()).manifest
+    finally:
+        remove_tree(scratch)
 
 
 def validate_manifest(folder: Path, root: Path) -> BotSpec:

@@ -27,6 +27,8 @@ from arena.server.store import CompetitionStore
 
 RECENT_GAMES = 20
 OWN_STDERR_GAMES = 10
+SUBMISSIONS_PER_PAGE = 20
+"""Submissions on one page of ``/me`` (each may carry a 64 KiB build log)."""
 
 
 def may_see_private(viewer: Author | None, author_id: int) -> bool:
@@ -249,6 +251,11 @@ class MePage:
     submissions: list[Submission]
     bots: list[Bot]
     games: list[OwnGame]
+    page: int = 1
+    """This page of the submissions (newest first), 1 to ``pages``."""
+    pages: int = 1
+    total: int = 0
+    """Every submission of the author."""
 
     def api(self) -> dict[str, Any]:
         return {
@@ -260,6 +267,9 @@ class MePage:
             },
             "bots": [b.name for b in self.bots],
             "submissions": [s.api() for s in self.submissions],
+            "page": self.page,
+            "pages": self.pages,
+            "submissions_total": self.total,
             "games": [
                 {
                     "game": game_api(g.game),
@@ -271,10 +281,15 @@ class MePage:
         }
 
 
-def me_page(store: CompetitionStore, author: Author) -> MePage:
+def me_page(store: CompetitionStore, author: Author, page: int = 1) -> MePage:
+    """The author's page; ``page`` picks their submissions (newest first, clamped to the
+    pages there are): only that page's build logs are read."""
     versions = store.submissions_of(author.id)
+    pages = max(1, -(-len(versions) // SUBMISSIONS_PER_PAGE))
+    page = min(max(1, page), pages)
+    shown = versions[(page - 1) * SUBMISSIONS_PER_PAGE : page * SUBMISSIONS_PER_PAGE]
     submissions = [
-        Submission(version_view(v, author.id, author), store.submission_log(v.id)) for v in versions
+        Submission(version_view(v, author.id, author), store.submission_log(v.id)) for v in shown
     ]
     bots = [b for b in store.bots() if b.author_id == author.id]
     seen: dict[str, GameRow] = {}
@@ -292,4 +307,4 @@ def me_page(store: CompetitionStore, author: Author) -> MePage:
             if text:
                 stderr[seat] = text
         games.append(OwnGame(game, seats, stderr))
-    return MePage(author, submissions, bots, games)
+    return MePage(author, submissions, bots, games, page, pages, len(versions))

@@ -89,6 +89,7 @@ def _sync_table(game: Game) -> None:
     """The engine's derived table state after an edit of ``factories``/``centre``."""
     game._table_tiles = table_tiles(game)
     game._live = [FACTORY_MOVES[i][code] for i, code in enumerate(game.factories)]
+    game._pairs = tuple(pair for parts in game._live for pair in parts)
 
 
 def _take(game: Game, colour: int, n: int) -> None:
@@ -254,7 +255,7 @@ def snapshot(game: Game) -> dict[str, Any]:
     ]
     data["accept"] = [list(b.accept) for b in game.boards]
     data["masks"] = [
-        (list(b.row_cells), list(b.row_colours), list(b.col_rows), list(b.col_colours))
+        (list(b.row_cells), list(b.row_colours), list(b.col_rows), list(b.colour_cols))
         for b in game.boards
     ]
     data["private"] = {

@@ -6,6 +6,8 @@ is in the test's comments), never read back from the engine.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from arena.engine import (
@@ -973,6 +975,29 @@ def test_illegal_draft_moves_leave_the_game_unchanged() -> None:
             game.apply(move)
         assert snapshot(game) == before, move
     assert_conserved(game)
+
+
+def test_malformed_draft_moves_are_illegal_and_plain_sequences_play() -> None:
+    game = fresh()
+    set_table(game, factories=[[1, 1, 1, 0, 0]])
+    before = snapshot(game)
+    malformed: list[Any] = [
+        (0, 1.5, FLOOR),  # a colour that is no colour index
+        (0, B, 2.5),
+        ("0", B, FLOOR),
+        (0, B),
+        [0, B, FLOOR, 1],
+        None,
+        [[0], B, FLOOR],  # unhashable parts
+    ]
+    for move in malformed:
+        with pytest.raises(IllegalMove):
+            game.apply(move)
+        assert snapshot(game) == before, move
+    game.apply([0, B, 1])  # type: ignore[arg-type]  # a list, as parsed JSON gives it
+    seat, logged = game.rounds[-1].decisions[-1]
+    assert (seat, logged) == (0, Move(0, B, 1)) and type(logged) is Move
+    assert game.boards[0].line_count[1] == 1
 
 
 def test_no_move_after_the_game_is_over() -> None:

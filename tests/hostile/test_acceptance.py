@@ -319,6 +319,7 @@ def fault_problems(played: Played, expect: Expect) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_hostile_bot_in_a_tournament(
     name: str, full_sandbox: None, baseline: dict[str, Any], tmp_path: Path

@@ -425,6 +425,7 @@ def test_report_outputs_show_control_characters_escaped() -> None:
 # ---------------------------------------------------------------- transcripts
 
 
+@pytest.mark.slow
 def test_match_transcript_is_capped_with_a_count_of_what_was_dropped(root: Path) -> None:
     """Breach 6: ignored late answers padded to 60 KB made a 48 MiB transcript."""
     level = harmless_sandbox()

@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from .hostile_support import (
     REPO,
     cgroups_of,
@@ -98,6 +100,7 @@ def expected_ids() -> list[str]:
     return [g.game_id for g in games]
 
 
+@pytest.mark.slow
 def test_repeated_sigkill_and_resume_equals_uninterrupted(tmp_path: Path) -> None:
     make_public(tmp_path)
     bots = [good_bot(name, tmp_path / "bots") for name in BOTS]

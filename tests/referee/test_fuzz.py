@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -91,6 +92,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(value=json_values, which=st.integers(0, len(GAMES) - 1))
 def test_arbitrary_json(value: object, which: int) -> None:
@@ -121,6 +123,7 @@ shaped = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(message=shaped, which=st.integers(0, len(GAMES) - 1))
 def test_schema_shaped_objects(message: dict[str, object], which: int) -> None:

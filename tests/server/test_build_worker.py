@@ -165,3 +165,34 @@ def test_an_active_versions_build_survives_the_build_cache_collector(
         assert (spec.folder / "bot.py").is_file() and (spec.folder / "bot.toml").is_file()
         assert not os.access(spec.folder, os.W_OK) or os.geteuid() == 0
         assert spec.folder.stat().st_mode & 0o777 == 0o555  # read-only for everyone
+
+
+def test_a_lost_archive_is_a_verdict_not_an_endless_retry(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    """The uploaded archive is gone from data_dir/uploads (a rebuild after the build copy
+    was lost too): no retry can help, so the version gets a verdict that says so and the
+    queue moves on."""
+    author, _ = store.create_author("alice")
+    store.add_submission(author.id, "lost", str(tmp_path / "gone.zip"), "0" * 64)
+    worker = BuildWorker(store, _config(tmp_path), lambda: None)
+    claimed = store.claim_queued_version()
+    assert claimed is not None
+    done = worker.build_one(claimed)
+    assert done.status == "rejected" and worker.backoff == 0
+    assert done.verdict is not None and "submit the bot again" in done.verdict
+    assert store.claim_queued_version() is None
+
+
+def test_a_restart_clears_partial_uploads_and_keeps_archives(tmp_path: Path) -> None:
+    from arena.server.service import clear_partial_uploads
+
+    uploads = tmp_path / "uploads"
+    (uploads / "checking-0123abcd" / "bot").mkdir(parents=True)
+    (uploads / "checking-0123abcd" / "bot" / "bot.toml").write_text("x")
+    (uploads / "checking-0123abcd" / "bot").chmod(0o555)
+    (uploads / "incoming-0123abcd.part").write_bytes(b"PK")
+    (uploads / "0123456789abcdef-0a1b2c3d.zip").write_bytes(b"PK")
+    assert clear_partial_uploads(tmp_path) == 2
+    assert [p.name for p in uploads.iterdir()] == ["0123456789abcdef-0a1b2c3d.zip"]
+    assert clear_partial_uploads(tmp_path / "nowhere") == 0

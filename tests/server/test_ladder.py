@@ -425,3 +425,143 @@ def test_results_wait_out_a_database_outage(
     finished = {g.id for g in store.games(status="finished", limit=100)}
     assert set(fake.played) - finished <= {fake.played[-1]}  # only the last may be in flight
     assert store.game_counts().get("running", 0) == 0
+
+
+# ---------------------------------------------------------------- a build copy gone missing
+
+
+def test_a_version_whose_build_is_missing_leaves_the_ladder_after_one_void(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    """Its build copy deleted under the ladder: one game is voided, the version goes back
+    to the build queue with a reason the organiser and its author see, and the ladder
+    plays on with the others (no loop of voided games)."""
+    import shutil
+
+    versions = _add_bots(store, ["a", "b", "c"], tmp_path / "built")
+    shutil.rmtree(tmp_path / "built" / "c")  # c: the newest, its first games come first
+    fake = FakeGames()
+    ladder = Ladder(
+        store, LadderSection(games_in_flight=2), PlaySettings(), tmp_path, ThreadPool(2, fake)
+    )
+    woken = []
+    ladder.wake_builder = lambda: woken.append(1)
+    _run_until(ladder, store, 20)
+    void = store.games(status="void", limit=50)
+    assert len(void) == 1 and ladder.voided == 1
+    assert void[0].end_reason == "bot build missing"
+    assert "c" in {s.bot_name for s in void[0].seats}
+    c = store.version(versions[2])
+    assert c is not None and c.status == "queued"
+    assert c.verdict is not None and "build was missing" in c.verdict and void[0].id in c.verdict
+    assert woken == [1]
+    played = store.games(status="finished", limit=500)
+    assert all("c" not in {s.bot_name for s in g.seats} for g in played)
+    assert {r.bot_name for r in store.leaderboard()} == {"a", "b"}
+    # the build worker rebuilds it: back on the ladder as the bot's active version
+    claimed = store.claim_queued_version()
+    assert claimed is not None and claimed.id == versions[2]
+    (tmp_path / "built" / "c").mkdir()
+    manifest = {"name": "c", "command": "python3 bot.py"}
+    again = store.finish_build(
+        claimed.id, True, "ok", "log", str(tmp_path / "built" / "c"), "h", {"manifest": manifest}
+    )
+    assert again.status == "active"
+
+
+def test_a_rebuilt_version_never_displaces_a_newer_one(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    (old,) = _add_bots(store, ["a"], tmp_path / "built")
+    assert store.rebuild_version(old, "build missing") is not None
+    assert store.rebuild_version(old, "twice") is None  # no longer active: nothing to do
+    rebuilding = store.claim_queued_version()
+    assert rebuilding is not None and rebuilding.id == old
+    author = store.author_by_name("alice")
+    assert author is not None
+    store.add_submission(author.id, "a", "/x.zip", "1" * 64)
+    newer = store.claim_queued_version()
+    assert newer is not None
+    manifest = {"manifest": {"name": "a", "command": "python3 bot.py"}}
+    assert store.finish_build(newer.id, True, "ok", "", "/b/2", "h2", manifest).status == "active"
+    late = store.finish_build(old, True, "ok", "", "/b/1", "h1", manifest)
+    assert late.status == "retired"
+    assert [v.id for v in store.active_versions()] == [newer.id]
+
+
+def test_build_copies_of_versions_that_can_no_longer_play_are_deleted(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    """Replaced (with no game of theirs in flight) or disqualified: their copy in
+    data_dir/bots goes; active versions, busy ones and folders elsewhere stay."""
+    from arena.server.store import Conflict
+
+    author, _ = store.create_author("alice")
+    home = tmp_path / "bots"
+
+    def accept(name: str, where: Path | None = None) -> int:
+        store.add_submission(author.id, name, "/x.zip", "0" * 64)
+        version = store.claim_queued_version()
+        assert version is not None
+        built = where or home / str(version.id)
+        built.mkdir(parents=True)
+        (built / "bot.py").write_text("pass\n")
+        built.chmod(0o555)  # kept read-only, as keep_build leaves it
+        meta = {"manifest": {"name": name, "command": "python3 bot.py"}}
+        return store.finish_build(version.id, True, "ok", "", str(built), "h", meta).id
+
+    a1 = accept("a")
+    b1 = accept("b")
+    c1 = accept("c")
+    elsewhere = accept("d", tmp_path / "elsewhere")
+    old_game = store.schedule_game(
+        kind="ladder", players=2, variant="coloured", seed=1, version_ids=[a1, b1], rated=True
+    )
+    assert store.claim_scheduled_game() is not None
+    store.void_game(old_game.id, "arena error")
+    busy = store.schedule_game(
+        kind="ladder", players=2, variant="coloured", seed=2, version_ids=[b1, c1], rated=True
+    )
+    a2 = accept("a")  # a1 retired, no game in flight: collected
+    b2 = accept("b")  # b1 retired, seated in a scheduled game with c1...
+    store.disqualify("c")  # ...which this voids: b1 and c1 are free
+    accept("d")  # d1 retired, but its folder is not in data_dir/bots: never touched
+    ladder = Ladder(store, LadderSection(), PlaySettings(), tmp_path, ThreadPool(1, FakeGames()))
+    assert store.game(busy.id).status == "void"  # type: ignore[union-attr]
+    assert ladder.collect_builds() == 3  # a1, b1 (its game voided by the disqualification), c1
+    assert not (home / str(a1)).exists() and not (home / str(c1)).exists()
+    assert not (home / str(b1)).exists()
+    assert (home / str(a2)).is_dir() and (home / str(b2)).is_dir()
+    assert (tmp_path / "elsewhere").is_dir() and store.launch_info(elsewhere) is not None
+    assert store.launch_info(a1) is None and store.launch_info(a2) is not None
+    assert ladder.collect_builds() == 0
+    with pytest.raises(Conflict, match="no longer kept"):
+        store.rerun(old_game.id)
+
+
+def test_a_replaced_version_keeps_its_copy_while_a_game_of_it_is_in_flight(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    author, _ = store.create_author("alice")
+    home = tmp_path / "bots"
+    ids = []
+    for name in ("a", "b", "a"):
+        store.add_submission(author.id, name, "/x.zip", "0" * 64)
+        version = store.claim_queued_version()
+        assert version is not None
+        (home / str(version.id)).mkdir(parents=True)
+        meta = {"manifest": {"name": name, "command": "python3 bot.py"}}
+        store.finish_build(version.id, True, "ok", "", str(home / str(version.id)), "h", meta)
+        ids.append(version.id)
+        if len(ids) == 2:  # a game of a1 and b1 starts before a2 arrives
+            store.schedule_game(
+                kind="ladder", players=2, variant="gray", seed=3, version_ids=ids, rated=True
+            )
+            running = store.claim_scheduled_game()
+            assert running is not None
+    ladder = Ladder(store, LadderSection(), PlaySettings(), tmp_path, ThreadPool(1, FakeGames()))
+    assert ladder.collect_builds() == 0  # a1 is playing
+    assert (home / str(ids[0])).is_dir()
+    store.void_game(running.id, "arena error")
+    assert ladder.collect_builds() == 1
+    assert not (home / str(ids[0])).exists() and (home / str(ids[2])).is_dir()

@@ -113,6 +113,7 @@ def leftovers(root: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_interrupt_kill_and_resume_equals_uninterrupted(
     bot_dirs: list[Path], tmp_path: Path
 ) -> None:
