@@ -123,10 +123,17 @@ def _play_block(
     """Per game: outcome, wall time, index of its first gap, the referee's CPU time
     (bookkeeping after the block,
     so that the bench's own work does not land in the gaps it measures)."""
+    settings = [
+        GameSettings(
+            variant=Variant.COLOURED if g % 2 == 0 else Variant.GRAY,
+            seed=g,
+            time_control=seats[0].time_control,
+        )
+        for g in range(first_seed, first_seed + games + 1)
+    ]
+    """Made before the games: the caller's cost, not the referee's (it lands in the gaps)."""
     _LAST_READ[0] = None
-    for g in range(first_seed, first_seed + games + 1):
-        variant = Variant.COLOURED if g % 2 == 0 else Variant.GRAY
-        game = GameSettings(variant=variant, seed=g, time_control=seats[0].time_control)
+    for g, game in zip(range(first_seed, first_seed + games + 1), settings, strict=True):
         first = len(gaps)
         t, cpu = time.perf_counter(), time.process_time()
         outcome = play_game(seats, game, f"bench-{g}")

@@ -98,11 +98,13 @@ class DecideEncoder:
     """
 
     __slots__ = (
+        "_bag",
         "_boards",
         "_decision",
         "_game",
         "_game_id",
         "_game_id_json",
+        "_head",
         "_logged",
         "_round",
         "_walls",
@@ -117,6 +119,10 @@ class DecideEncoder:
         self._decision: Decision | None = None
         self._game_id = ""
         self._game_id_json = b'""'
+        self._head = b""
+        """The observation's fields fixed within a round (variant ... round_limit)."""
+        self._bag = b""
+        """The bag, which only dealing changes (at the start of a round)."""
 
     def players_json(self) -> bytes:
         game = self._game
@@ -133,6 +139,13 @@ class DecideEncoder:
         ):
             walls = self._walls
             walls[:] = [wall_json(board) for board in game.boards]
+            self._head = _HEAD % (
+                _NAME[game.variant],
+                game.n_players,
+                game.round,
+                game.round_limit,
+            )
+            self._bag = _FIVE % tuple(game.bag)
             boards[:] = [
                 board_json(seat, board, walls[seat]) for seat, board in enumerate(game.boards)
             ]
@@ -170,10 +183,10 @@ class DecideEncoder:
                 game.next_first_player,
                 b"null" if pending is None else b"%d" % pending,
                 b",".join([_COUNTS_JSON[code] for code in game.factories]),
-                _FIVE % tuple(game.centre),
+                _five(tuple(game.centre)),
                 b"true" if game.marker_in_centre else b"false",
                 _FIVE % tuple(game.bag),
-                _FIVE % tuple(game.lid),
+                _five(tuple(game.lid)),
                 self.players_json(),
                 b"null" if end is None else b'"%s"' % _NAME[end],
             )
@@ -188,20 +201,77 @@ class DecideEncoder:
         options: Sequence[AnyMove],
         time_left_ms: int,
     ) -> bytes:
-        """One ``decide`` line (newline included)."""
+        """One ``decide`` line (newline included): one formatting step, the usual case
+        (one draft move since the last request) re-encoding the one board that moved."""
         if game_id != self._game_id:
             self._game_id = game_id
             self._game_id_json = orjson.dumps(game_id)
-        return b'{"type":"decide","id":%d,"game_id":%s,"seat":%d,"decision":"%s",' % (
+        game = self._game
+        decision = game.decision
+        boards = self._boards
+        log = game.rounds[-1].decisions
+        logged = len(log)
+        if (
+            logged == self._logged + 1
+            and decision is _DRAFT
+            and self._decision is _DRAFT
+            and game.round == self._round
+            and boards
+        ):
+            mover = log[-1][0]
+            boards[mover] = board_json(mover, game.boards[mover], self._walls[mover])
+            self._logged = logged
+            players = b",".join(boards)
+        else:
+            players = self.players_json()
+        pending = game.pending_line
+        end = game.end_reason
+        return _DECIDE % (
             req_id,
             self._game_id_json,
             seat,
-            _NAME[self._game.decision],
-        ) + b'"time_left_ms":%d,"options":[%s],"observation":%s}\n' % (
+            _NAME[decision],
             time_left_ms,
             b",".join(map(_OPTION, options)),
-            self.observation_json(),
+            self._head,
+            _NAME[decision],
+            game.current_player,
+            game.first_player,
+            game.next_first_player,
+            b"null" if pending is None else b"%d" % pending,
+            b",".join([_COUNTS_JSON[code] for code in game.factories]),
+            _five(tuple(game.centre)),
+            b"true" if game.marker_in_centre else b"false",
+            self._bag,
+            _five(tuple(game.lid)),
+            players,
+            b"null" if end is None else b'"%s"' % _NAME[end],
         )
+
+
+_FIVES: dict[tuple[int, ...], bytes] = {}
+
+
+def _five(counts: tuple[int, ...]) -> bytes:
+    """Five counts as a JSON list (cached: a game's centre and lid take few values)."""
+    text = _FIVES.get(counts)
+    if text is None:
+        if len(_FIVES) > 50_000:
+            _FIVES.clear()
+        text = _FIVES[counts] = _FIVE % counts
+    return text
+
+
+_HEAD = b'"variant":"%s","n_players":%d,"round":%d,"round_limit":%d'
+_DECIDE = (
+    b'{"type":"decide","id":%d,"game_id":%s,"seat":%d,"decision":"%s",'
+    b'"time_left_ms":%d,"options":[%s],"observation":'
+    b'{%s,"decision":"%s",'
+    b'"current_player":%d,"first_player":%d,"next_first_player":%d,"pending_line":%s,'
+    b'"factories":[%s],"centre":%s,"marker_in_centre":%s,"bag":%s,"lid":%s,'
+    b'"players":[%s],"end_reason":%s' + _TAIL + b"}\n"
+)
+"""The whole ``decide`` line: the request's fields, then the observation's."""
 
 
 _current: DecideEncoder | None = None

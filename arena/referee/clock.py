@@ -142,6 +142,46 @@ class Spent:
         return self.wall_ms - (self.cpu_ms or 0.0) - (self.wait_ms or 0.0)
 
 
+_Plan = tuple[TimeControl, int, int, float, float, float, float, float]
+"""A decision's limits, fixed by its allowance and time control (see :func:`_plan`)."""
+_PLANS: dict[tuple[int, int, float, bool], _Plan] = {}
+"""Plans by (allowance, id of the control, cores, CPU clock?): a decision's limits are the
+same as the last one's unless a bank shrinks its allowance. The control is kept in the
+plan (and compared by identity), so a recycled id never finds another's limits."""
+
+
+def _plan(allowance_ms: int, control: TimeControl, cores: float, clock: ClockKind) -> _Plan:
+    """(control, allowance, budget, cores, idle limit, hard ceiling (ms), ceiling and first
+    wake-up (s after the start))."""
+    budget_ms = allowance_ms + control.grace_ms
+    cores = max(1.0, cores)
+    """How many cores the bot can keep busy: its CPU time grows at most this fast."""
+    if clock is ClockKind.CPU:
+        idle_limit_ms = max(budget_ms, allowance_ms * control.wall_ceiling)
+        hard_ms = idle_limit_ms * HARD_CEILING  # until we know there is no PSI
+        first = min(budget_ms / cores, idle_limit_ms)
+        return (
+            control,
+            allowance_ms,
+            budget_ms,
+            cores,
+            idle_limit_ms,
+            hard_ms,
+            hard_ms / 1000,
+            first / 1000,
+        )
+    return (
+        control,
+        allowance_ms,
+        budget_ms,
+        cores,
+        budget_ms,
+        budget_ms,
+        budget_ms / 1000,
+        budget_ms / 1000,
+    )
+
+
 class Stopwatch:
     """Times one decision against its allowance on the chosen clock.
 
@@ -162,6 +202,23 @@ class Stopwatch:
     ``wall_ceiling - 1`` and ``wall_ceiling`` allowances.
     """
 
+    __slots__ = (
+        "_cores",
+        "_cpu0",
+        "_meter",
+        "_now",
+        "_wait0",
+        "_wait_read",
+        "allowance_ms",
+        "budget_ms",
+        "ceiling",
+        "clock",
+        "hard_ms",
+        "idle_limit_ms",
+        "start",
+        "wake_at",
+    )
+
     def __init__(
         self,
         allowance_ms: int,
@@ -174,27 +231,35 @@ class Stopwatch:
     ) -> None:
         """``meter`` is read whatever the clock, so a record shows CPU time under wall
         clocks too; ``clock`` overrides ``control.clock`` (a seat's fallback)."""
-        self.allowance_ms = allowance_ms
-        self.budget_ms = allowance_ms + control.grace_ms
         self._now = now
         self._meter = meter
-        self._cores = max(1.0, cores)
-        """How many cores the bot can keep busy: its CPU time grows at most this fast."""
-        self._cpu0 = meter.cpu_ns() if meter is not None else None
-        wanted = clock or control.clock
-        self.clock = wanted if self._cpu0 is not None else ClockKind.WALL
+        self._cpu0: int | None = meter.cpu_ns() if meter is not None else None
+        clock = clock or control.clock
+        if self._cpu0 is None:
+            clock = ClockKind.WALL
+        self.clock = clock
         self._wait0: int | None = None
         self._wait_read = False
-        self.start = now()
-        if self.clock is ClockKind.CPU:
-            self.idle_limit_ms = max(self.budget_ms, allowance_ms * control.wall_ceiling)
-            self.hard_ms = self.idle_limit_ms * HARD_CEILING  # until we know there is no PSI
-            self.ceiling = self.start + self.hard_ms / 1000
-            first = min(self.budget_ms / self._cores, self.idle_limit_ms)
-            self.wake_at = self.start + first / 1000
-        else:
-            self.idle_limit_ms = self.hard_ms = self.budget_ms
-            self.ceiling = self.wake_at = self.start + self.budget_ms / 1000
+        key = (allowance_ms, id(control), cores, clock is ClockKind.CPU)  # (Enum hash: slow)
+        plan = _PLANS.get(key)
+        if plan is None or plan[0] is not control:
+            plan = _plan(allowance_ms, control, cores, clock)
+            if len(_PLANS) > 256:
+                _PLANS.clear()
+            _PLANS[key] = plan
+        (
+            _,
+            self.allowance_ms,
+            self.budget_ms,
+            self._cores,
+            self.idle_limit_ms,
+            self.hard_ms,
+            ceiling_s,
+            wake_s,
+        ) = plan
+        start = self.start = now()
+        self.ceiling = start + ceiling_s
+        self.wake_at = start + wake_s
 
     def _since_start(self, reading: int | None, first: int | None) -> float | None:
         return None if reading is None or first is None else max(0, reading - first) / 1e6

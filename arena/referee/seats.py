@@ -43,6 +43,7 @@ from arena.sandbox import (
     SandboxBusy,
     SandboxError,
     SandboxUnavailable,
+    StderrSink,
     spawn,
 )
 
@@ -219,6 +220,8 @@ class BotSeat:
         self.clock = self.time_control.clock
         """The clock that applies to the current process (CPU falls back to wall when
         the bot's CPU time cannot be read)."""
+        self._sink: StderrSink | None = None
+        """The current process's stderr drain (per decision: no property look-ups)."""
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -254,6 +257,7 @@ class BotSeat:
         self._proc = proc
         log = Transcript(self.transcript) if self.transcript else None  # closed in kill()
         self._chan = Channel(proc.stdin.fileno(), proc.stdout.fileno(), self.max_line, log)
+        self._sink = proc.sink
         self.clock = self._usable_clock(proc)
         hello = Hello(
             limits=self.time_control.limits(self.max_line, self.clock),
@@ -355,6 +359,7 @@ class BotSeat:
             if self._chan.transcript is not None:
                 self._chan.transcript.close()
             self._chan = None
+        self._sink = None
         if self._proc is not None:
             self._proc.kill()
             self._proc = None
@@ -388,23 +393,35 @@ class BotSeat:
         if chan is None:
             return Fault("crash", "the bot process is gone")
         payload = encode_decide(req_id, game_id, game.current_player, game, options, time_left_ms)
-        sink = self._proc.sink if self._proc is not None else None
+        sink = self._sink
         stderr_mark = sink.mark() if sink is not None else 0
-        watch = self._stopwatch(time_left_ms)
+        watch = Stopwatch(
+            time_left_ms,
+            self.time_control,
+            self._proc,
+            cores=self.sandbox.limits.cpu_quota,
+            clock=self.clock,
+        )
         own = self._unsettled
         if own is not None:  # idle since its last answer: this opening reading closes it
             self._unsettled = None
-            own.settle(watch.opening_ns, read=False)
+            if own._pending is not None:
+                own.settle(watch.opening_ns, read=False)
         error = chan.send(payload, watch.ceiling)  # writing costs a bot no CPU time
-        settle_cpu()  # the other seats' last answers, while this bot thinks
+        if _UNSETTLED.choices:
+            settle_cpu()  # the other seats' last answers, while this bot thinks
         if error is ChannelError.CLOSED:
             return self._fault("crash", "the bot stopped reading its stdin" + self._exit_text())
         if error is ChannelError.TIMEOUT:
             return self._fault("timeout", f"the bot did not read its request in {time_left_ms} ms")
+        defer = self._may_defer()
         while True:
-            line, why = self._read_reply(chan, watch)
+            line = chan.read_line(watch.wake_at)
             if isinstance(line, ReadFailure):
                 if line.error is ChannelError.TIMEOUT:
+                    why = watch.overrun()
+                    if why is None:
+                        continue  # CPU clock: still within its CPU time
                     closed = self._closed_pipe()
                     if closed:
                         return self._fault(
@@ -420,9 +437,10 @@ class BotSeat:
                 return self._fault(
                     "malformed", f"a line longer than {self.max_line} bytes", line.partial
                 )
-            wall_ms = watch.quick_stop() if self._may_defer() else None
+            wall_ms = watch.quick_stop() if defer else None
             if wall_ms is not None:  # in time whatever its CPU time: read that later
-                result = self._parse_reply(line, req_id, options)
+                plain = _plain_move(line, req_id, len(options))
+                result = plain if plain is not None else self._parse_reply(line, req_id, options)
                 if result is None:
                     continue
                 if isinstance(result, Fault):
@@ -452,6 +470,8 @@ class BotSeat:
             return Choice(result, spent.wall_ms, stderr, spent.cpu_ms, spent.clock)
 
     def _parse_reply(self, line: bytes, req_id: int, options: list[AnyMove]) -> int | Fault | None:
+        """The chosen option's index, a fault, or None for a late answer to an earlier
+        request (ignored)."""
         try:
             obj = orjson.loads(line)
         except (ValueError, RecursionError):  # orjson refuses absurdly deep nesting too
@@ -577,6 +597,30 @@ def _rotate(log: Path, keep: int = KEPT_LOGS) -> None:
             else:
                 older.replace(log.with_name(f"{log.name}.{i + 1}"))
     log.replace(log.with_name(f"{log.name}.1"))
+
+
+def _plain_move(line: bytes, req_id: int, options: int) -> int | None:
+    """The usual reply, ``{"type":"move","id":<req_id>,"index":<a valid index>}`` (any
+    key order, extra keys allowed as in :class:`MoveReply`): its index; None for anything
+    else, which :meth:`BotSeat._parse_reply` judges."""
+    try:
+        obj = orjson.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if type(obj) is not dict:
+        return None
+    rid = obj.get("id")
+    index = obj.get("index")
+    # ``type(...) is int``: 17.0 and true compare equal to 17 and 1 but are not ids.
+    if (
+        type(rid) is int
+        and rid == req_id
+        and type(index) is int
+        and 0 <= index < options
+        and obj.get("type") == "move"
+    ):
+        return index
+    return None
 
 
 def _as_move(option: dict[str, int]) -> AnyMove | None:
