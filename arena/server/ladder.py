@@ -169,7 +169,15 @@ def play_job(job: LadderJob, worker_id: int | None = None) -> JobDone:
         job.log_dir.chmod(0o755)
         try:
             result = run_job(
-                state, GameJob(game, job.specs, job.settings, persistent=False, log_dir=job.log_dir)
+                state,
+                GameJob(
+                    game,
+                    job.specs,
+                    job.settings,
+                    persistent=False,
+                    log_dir=job.log_dir,
+                    replay_frames=False,
+                ),
             )
         finally:
             state.close()

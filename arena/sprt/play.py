@@ -111,6 +111,7 @@ class TournamentPlayer:
             settings=self.settings,
             persistent=self.persistent,
             log_dir=self.log_dir,
+            replay_frames=False,  # the SPRT ledger keeps records, no replay pages
         )
 
     def play(self, legs: Sequence[Leg]) -> Iterator[LegResult]:
