@@ -246,7 +246,9 @@ def cmd_match(args: argparse.Namespace) -> int:
     sandbox = _sandbox_settings(play)
     out = _match_folder(args.out)
     try:
-        result = run_match(specs, settings, out, sandbox, transcripts=args.transcript)
+        result = run_match(
+            specs, settings, out, sandbox, transcripts=args.transcript, one_core=play.pins_core
+        )
     except SandboxBusy as exc:
         raise UserError(str(exc)) from None
     except BuildError as exc:
@@ -1159,15 +1161,16 @@ def build_parser() -> argparse.ArgumentParser:
         "protocol",
         help="referee overhead per decision and sandboxed spawn time",
         description=(
-            "Two persistent C bots play whole games on each clock kind (CPU, the default, "
-            "and wall, interleaved); prints the referee's overhead per decision (the gap from "
-            "reading a reply to writing the next request, and wall time minus bot think "
-            "time), decisions/s, a raw pipe round trip for comparison, and the sandboxed "
-            "spawn time."
+            "Two persistent C bots play whole games in three set-ups, interleaved: the CPU "
+            "clock with the game on one core (the default), the CPU clock placed by the OS "
+            "(the baseline for pinning), and the wall clock; prints the referee's overhead "
+            "per decision (the gap from reading a reply to writing the next request, and "
+            "wall time minus bot think time), decisions/s, a raw pipe round trip for "
+            "comparison, and the sandboxed spawn time."
         ),
     )
     b.add_argument("--bot", default="bots/c-greedy", help="bot folder (default bots/c-greedy)")
-    b.add_argument("--games", type=int, default=20, help="games per clock kind (default 20)")
+    b.add_argument("--games", type=int, default=60, help="games per set-up (default 60)")
     b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
     b.add_argument(
         "--json",

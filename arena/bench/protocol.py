@@ -9,9 +9,12 @@ reported. Medians make it robust to a loaded machine, where a few preempted gaps
 would dominate a mean. The old measure (game wall time minus measured think time,
 over decisions) is reported too, and a raw pipe round trip as the baseline.
 
-Both clock kinds are measured, interleaved in blocks so that they see the same load:
-CPU clocks (the default) read the bots' CPU time, wall clocks too (for the record),
-so the two differ only in what the clock itself costs.
+Three set-ups are measured, interleaved in blocks so that they see the same load,
+each as games run in a tournament: the CPU clock (the default) with the game's
+referee and bots on one core (``PlaySettings.one_core``, the default), the same clock
+with the OS placing them (the baseline for the pinning), and the wall clock (never
+pinned). Both clocks read the bots' CPU time (the wall clock for the record), so they
+differ only in what the clock itself costs.
 """
 
 from __future__ import annotations
@@ -29,9 +32,9 @@ from arena.engine import Variant
 from arena.referee import BotSeat, GameSettings, SandboxSettings, load_bot, play_game
 from arena.referee.build import build_bot
 from arena.referee.channel import Channel, ChannelError, ReadFailure
-from arena.referee.clock import DEFAULT_CLOCK, ClockKind, TimeControl
+from arena.referee.clock import ClockKind, TimeControl
 from arena.referee.referee import GameOutcome
-from arena.sandbox import Level
+from arena.sandbox import Level, affinity
 from arena.sandbox.bench import measure_spawn
 
 
@@ -44,10 +47,17 @@ class ProtocolBench:
     """On the default (CPU) clock: median over games of (median reply-to-next-request gap
     + game fixed cost / decisions)."""
     overhead_by_clock_us: dict[str, float]
-    """The same figure per clock kind (``cpu``, ``wall``), measured interleaved in one run."""
+    """The same figure per clock kind (``cpu``, ``wall``), each set up as a tournament
+    runs it (CPU: on one core; wall: placed by the OS), measured interleaved in one run."""
     referee_cpu_by_clock_us: dict[str, float]
     """Per clock kind, median over games of the referee process's CPU time per decision
     (everything it does, system calls included): unlike the gaps, hardly moved by load."""
+    overhead_os_placed_us: float | None
+    """The CPU clock with the OS placing the referee and bots (``one_core = false``),
+    interleaved with the rest: the baseline for the pinning (None: single core)."""
+    referee_cpu_os_placed_us: float | None
+    one_core_speedup: float | None
+    """``overhead_os_placed_us / overhead_us``, from the same run."""
     overhead_wall_us: float
     """Median over games of (wall - think) / decisions (a mean: load-sensitive)."""
     think_us: float
@@ -164,17 +174,29 @@ def _play_block(
     return figures
 
 
-CLOCKS = (ClockKind.CPU, ClockKind.WALL)
-"""Both clock kinds, the default first."""
+SETUPS: dict[str, tuple[ClockKind, bool]] = {
+    "cpu": (ClockKind.CPU, True),
+    "cpu-os": (ClockKind.CPU, False),
+    "wall": (ClockKind.WALL, False),
+}
+"""The set-ups measured, by name: (clock, on one core?); the default first. As in a
+tournament, the wall clock is never pinned (see ``PlaySettings.pins_core``)."""
 
 
 def bench_protocol(
-    bot_dir: Path, games: int = 20, level: Level = Level.AUTO, blocks: int = 2
+    bot_dir: Path, games: int = 60, level: Level = Level.AUTO, blocks: int = 4
 ) -> ProtocolBench:
-    """``games`` games per clock kind, in ``blocks`` interleaved blocks (same load)."""
+    """``games`` games per set-up, in ``blocks`` interleaved blocks (same load)."""
     spec = build_bot(load_bot(bot_dir), level).spec
-    pairs = {
-        clock: [
+    everywhere = affinity.allowed_cores()
+    core = affinity.current_core()
+    setups = dict(SETUPS)
+    if len(everywhere) < 2 or core is None or core not in everywhere:
+        del setups["cpu-os"]  # nothing to compare: one core (or no affinity support)
+        core = None
+    pairs: dict[str, list[BotSeat]] = {}
+    for k, (name, (clock, _)) in enumerate(setups.items()):
+        pairs[name] = [
             BotSeat(
                 spec,
                 time_control=TimeControl(clock=clock),
@@ -183,41 +205,48 @@ def bench_protocol(
             )
             for i in range(2)
         ]
-        for k, clock in enumerate(CLOCKS)
-    }
     gaps: list[float] = []
-    figures: dict[ClockKind, list[_GameFigures]] = {clock: [] for clock in CLOCKS}
+    figures: dict[str, list[_GameFigures]] = {name: [] for name in setups}
     try:
-        for seats in pairs.values():
+        for name, seats in pairs.items():
+            _place(core if setups[name][1] else None, everywhere)  # the bots inherit it
             for seat in seats:
                 fault = seat.start()
                 if fault is not None or seat._chan is None:
                     raise RuntimeError(f"bench bot did not start: {fault.message if fault else ''}")
                 seat._chan = _TimedChannel(seat._chan, gaps)  # type: ignore[assignment]
+        blocks = max(1, min(blocks, games))
         sizes = [games // blocks + (1 if b < games % blocks else 0) for b in range(blocks)]
         seed = 0
         for size in sizes:
-            for clock, seats in pairs.items():
-                figures[clock] += _play_block(seats, gaps, size, seed)
+            for name, seats in pairs.items():
+                _place(core if setups[name][1] else None, everywhere)
+                figures[name] += _play_block(seats, gaps, size, seed)
             seed += size + 1
     finally:
+        _place(None, everywhere)
         for seats in pairs.values():
             for seat in seats:
                 seat.close()
-    default = figures[DEFAULT_CLOCK]
+
+    def overhead(name: str) -> float:
+        return statistics.median(f.overhead_us for f in figures[name])
+
+    def referee_cpu(name: str) -> float:
+        return statistics.median(f.referee_cpu_us for f in figures[name])
+
+    default = figures["cpu"]
+    os_placed = "cpu-os" in figures
     spawn = measure_spawn(level, runs=20)
     return ProtocolBench(
         games=games,
         decisions=sum(f.decisions for f in default),
-        overhead_us=statistics.median(f.overhead_us for f in default),
-        overhead_by_clock_us={
-            clock.value: statistics.median(f.overhead_us for f in figures[clock])
-            for clock in CLOCKS
-        },
-        referee_cpu_by_clock_us={
-            clock.value: statistics.median(f.referee_cpu_us for f in figures[clock])
-            for clock in CLOCKS
-        },
+        overhead_us=overhead("cpu"),
+        overhead_by_clock_us={"cpu": overhead("cpu"), "wall": overhead("wall")},
+        referee_cpu_by_clock_us={"cpu": referee_cpu("cpu"), "wall": referee_cpu("wall")},
+        overhead_os_placed_us=overhead("cpu-os") if os_placed else None,
+        referee_cpu_os_placed_us=referee_cpu("cpu-os") if os_placed else None,
+        one_core_speedup=overhead("cpu-os") / overhead("cpu") if os_placed else None,
         overhead_wall_us=statistics.median(f.wall_overhead_us for f in default),
         think_us=statistics.median(f.think_us for f in default),
         decisions_per_s=sum(f.decisions for f in default) / sum(f.wall_s for f in default),
@@ -225,6 +254,14 @@ def bench_protocol(
         spawn_layers=spawn.layers,
         pipe_roundtrip_us=pipe_roundtrip_us(),
     )
+
+
+def _place(core: int | None, everywhere: list[int]) -> None:
+    """Run on ``core`` only, or (None) on every core this process may use."""
+    if core is not None:
+        affinity.pin(core)
+    elif everywhere:
+        os.sched_setaffinity(0, everywhere)
 
 
 def run(bot: Path, games: int, level: Level, as_json: bool) -> int:
@@ -238,7 +275,7 @@ def run(bot: Path, games: int, level: Level, as_json: bool) -> int:
     from rich.console import Console
 
     console = Console()
-    with Console(stderr=True).status("two persistent C bots playing…"):
+    with Console(stderr=True).status("persistent C bots playing…"):
         r = bench_protocol(bot, games=games, level=level)
     console.print(f"games {r.games} per clock kind, decisions {r.decisions} (default clock)")
     console.print(
@@ -247,9 +284,16 @@ def run(bot: Path, games: int, level: Level, as_json: bool) -> int:
         f"{'meets' if r.overhead_us <= 25 else 'MISSES'}"
     )
     console.print(
-        "the same on each clock kind, interleaved in this run: "
+        "the same on each clock kind, interleaved in this run (CPU on one core, wall placed "
+        "by the OS, as a tournament runs them): "
         + ", ".join(f"{kind} {us:.1f} µs" for kind, us in r.overhead_by_clock_us.items())
     )
+    if r.overhead_os_placed_us is not None and r.referee_cpu_os_placed_us is not None:
+        console.print(
+            f"CPU clock with the OS placing referee and bots (one_core = false), interleaved: "
+            f"{r.overhead_os_placed_us:.1f} µs, referee CPU {r.referee_cpu_os_placed_us:.1f} µs "
+            f"per decision; one core is {r.one_core_speedup:.2f}x faster"
+        )
     console.print(
         "the referee's own CPU time per decision (load hardly moves it): "
         + ", ".join(f"{kind} {us:.1f} µs" for kind, us in r.referee_cpu_by_clock_us.items())

@@ -203,6 +203,8 @@ class Stopwatch:
     """
 
     __slots__ = (
+        "_allowance_in",
+        "_control",
         "_cores",
         "_cpu0",
         "_meter",
@@ -228,18 +230,30 @@ class Stopwatch:
         cores: float = 1.0,
         clock: ClockKind | None = None,
         now: Callable[[], float] = time.monotonic,
+        read_now: bool = True,
     ) -> None:
         """``meter`` is read whatever the clock, so a record shows CPU time under wall
-        clocks too; ``clock`` overrides ``control.clock`` (a seat's fallback)."""
+        clocks too; ``clock`` overrides ``control.clock`` (a seat's fallback).
+
+        ``read_now=False``: the opening CPU reading waits for :meth:`open`, which the
+        referee calls just after writing the request, so the bot does not wait for a
+        system call (the wall clock starts now either way)."""
         self._now = now
         self._meter = meter
-        self._cpu0: int | None = meter.cpu_ns() if meter is not None else None
-        clock = clock or control.clock
-        if self._cpu0 is None:
-            clock = ClockKind.WALL
-        self.clock = clock
+        self._cpu0: int | None = None
         self._wait0: int | None = None
         self._wait_read = False
+        self._allowance_in = allowance_ms
+        self._control = control
+        self.start = now()
+        self._set_clock(clock or control.clock, cores)
+        if read_now:
+            self.open()
+
+    def _set_clock(self, clock: ClockKind, cores: float) -> None:
+        control = self._control
+        allowance_ms = self._allowance_in
+        self.clock = clock
         key = (allowance_ms, id(control), cores, clock is ClockKind.CPU)  # (Enum hash: slow)
         plan = _PLANS.get(key)
         if plan is None or plan[0] is not control:
@@ -257,9 +271,17 @@ class Stopwatch:
             ceiling_s,
             wake_s,
         ) = plan
-        start = self.start = now()
+        start = self.start
         self.ceiling = start + ceiling_s
         self.wake_at = start + wake_s
+
+    def open(self) -> None:
+        """Take the opening CPU reading; without one the decision is timed on the wall
+        clock (the meter is unreadable: the bot's accounting is gone)."""
+        meter = self._meter
+        cpu0 = self._cpu0 = meter.cpu_ns() if meter is not None else None
+        if cpu0 is None and self.clock is not ClockKind.WALL:
+            self._set_clock(ClockKind.WALL, self._cores)
 
     def _since_start(self, reading: int | None, first: int | None) -> float | None:
         return None if reading is None or first is None else max(0, reading - first) / 1e6

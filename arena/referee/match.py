@@ -14,6 +14,7 @@ from arena.referee.build import build_bot
 from arena.referee.manifest import BotSpec
 from arena.referee.referee import GameOutcome, GameSettings, play_game
 from arena.referee.seats import BotSeat, SandboxSettings
+from arena.sandbox import affinity
 
 
 def new_match_folder(root: Path, stamp: str | None = None) -> Path:
@@ -45,8 +46,10 @@ def run_match(
     out_dir: Path,
     sandbox: SandboxSettings | None = None,
     transcripts: bool = False,
+    one_core: bool = False,
 ) -> MatchResult:
-    """Build the bots, play one game, save the record and the bots' stderr logs."""
+    """Build the bots, play one game, save the record and the bots' stderr logs.
+    ``one_core``: play on one core (``PlaySettings.pins_core``; the build is not pinned)."""
     sandbox = sandbox or SandboxSettings()
     built = {
         s.folder: build_bot(s, sandbox.level, toolchains=sandbox.toolchains).spec
@@ -57,6 +60,7 @@ def run_match(
     logs = [out_dir / f"seat{i}-{spec.name}.stderr.log" for i, spec in enumerate(specs)]
     game_id = f"match-{int(time.time())}-{settings.seed}"
     with ExitStack() as stack:
+        stack.enter_context(affinity.one_core(one_core))  # left last: after the bots close
         seats = []
         for i, spec in enumerate(specs):
             seat = BotSeat(

@@ -51,11 +51,12 @@ from arena.sandbox import (
 class Choice:
     """A seat's answer to a decision request (a plain slotted class: built per decision).
 
-    A bot's closing CPU reading may be taken after the referee has sent the next
-    request to another seat (off the path the bots wait on; see :func:`settle_cpu`):
-    :attr:`cpu_ms` is then filled in on first use."""
+    A bot's closing CPU reading, and what it wrote to stderr meanwhile, may be taken
+    after the referee has sent the next request to another seat (off the path the bots
+    wait on; see :func:`settle_cpu`): :attr:`cpu_ms` and :attr:`stderr` are then filled
+    in on first use."""
 
-    __slots__ = ("_cpu_ms", "_pending", "clock", "index", "stderr", "think_ms")
+    __slots__ = ("_cpu_ms", "_pending", "_stderr", "clock", "index", "think_ms")
 
     def __init__(
         self,
@@ -68,13 +69,13 @@ class Choice:
         self.index = index
         self.think_ms = think_ms
         """Wall time from request written to reply read."""
-        self.stderr = stderr
-        """What the bot wrote to stderr while deciding (capped), if anything."""
+        self._stderr = stderr
         self._cpu_ms = cpu_ms
         self.clock = clock
         """The clock the decision was charged on."""
-        self._pending: tuple[Stopwatch, BotSeat] | None = None
-        """Set while the closing CPU reading is still to be taken."""
+        self._pending: tuple[Stopwatch, BotSeat, StderrSink | None, int] | None = None
+        """Set while the closing CPU reading is still to be taken: the decision's
+        stopwatch, its seat, and the seat's stderr sink with its position at the request."""
 
     @property
     def cpu_ms(self) -> float | None:
@@ -83,18 +84,27 @@ class Choice:
             self.settle()
         return self._cpu_ms
 
+    @property
+    def stderr(self) -> str | None:
+        """What the bot wrote to stderr while deciding (capped), if anything."""
+        if self._pending is not None:
+            self.settle()
+        return self._stderr
+
     def settle(self, reading: int | None = None, *, read: bool = True) -> None:
         """Take the closing CPU reading now (or use ``reading``, taken while the bot was
-        idle); a no-op when it was taken already."""
+        idle) and collect its stderr; a no-op when it was done already."""
         pending = self._pending
         if pending is None:
             return
         self._pending = None
-        watch, seat = pending
+        watch, seat, sink, mark = pending
         if read:
             reading = seat.cpu_reading()
         cpu_ms = self._cpu_ms = watch.cpu_ms_at(reading)
         seat._busy_s += (cpu_ms if cpu_ms is not None else self.think_ms) / 1000
+        if sink is not None:
+            self._stderr = sink.since(mark, DECISION_STDERR_BYTES)
 
     @property
     def spent(self) -> Spent:
@@ -114,9 +124,9 @@ _UNSETTLED = _Unsettled()
 
 
 def settle_cpu() -> None:
-    """Take every deferred closing CPU reading of this thread's game now. A seat does it
-    right after writing its request (the answering bots wait for nothing then);
-    :func:`arena.referee.play_game` once more when the game ends."""
+    """Take every deferred closing CPU reading (and stderr) of this thread's game now. A
+    seat does it right after writing its request (the answering bots wait for nothing
+    then); :func:`arena.referee.play_game` once more when the game ends."""
     pending = _UNSETTLED.choices
     if pending:
         for choice in pending:
@@ -393,21 +403,31 @@ class BotSeat:
         if chan is None:
             return Fault("crash", "the bot process is gone")
         payload = encode_decide(req_id, game_id, game.current_player, game, options, time_left_ms)
-        sink = self._sink
-        stderr_mark = sink.mark() if sink is not None else 0
+        own = self._unsettled
+        if own is not None:
+            self._unsettled = None
+            if own._pending is None:
+                own = None
+        # When this seat's own last answer is still open (the same seat decides twice in
+        # a row), one opening reading taken before the request also closes it, and its
+        # stderr is collected before this decision's starts. Otherwise the opening
+        # reading waits until the request is out (the bot is only being woken then): the
+        # bots never wait for that system call.
         watch = Stopwatch(
             time_left_ms,
             self.time_control,
             self._proc,
             cores=self.sandbox.limits.cpu_quota,
             clock=self.clock,
+            read_now=own is not None,
         )
-        own = self._unsettled
-        if own is not None:  # idle since its last answer: this opening reading closes it
-            self._unsettled = None
-            if own._pending is not None:
-                own.settle(watch.opening_ns, read=False)
+        if own is not None:
+            own.settle(watch.opening_ns, read=False)
+        sink = self._sink
+        stderr_mark = sink.mark() if sink is not None else 0
         error = chan.send(payload, watch.ceiling)  # writing costs a bot no CPU time
+        if own is None:
+            watch.open()
         if _UNSETTLED.choices:
             settle_cpu()  # the other seats' last answers, while this bot thinks
         if error is ChannelError.CLOSED:
@@ -446,11 +466,8 @@ class BotSeat:
                 if isinstance(result, Fault):
                     self._busy_s += wall_ms / 1000
                     return result
-                stderr = (
-                    sink.since(stderr_mark, DECISION_STDERR_BYTES) if sink is not None else None
-                )
-                choice = Choice(result, wall_ms, stderr, None, self.clock)
-                choice._pending = (watch, self)
+                choice = Choice(result, wall_ms, None, None, self.clock)
+                choice._pending = (watch, self, sink, stderr_mark)
                 self._unsettled = choice
                 _UNSETTLED.choices.append(choice)
                 return choice

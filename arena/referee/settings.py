@@ -11,7 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from arena.engine.tables import DEFAULT_ROUND_LIMIT, Variant
-from arena.referee.clock import TimeControl
+from arena.referee.clock import ClockKind, TimeControl
 from arena.referee.faults import FaultPolicy
 from arena.referee.referee import GameSettings
 from arena.referee.toolchains import validate_toolchains
@@ -34,6 +34,20 @@ class PlaySettings(BaseModel):
         description="Organiser-declared toolchain folders (e.g. /opt/rust), shown read-only "
         "inside the sandbox with their bin/ on PATH.",
     )
+
+    one_core: bool = Field(
+        default=True,
+        description="On the CPU clock, run each game's referee and bots on one core (a game "
+        "is turn-based, so nothing waits for it, and hand-overs stay on the core: about half "
+        "the referee's CPU per decision on a VM). false: let the OS place them. The wall "
+        "clock never pins (an opponent's CPU use between its turns would slow the bot "
+        "thinking on its core).",
+    )
+
+    @property
+    def pins_core(self) -> bool:
+        """Whether a game's referee and bots share one core (see ``one_core``)."""
+        return self.one_core and self.time.clock is ClockKind.CPU
 
     @field_validator("toolchains")
     @classmethod

@@ -235,12 +235,14 @@ class ProcessPool:
     """A ``multiprocess`` pool whose workers own bot processes and die with us (also on
     kill -9: the parent-death signal)."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, one_core: bool = False) -> None:
         import multiprocess
 
         from arena.tournament.worker import init_pool_worker
 
-        self._pool: Any = multiprocess.Pool(workers, initializer=init_pool_worker)
+        self._pool: Any = multiprocess.Pool(
+            workers, initializer=init_pool_worker, initargs=(None, one_core)
+        )
 
     def submit(self, job: LadderJob, done: Callable[[JobDone], None]) -> None:
         def failed(exc: BaseException) -> None:

@@ -220,7 +220,7 @@ def make_pool(config: CompetitionConfig) -> Pool:
         from arena.server.ladder import RayPool
 
         return RayPool(config.ladder.ray_address, config.ladder.worker_count)
-    return ProcessPool(config.ladder.worker_count)
+    return ProcessPool(config.ladder.worker_count, one_core=config.play.pins_core)
 
 
 def open_store(config: CompetitionConfig) -> CompetitionStore:

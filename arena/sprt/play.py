@@ -91,7 +91,11 @@ class TournamentPlayer:
         self.settings = settings
         self.persistent = persistent
         self.log_dir = log_dir
-        self.executor: Executor = InlineExecutor() if workers <= 1 else LocalPoolExecutor(workers)
+        self.executor: Executor = (
+            InlineExecutor()
+            if workers <= 1
+            else LocalPoolExecutor(workers, one_core=settings.pins_core)
+        )
 
     def job(self, leg: Leg) -> GameJob:
         seats = (self.new, self.old) if leg.leg == 0 else (self.old, self.new)

@@ -61,11 +61,14 @@ class InlineExecutor:
 class LocalPoolExecutor:
     """A pool of worker processes on this machine (``multiprocess``)."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, one_core: bool = False) -> None:
+        """``one_core``: each worker and its bots on one core (``PlaySettings.pins_core``)."""
         import multiprocess
 
         self.workers = workers
-        self._pool: Any = multiprocess.Pool(workers, initializer=init_pool_worker)
+        self._pool: Any = multiprocess.Pool(
+            workers, initializer=init_pool_worker, initargs=(None, one_core)
+        )
         self._done: queue.SimpleQueue[GameResult | BaseException] = queue.SimpleQueue()
 
     def submit(self, job: GameJob) -> None:

@@ -300,7 +300,7 @@ def make_executor(
         return make_ray_executor(
             built or [], config.sandbox, config.ray_address, workers or config.workers or None
         )
-    return LocalPoolExecutor(workers or config.worker_count)
+    return LocalPoolExecutor(workers or config.worker_count, one_core=config.pins_core)
 
 
 def build_bots(

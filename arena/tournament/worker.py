@@ -21,6 +21,7 @@ from arena.engine import ReplayError
 from arena.referee import BotSeat, BotSpec, SandboxSettings, Seat, play_game
 from arena.referee.referee import GameOutcome
 from arena.referee.settings import PlaySettings
+from arena.sandbox.affinity import pin_worker
 from arena.tournament.store import Announcement, FaultRow, GameResult, ScheduledGame, SeatRow
 from arena.viewer.frames import replay_frames
 
@@ -214,8 +215,10 @@ def _close_state() -> None:
         _STATE.close()
 
 
-def init_pool_worker(worker_id: int | None = None) -> None:
-    """Pool initializer: own bot processes, die with the parent, leave Ctrl-C to it."""
+def init_pool_worker(worker_id: int | None = None, one_core: bool = False) -> None:
+    """Pool initializer: own bot processes, die with the parent, leave Ctrl-C to it;
+    with ``one_core``, run on one core (with the bots it starts), workers spread
+    round-robin over the cores (see :mod:`arena.sandbox.affinity`)."""
     global _STATE
     if worker_id is None:
         import multiprocess
@@ -223,6 +226,8 @@ def init_pool_worker(worker_id: int | None = None) -> None:
         identity = multiprocess.current_process()._identity
         worker_id = identity[0] if identity else 0
     _STATE = WorkerState(worker_id)
+    if one_core:
+        pin_worker(max(0, worker_id - 1))  # pool identities count from 1
     from multiprocess import util
 
     util.Finalize(None, _close_state, exitpriority=10)

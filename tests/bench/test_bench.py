@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,7 @@ def test_bench_protocol_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(data["referee_cpu_by_clock_us"]) == {"cpu", "wall"}
     assert all(us > 0 for us in data["referee_cpu_by_clock_us"].values())
     assert isinstance(data["spawn_layers"], list)
+    if len(os.sched_getaffinity(0)) > 1:  # the CPU clock placed by the OS, interleaved
+        assert data["overhead_os_placed_us"] > 0 and data["referee_cpu_os_placed_us"] > 0
+        ratio = data["overhead_os_placed_us"] / data["overhead_us"]
+        assert data["one_core_speedup"] == pytest.approx(ratio)

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
+import orjson
 import pytest
 
+from arena.engine import Game
 from arena.referee.clock import MACHINE_CORES, ClockKind, Stopwatch, TimeControl
-from arena.referee.seats import Choice, settle_cpu
+from arena.referee.seats import BotSeat, Choice, settle_cpu
 
 from .test_clock import CPU, FakeHost
 
@@ -32,7 +35,7 @@ def answered(host: FakeHost, cpu_s: float, control: TimeControl = CPU) -> tuple[
     assert wall_ms is not None
     seat = FakeSeat(host)
     choice = Choice(0, wall_ms, None, None, ClockKind.CPU)
-    choice._pending = (watch, seat)  # type: ignore[assignment]
+    choice._pending = (watch, seat, None, 0)  # type: ignore[assignment]
     return choice, seat
 
 
@@ -86,3 +89,90 @@ def test_no_deferral_once_the_cpu_could_be_over() -> None:
     host.run(w.wake_at - host.t, 0.1)
     assert w.overrun() is None  # a reading between: from then on, read at once
     assert w.quick_stop() is None
+
+
+class _FakeProcess:
+    """The bot process a ``BotSeat`` sees: CPU readings from ``host``, always alive."""
+
+    def __init__(self, host: FakeHost) -> None:
+        self.host = host
+
+    def cpu_ns(self) -> int | None:
+        return self.host.cpu_ns()
+
+    def cpu_wait_ns(self) -> int | None:
+        return self.host.cpu_wait_ns()
+
+    def poll(self) -> int | None:
+        return None
+
+    def kill(self) -> None:
+        return None
+
+
+class _InstantChannel:
+    """Answers every ``decide`` with option 0 at once; notes the readings taken by then."""
+
+    transcript = None
+    last_line = None
+
+    def __init__(self, host: FakeHost) -> None:
+        self.host = host
+        self.readings_at_send: list[int] = []
+        self._reply = b""
+
+    def send(self, data: bytes, deadline: float) -> None:
+        self.readings_at_send.append(self.host.readings)
+        rid = orjson.loads(data)["id"]
+        self._reply = b'{"type":"move","id":%d,"index":0}' % rid
+
+    def read_line(self, deadline: float) -> bytes:
+        self.host.run(0.001, 1.0)
+        return self._reply
+
+    def close(self) -> None:
+        return None
+
+
+def _seat(host: FakeHost) -> tuple[BotSeat, _InstantChannel]:
+    seat = BotSeat(SimpleNamespace(name="fake"), time_control=CPU)  # type: ignore[arg-type]
+    chan = _InstantChannel(host)
+    seat._proc = _FakeProcess(host)  # type: ignore[assignment]
+    seat._chan = chan  # type: ignore[assignment]
+    seat.clock = ClockKind.CPU
+    return seat, chan
+
+
+def test_the_opening_reading_is_taken_after_the_request_is_written() -> None:
+    """Seats that alternate: no CPU reading between a reply and the next request (the
+    bots would wait for it); each decision is still charged its own CPU time."""
+    host = FakeHost()
+    game = Game.new(players=2, seed=1)
+    seats = [_seat(host), _seat(host)]
+    choices = []
+    for req_id in range(1, 7):
+        seat, chan = seats[game.current_player]
+        before = host.readings
+        options = game.legal_moves()
+        choice = seat.decide(req_id, game, options, 1000, "g")
+        assert isinstance(choice, Choice)
+        assert chan.readings_at_send[-1] == before  # the request went out first
+        choices.append(choice)
+        game.apply(options[choice.index])
+    settle_cpu()
+    assert [c.cpu_ms for c in choices] == pytest.approx([1.0] * 6)
+
+
+def test_an_unreadable_meter_after_the_request_falls_back_to_the_wall_clock() -> None:
+    host = FakeHost()
+    w = Stopwatch(1000, CPU, host, now=host.now, read_now=False)
+    assert w.clock is ClockKind.CPU
+    cpu_ceiling = w.ceiling
+    host.readable = False
+    w.open()
+    assert w.clock is ClockKind.WALL
+    assert w.ceiling < cpu_ceiling  # the wall clock's limits, from the same start
+    host.run(0.5, 1.0)
+    assert w.verdict(w.stop()) is None
+    host.run(0.6, 1.0)
+    assert w.verdict(w.stop()) is not None

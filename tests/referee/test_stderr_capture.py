@@ -36,6 +36,27 @@ def test_each_decision_carries_its_own_stderr(scripted_bot: Callable[..., BotSpe
     assert all(d.stderr is None for d in others)
 
 
+def test_stderr_collected_after_the_next_request_stays_with_its_decision(
+    scripted_bot: Callable[..., BotSpec],
+) -> None:
+    """Two chatty bots alternate: each answer's stderr is collected only after the
+    other seat's request is out (off the path the bots wait on), and still lands on
+    the decision that wrote it."""
+    chatty = scripted_bot("chatty", 3, name="chatty")
+    with seats_for(chatty, chatty) as seats:
+        record = play_game(seats, settings(), "g1").record
+    replay(record)
+    for seat in (0, 1):
+        mine = [d for r in record.rounds for d in r.decisions if d.seat == seat]
+        assert len(mine) > 10
+        for count, dec in enumerate(mine, start=1):
+            if count % 2 == 0:
+                assert dec.stderr is None, (seat, count, dec.stderr)
+            elif count != 3:
+                assert dec.stderr is not None, (seat, count)
+                assert dec.stderr.startswith(f"decision {count}: "), (seat, count, dec.stderr)
+
+
 def test_a_flood_is_capped_per_game(scripted_bot: Callable[..., BotSpec]) -> None:
     with seats_for(scripted_bot("flood-stderr", name="flood"), None) as seats:
         record = play_game(seats, settings(), "g1").record

@@ -1,0 +1,133 @@
+"""A game's referee and bots on one core (``PlaySettings.one_core``): who gets pinned,
+what the bots inherit through the sandbox, and that everything is given back."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from arena.referee import BotSeat, BotSpec, GameSettings
+from arena.referee.clock import ClockKind, TimeControl
+from arena.referee.match import run_match
+from arena.referee.settings import PlaySettings
+from arena.sandbox import affinity
+from arena.tournament.executors import LocalPoolExecutor
+
+CORES = affinity.allowed_cores()
+needs_two_cores = pytest.mark.skipif(len(CORES) < 2, reason="needs a machine with 2+ cores")
+
+T = TypeVar("T")
+
+
+def in_thread(fn: Callable[[], T]) -> T:
+    """Run ``fn`` on a fresh thread: affinity is per thread, so the test's own is untouched."""
+    out: list[T] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            out.append(fn())
+        except BaseException as exc:
+            errors.append(exc)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    if errors:
+        raise errors[0]
+    return out[0]
+
+
+def test_pins_core_only_on_the_cpu_clock() -> None:
+    assert PlaySettings().pins_core  # the default: CPU clock, one core
+    assert not PlaySettings(one_core=False).pins_core
+    assert not PlaySettings(time=TimeControl(clock=ClockKind.WALL)).pins_core
+
+
+@needs_two_cores
+def test_one_core_pins_where_it_runs_and_gives_every_core_back() -> None:
+    def body() -> tuple[int | None, list[int], list[int]]:
+        with affinity.one_core() as core:
+            inside = affinity.allowed_cores()
+        return core, inside, affinity.allowed_cores()
+
+    core, inside, after = in_thread(body)
+    assert core in CORES
+    assert inside == [core]
+    assert after == CORES
+
+
+def test_one_core_disabled_or_on_a_single_core_changes_nothing() -> None:
+    def disabled() -> tuple[int | None, list[int]]:
+        with affinity.one_core(False) as core:
+            return core, affinity.allowed_cores()
+
+    assert in_thread(disabled) == (None, CORES)
+
+    def single() -> tuple[int | None, list[int]]:
+        os.sched_setaffinity(0, {CORES[0]})
+        with affinity.one_core() as core:
+            return core, affinity.allowed_cores()
+
+    assert in_thread(single) == (None, [CORES[0]])
+
+
+@needs_two_cores
+def test_pool_workers_are_spread_over_the_cores() -> None:
+    for one_core, expected in ((True, 1), (False, len(CORES))):
+        pool = LocalPoolExecutor(2, one_core=one_core)
+        try:
+            seen = pool._pool.map(_my_cores, range(40), chunksize=1)
+        finally:
+            pool.close()
+        assert {len(cores) for cores in seen} == {expected}
+        if one_core:
+            assert len(set(seen)) == 2  # two workers, two different cores
+
+
+def _my_cores(_: int) -> tuple[int, ...]:
+    import time
+
+    time.sleep(0.01)  # let both workers take some
+    return tuple(sorted(os.sched_getaffinity(0)))
+
+
+@needs_two_cores
+def test_bots_started_on_one_core_inherit_it_through_the_sandbox(
+    scripted_bot: Callable[..., BotSpec],
+) -> None:
+    spec = scripted_bot("cores", name="cores")
+
+    def started(pinned: bool) -> tuple[int | None, str]:
+        with affinity.one_core(pinned) as core:
+            seat = BotSeat(spec)
+            try:
+                assert seat.start() is None
+                assert seat.ready is not None
+                return core, seat.ready.name
+            finally:
+                seat.close()
+
+    core, name = in_thread(lambda: started(True))
+    assert name == f"cores-{core}"
+    _, name = in_thread(lambda: started(False))
+    assert name == "cores-" + "-".join(map(str, CORES))
+
+
+@needs_two_cores
+def test_a_match_on_one_core_gives_the_caller_its_cores_back(
+    scripted_bot: Callable[..., BotSpec], tmp_path: Path
+) -> None:
+    specs = [scripted_bot("good", name="a"), scripted_bot("good", name="b")]
+
+    def match() -> list[int]:
+        result = run_match(specs, GameSettings(seed=1), tmp_path / "m", one_core=True)
+        assert not result.outcome.faults
+        return affinity.allowed_cores()
+
+    assert in_thread(match) == CORES
