@@ -46,6 +46,12 @@ def pin(core: int) -> bool:
     return True
 
 
+def unpin() -> None:
+    """Let this thread run on every core the machine has again (best effort)."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        os.sched_setaffinity(0, range(os.cpu_count() or 1))
+
+
 def pin_worker(index: int) -> int | None:
     """Pin a pool worker (numbered from 0) to its share of the cores it may use: workers
     are spread round-robin. Returns the core, None when nothing was pinned."""

@@ -26,7 +26,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from arena.server.auth import AuthError, csrf_token, remember_csrf
+from arena.server.auth import AuthError, cookie_author, csrf_token, remember_csrf
 from arena.server.config import CompetitionConfig
 from arena.server.models import Author
 from arena.server.ratelimit import RateLimited, SlidingWindow
@@ -230,10 +230,14 @@ def error_response(
         return JSONResponse({"error": reason}, status_code=status, headers=headers)
     if status == 401:
         return RedirectResponse("/login", status_code=303)
+    try:  # the navigation shows who is signed in, as on every other page
+        viewer = cookie_author(request, state.store)
+    except StoreError:  # the error page must not fail with the store
+        viewer = None
     response = state.render(
         request,
         "error.html",
-        None,
+        viewer,
         status=status,
         reason=reason,
         back=("/submit", "Back to the upload form")

@@ -21,7 +21,7 @@ from arena.engine import ReplayError
 from arena.referee import BotSeat, BotSpec, SandboxSettings, Seat, play_game
 from arena.referee.referee import GameOutcome
 from arena.referee.settings import PlaySettings
-from arena.sandbox.affinity import pin_worker
+from arena.sandbox.affinity import pin_worker, unpin
 from arena.tournament.store import Announcement, FaultRow, GameResult, ScheduledGame, SeatRow
 from arena.viewer.frames import replay_frames
 
@@ -92,6 +92,12 @@ class WorkerState:
     def close(self) -> None:
         for bot, _ in self.seats.values():
             bot.close()
+        self.seats.clear()
+
+    def kill(self) -> None:
+        """Kill every bot at once (no ``quit``, no wait): the run is being aborted."""
+        for bot, _ in self.seats.values():
+            bot.kill()
         self.seats.clear()
 
 
@@ -195,15 +201,17 @@ _STATE: WorkerState | None = None
 
 
 def _on_term(signum: int, frame: FrameType | None) -> None:
-    """Terminated (Ctrl-C in the parent, or the parent died): kill our bots, then exit.
+    """Terminated (Ctrl-C in the parent, or the parent died): kill our bots at once, then
+    exit.
 
     Further SIGTERMs (pool.terminate() and the parent-death signal can both arrive)
     are ignored from here on: a nested handler would deadlock inside kill().
     """
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
+        unpin()  # a worker on one core may share it with a busy process: use any core now
         if _STATE is not None:
-            _STATE.close()
+            _STATE.kill()  # no polite quit: each would wait for its bot to exit
     finally:
         os._exit(1)
 

@@ -131,3 +131,18 @@ def test_a_match_on_one_core_gives_the_caller_its_cores_back(
         return affinity.allowed_cores()
 
     assert in_thread(match) == CORES
+
+
+@needs_two_cores
+def test_unpin_gives_a_pinned_worker_every_core() -> None:
+    """A terminated worker unpins before killing its bots (its core may be busy)."""
+
+    def body() -> tuple[int | None, list[int]]:
+        core = affinity.pin_worker(1)
+        pinned = affinity.allowed_cores()
+        affinity.unpin()
+        assert pinned == [core]
+        return core, affinity.allowed_cores()
+
+    core, after = in_thread(body)
+    assert core == CORES[1] and after == CORES

@@ -176,6 +176,7 @@ def test_a_hostile_name_in_the_reason_is_shown_as_text_on_the_form(site: Site) -
     assert "zip-slip" in response.text and "<script>alert" not in response.text
     assert "&lt;script&gt;" in response.text
     assert 'href="/submit"' in response.text
+    assert "Me (alice)" in response.text and 'href="/login"' not in response.text  # signed in
     _nothing_kept(site)
 
 
@@ -207,6 +208,7 @@ def test_oversized_form_upload_gets_the_html_error_page(tmp_path: Path) -> None:
     assert response.headers["content-type"].startswith("text/html")
     assert "the archive is larger than the limit of 1 MiB" in response.text
     assert "<title>" in response.text and 'href="/submit"' in response.text
+    assert "Me (alice)" in response.text  # the navigation knows who is signed in
     assert "script-src 'self'" in response.headers["content-security-policy"]
     api = site.client.post(
         "/api/submissions",
