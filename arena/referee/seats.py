@@ -466,7 +466,16 @@ class BotSeat:
                 if isinstance(result, Fault):
                     self._busy_s += wall_ms / 1000
                     return result
-                choice = Choice(result, wall_ms, None, None, self.clock)
+                # Its stderr is collected later too, unless collecting may have to wait
+                # for the pipe to drain (it is writing, or the wall clock, where that wait
+                # would run on the next bot's time): then now, as on the slow path.
+                stderr = None
+                if sink is not None and (
+                    self.clock is ClockKind.WALL or sink.active_since(stderr_mark)
+                ):
+                    stderr = sink.since(stderr_mark, DECISION_STDERR_BYTES)
+                    sink = None
+                choice = Choice(result, wall_ms, stderr, None, self.clock)
                 choice._pending = (watch, self, sink, stderr_mark)
                 self._unsettled = choice
                 _UNSETTLED.choices.append(choice)

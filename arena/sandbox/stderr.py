@@ -131,6 +131,11 @@ class StderrSink:
         """The stream position now (bytes read so far), for :meth:`since`."""
         return self.total  # one attribute read: atomic, no lock needed
 
+    def active_since(self, mark: int) -> bool:
+        """Whether anything was read (or is being read) after ``mark``: no system call,
+        so a pipe written to but not yet read says False (:meth:`since` waits for it)."""
+        return self.total != mark or self._reading.locked()
+
     def since(self, mark: int, limit: int, settle_s: float = 0.05) -> str | None:
         """What the bot wrote after ``mark`` (the last ``limit`` bytes of it at most), or None.
 

@@ -176,3 +176,60 @@ def test_an_unreadable_meter_after_the_request_falls_back_to_the_wall_clock() ->
     assert w.verdict(w.stop()) is None
     host.run(0.6, 1.0)
     assert w.verdict(w.stop()) is not None
+
+
+class _LoggingSink:
+    """A stderr sink that notes when it is asked for a decision's stderr."""
+
+    def __init__(self, log: list[str], name: str, active: bool) -> None:
+        self.log, self.name, self.active = log, name, active
+
+    def mark(self) -> int:
+        return 0
+
+    def active_since(self, mark: int) -> bool:
+        return self.active
+
+    def since(self, mark: int, limit: int) -> str | None:
+        self.log.append(f"stderr {self.name}")
+        return None
+
+
+@pytest.mark.parametrize(
+    ("clock", "active", "before_next_request"),
+    [
+        (ClockKind.CPU, False, False),  # quiet: collected once the next request is out
+        (ClockKind.CPU, True, True),  # it is writing: collecting may wait, so at once
+        (ClockKind.WALL, False, True),  # a wait would run on the next bot's wall clock
+    ],
+)
+def test_when_a_decision_s_stderr_is_collected(
+    clock: ClockKind, active: bool, before_next_request: bool
+) -> None:
+    host = FakeHost()
+    control = CPU if clock is ClockKind.CPU else TimeControl(move_ms=1000, clock=clock)
+    log: list[str] = []
+    game = Game.new(players=2, seed=1)
+    seats = []
+    for name in ("a", "b"):
+        seat, chan = _seat(host)
+        seat.time_control = control
+        seat.clock = clock
+        seat._sink = _LoggingSink(log, name, active)  # type: ignore[assignment]
+        sent = chan.send
+
+        def logged(data: bytes, deadline: float, sent: Any = sent, name: str = name) -> None:
+            log.append(f"request {name}")
+            sent(data, deadline)
+
+        chan.send = logged  # type: ignore[method-assign]
+        seats.append(seat)
+    for req_id in (1, 2):
+        seat = seats[game.current_player]
+        options = game.legal_moves()
+        choice = seat.decide(req_id, game, options, 1000, "g")
+        assert isinstance(choice, Choice)
+        game.apply(options[choice.index])
+    first, second = ("a", "b") if log[0] == "request a" else ("b", "a")
+    collected = log.index(f"stderr {first}")
+    assert (collected < log.index(f"request {second}")) == before_next_request, log
