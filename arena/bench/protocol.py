@@ -41,7 +41,7 @@ from arena.sandbox.bench import measure_spawn
 @dataclass(frozen=True)
 class ProtocolBench:
     games: int
-    """Games per clock kind."""
+    """Games per set-up."""
     decisions: int
     overhead_us: float
     """On the default (CPU) clock: median over games of (median reply-to-next-request gap
@@ -277,7 +277,7 @@ def run(bot: Path, games: int, level: Level, as_json: bool) -> int:
     console = Console()
     with Console(stderr=True).status("persistent C bots playing…"):
         r = bench_protocol(bot, games=games, level=level)
-    console.print(f"games {r.games} per clock kind, decisions {r.decisions} (default clock)")
+    console.print(f"games {r.games} per set-up, decisions {r.decisions} (default set-up)")
     console.print(
         f"referee overhead per decision (reply read -> next request written, median, plus "
         f"each game's fixed cost; median of games): {r.overhead_us:.1f} µs (target ≤ 25 µs) — "
