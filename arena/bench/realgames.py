@@ -1,6 +1,6 @@
 """Real games for ``arena bench report``: played by the engine through the referee, with
 simple in-process players (no bot processes), turned into store rows by the same code a
-tournament worker uses (:func:`arena.tournament.worker.game_result`: seats, faults, the
+tournament worker uses (:func:`arena.play.worker.game_result`: seats, faults, the
 record, the replay frames).
 
 A pool of distinct games is played once; a store of any size is filled from it, each
@@ -20,12 +20,12 @@ from dataclasses import dataclass, replace
 
 from arena.engine import Game, Variant
 from arena.engine.tables import FLOOR, AnyMove, Move
+from arena.play.job import Announcement, GameResult, ScheduledGame
+from arena.play.worker import game_result
 from arena.protocol.messages import GameEnd, GameStart
 from arena.referee.faults import Fault
 from arena.referee.referee import GameSettings, play_game
 from arena.referee.seats import Choice
-from arena.tournament.store import Announcement, GameResult, ScheduledGame
-from arena.tournament.worker import game_result
 
 POLICIES = ("greedy", "random", "chatty", "faulty")
 """Players of the pool: ``greedy`` fills pattern lines and avoids the floor; ``random``;

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from arena.play.job import GameResult, ScheduledGame
 from arena.referee.manifest import BotManifest, BotSpec
 from arena.referee.settings import PlaySettings
 from arena.server.config import LadderSection
@@ -36,7 +37,6 @@ from arena.server.store import (
     StoreError,
 )
 from arena.textsafe import visible
-from arena.tournament.store import GameResult, ScheduledGame
 
 _log = logging.getLogger("arena.server.ladder")
 
@@ -148,8 +148,9 @@ class JobDone:
 def play_job(job: LadderJob, worker_id: int | None = None) -> JobDone:
     """Play one game in a pool worker with fresh bot processes whose stderr goes to a
     folder of this game only (so each seat's stderr is that game's), then clean up."""
-    from arena.tournament import worker
-    from arena.tournament.worker import GameJob, WorkerState, run_job
+    from arena.play import worker
+    from arena.play.job import GameJob
+    from arena.play.worker import WorkerState, run_job
 
     if worker_id is None:
         worker_id = worker._STATE.worker_id if worker._STATE is not None else 0
@@ -238,7 +239,7 @@ class ProcessPool:
     def __init__(self, workers: int, one_core: bool = False) -> None:
         import multiprocess
 
-        from arena.tournament.worker import init_pool_worker
+        from arena.play.worker import init_pool_worker
 
         self._pool: Any = multiprocess.Pool(
             workers, initializer=init_pool_worker, initargs=(None, one_core)
@@ -285,8 +286,8 @@ def play_on_node(job: LadderJob, *bundles: Any) -> JobDone:
     import os
     import tempfile
 
-    from arena.tournament.bundles import build_on_node
-    from arena.tournament.ray_executor import node_check
+    from arena.play.bundles import build_on_node
+    from arena.play.ray_executor import node_check
 
     try:
         node_check(job.settings.sandbox)
@@ -309,7 +310,7 @@ class RayPool:
     writer: the nodes need no shared folder and no database access."""
 
     def __init__(self, address: str | None, workers: int) -> None:
-        from arena.tournament.ray_executor import RayUnavailable, _ray
+        from arena.play.ray_executor import RayUnavailable, _ray
 
         ray = _ray()
         self._ray = ray
@@ -337,7 +338,7 @@ class RayPool:
         self._thread.start()
 
     def _bundle(self, source: Path, name: str) -> Any:
-        from arena.tournament.bundles import pack
+        from arena.play.bundles import pack
 
         ref = self._bundles.get(source)
         if ref is None:

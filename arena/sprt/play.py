@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from arena.play.executors import Executor, InlineExecutor, LocalPoolExecutor
+from arena.play.job import GameJob, GameResult, ScheduledGame
 from arena.referee import BotSpec
 from arena.referee.settings import PlaySettings
 from arena.sprt.store import LegResult
-from arena.tournament.executors import Executor, InlineExecutor, LocalPoolExecutor
-from arena.tournament.store import GameResult, ScheduledGame
-from arena.tournament.worker import GameJob
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Tournaments: config, schedule, executors, the results store, resume. Knows no ratings."""
+"""Tournaments: config, schedule, the results store, resume. Games run in arena.play; no ratings."""
 
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
 from arena.tournament.runner import Progress, run_tournament, store_path

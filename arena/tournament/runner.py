@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.play.executors import Executor, LocalPoolExecutor
+from arena.play.job import GameJob, GameResult, ScheduledGame
 from arena.referee import BotSpec, ManifestError, load_bot
 from arena.referee.build import BuildError, Built, build_bot
 from arena.referee.clock import ClockKind
 from arena.referee.manifest import unique_names
 from arena.referee.toolchains import explain_build_failure
 from arena.tournament.config import ConfigError, TournamentConfig
-from arena.tournament.executors import Executor, LocalPoolExecutor
 from arena.tournament.schedule import (
     Entrant,
     Exhaustive,
@@ -34,16 +35,7 @@ from arena.tournament.schedule import (
     exhaustive_count,
     one_challenger,
 )
-from arena.tournament.store import (
-    LEGACY_VERSION,
-    STORE_NAME,
-    GameResult,
-    ScheduledGame,
-    Store,
-    StoreError,
-    Tally,
-)
-from arena.tournament.worker import GameJob
+from arena.tournament.store import LEGACY_VERSION, STORE_NAME, Store, StoreError, Tally
 
 __all__ = ["Progress", "Tally", "run_tournament", "store_path"]
 
@@ -295,7 +287,7 @@ def make_executor(
     config: TournamentConfig, workers: int | None = None, built: list[Built] | None = None
 ) -> Executor:
     if config.executor == "ray":
-        from arena.tournament.ray_executor import make_ray_executor
+        from arena.play.ray_executor import make_ray_executor
 
         return make_ray_executor(
             built or [], config.sandbox, config.ray_address, workers or config.workers or None

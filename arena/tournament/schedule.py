@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from itertools import combinations, islice
 from typing import Protocol
 
+from arena.play.job import ScheduledGame
 from arena.tournament.seating import SeatingMode, seatings
-from arena.tournament.store import ScheduledGame
 
 LAG = 64
 """Sampled: the ratings that choose a set are those of every game ``LAG`` or more places

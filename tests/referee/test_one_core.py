@@ -11,12 +11,12 @@ from typing import TypeVar
 
 import pytest
 
+from arena.play.executors import LocalPoolExecutor
 from arena.referee import BotSeat, BotSpec, GameSettings
 from arena.referee.clock import ClockKind, TimeControl
 from arena.referee.match import run_match
 from arena.referee.settings import PlaySettings
 from arena.sandbox import affinity
-from arena.tournament.executors import LocalPoolExecutor
 
 CORES = affinity.allowed_cores()
 needs_two_cores = pytest.mark.skipif(len(CORES) < 2, reason="needs a machine with 2+ cores")

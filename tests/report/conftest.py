@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.store import FaultRow
+from arena.play.job import FaultRow
 
 from .helpers import Game, Seat, game, make_store
 

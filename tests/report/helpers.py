@@ -7,14 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena.tournament.store import (
-    STORE_NAME,
-    FaultRow,
-    GameResult,
-    ScheduledGame,
-    SeatRow,
-    Store,
-)
+from arena.play.job import FaultRow, GameResult, ScheduledGame, SeatRow
+from arena.tournament.store import STORE_NAME, Store
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.play.job import FaultRow
 from arena.report import load_results
-from arena.tournament.store import STORE_NAME, FaultRow, Store, StoreError
+from arena.tournament.store import STORE_NAME, Store, StoreError
 
 from .conftest import hand_games
 from .helpers import game, make_store, result

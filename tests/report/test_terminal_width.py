@@ -9,11 +9,11 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
+from arena.play.job import FaultRow
 from arena.report import build_report, load_results
 from arena.report.command import report_command
 from arena.report.terminal import layout, leaderboard_table
 from arena.textsafe import visible
-from arena.tournament.store import FaultRow
 
 from .helpers import Seat, game, make_store
 

@@ -13,11 +13,11 @@ import pytest
 
 pytest.importorskip("sqlalchemy", reason="the server extra is not installed")
 
+from arena.play.job import FaultRow, GameResult, SeatRow
 from arena.referee.settings import PlaySettings
 from arena.server.config import LadderSection
 from arena.server.ladder import JobDone, Ladder, LadderJob, ThreadPool, choose_game
 from arena.server.store import CompetitionStore
-from arena.tournament.store import FaultRow, GameResult, SeatRow
 
 
 class Simulation:

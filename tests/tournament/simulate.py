@@ -7,10 +7,11 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
+from arena.play.job import GameResult, ScheduledGame, SeatRow
 from arena.tournament.config import TournamentConfig
 from arena.tournament.runner import make_scheduler
 from arena.tournament.schedule import Entrant, Finished
-from arena.tournament.store import STORE_NAME, GameResult, ScheduledGame, SeatRow, Store
+from arena.tournament.store import STORE_NAME, Store
 
 Outcome = Callable[[ScheduledGame], tuple[int, ...]]
 """Ranks by seat for a scheduled game."""

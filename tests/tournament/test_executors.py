@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from arena.play.executors import InlineExecutor, LocalPoolExecutor
 from arena.tournament import STORE_NAME, Store, TournamentConfig, run_tournament
-from arena.tournament.executors import InlineExecutor, LocalPoolExecutor
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,10 +34,10 @@ def test_a_worker_keeps_few_bot_processes_least_recently_used_closed_first(
 ) -> None:
     """100 bots through one worker: never more than its limit alive, the current game's
     bots always kept (seats are created lazily, so no process starts here)."""
+    from arena.play.job import GameJob, ScheduledGame
+    from arena.play.worker import WorkerState
     from arena.referee import load_bot
     from arena.referee.settings import PlaySettings
-    from arena.tournament.store import ScheduledGame
-    from arena.tournament.worker import GameJob, WorkerState
 
     spec = load_bot(REPO / "bots" / "python-random")
     specs = [spec.model_copy(update={"folder": tmp_path / f"b{i}"}) for i in range(100)]

@@ -136,7 +136,7 @@ def reference(root: Path) -> Path:
 def test_same_results_as_local_pool_and_a_killed_node_loses_nothing(
     cluster: Any, root: Path, reference: Path
 ) -> None:
-    from arena.tournament.ray_executor import make_ray_executor
+    from arena.play.ray_executor import make_ray_executor
 
     out = root / "ray"
     config = _config(root, out, executor="ray")
@@ -171,7 +171,7 @@ def test_a_dead_node_still_listed_alive_is_left_out_of_the_check(cluster: Any, r
     the executor's start-up sandbox check must skip it, not fail the run (seen in CI)."""
     import ray
 
-    from arena.tournament.ray_executor import make_ray_executor
+    from arena.play.ray_executor import make_ray_executor
 
     victim = next(iter(cluster.worker_nodes))
     victim_id = victim.node_id

@@ -298,7 +298,7 @@ def test_resume_takes_the_stored_clock_when_none_is_given(tmp_path: Path) -> Non
 def test_each_bot_version_keeps_the_first_ready_it_announced(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from arena.tournament.store import Announcement, ScheduledGame
+    from arena.play.job import Announcement, ScheduledGame
 
     path = tmp_path / STORE_NAME
     hostile = Announcement("x\x1b[2J", "<b>Eve</b>", "1.0\u202e")

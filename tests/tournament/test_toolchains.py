@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from arena.play.job import GameJob, ScheduledGame
+from arena.play.worker import WorkerState
 from arena.referee import load_bot
 from arena.tournament import ConfigError, load_config, run_tournament
-from arena.tournament.store import ScheduledGame
-from arena.tournament.worker import GameJob, WorkerState
 
 REPO = Path(__file__).resolve().parents[2]
 BOTS = [REPO / "bots" / "python-greedy", REPO / "bots" / "python-random"]

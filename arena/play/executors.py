@@ -1,11 +1,11 @@
 """Executors run scheduled games somewhere and hand results back, in any order.
 
 The runner only sees this interface: it submits jobs (plain picklable data, see
-:class:`arena.tournament.worker.GameJob`) a few at a time, as the scheduler hands them
+:class:`arena.play.worker.GameJob`) a few at a time, as the scheduler hands them
 out, and collects results keyed by their game index; the store inserts a result only if
 absent, so an executor may deliver a game twice (a retried remote worker) but never needs
 to track the store. A distributed engine is another executor whose workers call
-:func:`arena.tournament.worker.run_job`.
+:func:`arena.play.worker.run_job`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import queue
 from collections import deque
 from typing import Any, Protocol
 
-from arena.tournament.store import GameResult
-from arena.tournament.worker import GameJob, WorkerState, init_pool_worker, pool_run_job, run_job
+from arena.play.job import GameJob, GameResult
+from arena.play.worker import WorkerState, init_pool_worker, pool_run_job, run_job
 
 
 class Executor(Protocol):

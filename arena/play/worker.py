@@ -11,18 +11,15 @@ import os
 import signal
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
-from pathlib import Path
 from types import FrameType
 
 import orjson
 
 from arena.engine import ReplayError
-from arena.referee import BotSeat, BotSpec, SandboxSettings, Seat, play_game
+from arena.play.job import Announcement, FaultRow, GameJob, GameResult, SeatRow
+from arena.referee import BotSeat, SandboxSettings, Seat, play_game
 from arena.referee.referee import GameOutcome
-from arena.referee.settings import PlaySettings
 from arena.sandbox.affinity import pin_worker, unpin
-from arena.tournament.store import Announcement, FaultRow, GameResult, ScheduledGame, SeatRow
 from arena.viewer.frames import replay_frames
 
 MAX_LIVE_BOTS = 8
@@ -32,21 +29,6 @@ MAX_SLOT = 1000
 """Slots (per-bot uids) are worker * max_live_bots + a free slot of the worker, modulo
 the sandbox's slot range; the sandbox itself gives a different uid when a slot's uid is
 still in use."""
-
-
-@dataclass(frozen=True)
-class GameJob:
-    """One game to play: plain picklable data (what any executor moves)."""
-
-    game: ScheduledGame
-    specs: tuple[BotSpec, ...]
-    """By seat: the built bots to launch."""
-    settings: PlaySettings
-    persistent: bool
-    log_dir: Path
-    replay_frames: bool = True
-    """Draw the replay's frames for the store (a tournament's report uses them; the
-    server and SPRT, which keep no frames, save ~5 ms a game)."""
 
 
 class WorkerState:

@@ -8,7 +8,7 @@ stays the only store writer; the store inserts a game's result only if absent, s
 game delivered twice is stored once. At most ``2 x cluster CPUs`` batches are in flight
 (``ray.wait`` back-pressure), so a huge tournament is never all submitted at once.
 
-Bots travel as content-addressed bundles (:mod:`arena.tournament.bundles`); every node
+Bots travel as content-addressed bundles (:mod:`arena.play.bundles`); every node
 checks its sandbox (``arena doctor``'s layer detection) before its first game and
 refuses work when it is weaker than the tournament's ``sandbox`` setting.
 """
@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.play.bundles import Bundle, build_on_node
+from arena.play.job import GameJob, GameResult
+from arena.play.worker import WorkerState, run_job
 from arena.referee import BotSpec
 from arena.sandbox import Level
-from arena.tournament.bundles import Bundle, build_on_node
-from arena.tournament.store import GameResult
-from arena.tournament.worker import GameJob, WorkerState, run_job
 
 MAX_BATCH = 200
 MAX_ATTEMPTS = 3
@@ -310,7 +310,7 @@ def make_ray_executor(
     built: list[Any], level: Level, address: str | None, workers: int | None
 ) -> RayExecutor:
     """Pack every built bot's submitted folder and connect to (or start) a cluster."""
-    from arena.tournament.bundles import pack
+    from arena.play.bundles import pack
 
     bundles: dict[str, Bundle] = {}
     digest_of: dict[str, str] = {}

@@ -1,0 +1,108 @@
+"""What the play layer moves: a game job in, one game result out (plain picklable data).
+
+Every caller that plays games (a tournament, an SPRT run, the server's ladder, a single
+match) describes a game as a :class:`GameJob` and receives a :class:`GameResult`; the
+store keeps results as they are, so there is one shape of a finished game.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.referee.manifest import BotSpec
+from arena.referee.settings import PlaySettings
+
+
+@dataclass(frozen=True)
+class ScheduledGame:
+    """One game of the schedule: a deal and a seating. ``bots`` are names by seat;
+    ``versions`` (same length, or empty for unversioned test data) their versions."""
+
+    game_index: int
+    game_id: str
+    n_players: int
+    variant: str
+    seed_index: int
+    deal_seed: int
+    rotation: int
+    bots: tuple[str, ...]
+    versions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SeatRow:
+    seat: int
+    bot: str
+    score: int
+    round_score: int
+    bonus_rows: int
+    bonus_columns: int
+    bonus_colours: int
+    rank: int
+    full_rows: int
+    forfeit: bool
+    fault: str | None
+    decisions: int
+    think_mean_ms: float
+    think_p95_ms: float
+    think_max_ms: float
+    cpu_mean_ms: float | None = None
+    """CPU time of the bot's process tree per decision (think times are wall time)."""
+    cpu_max_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class FaultRow:
+    seat: int
+    bot: str
+    kind: str
+    round: int
+    message: str
+    forfeit: bool
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """What a bot said about itself in its ``ready`` message (bot-controlled, raw)."""
+
+    name: str
+    author: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """A finished game as a worker reports it (picklable, no live objects).
+
+    Seats are stored against the scheduled line-up of ``game_index`` (``SeatRow.bot`` is
+    the name the record shows)."""
+
+    game_index: int
+    duration_s: float
+    end_reason: str
+    rounds: int
+    worker: str
+    record_json: bytes
+    seats: tuple[SeatRow, ...]
+    faults: tuple[FaultRow, ...]
+    announced: tuple[Announcement | None, ...] = ()
+    """By seat: the bot's ``ready`` (None where it never handshook, or for a human)."""
+    replay_json: bytes | None = None
+    """The replay's frames (``arena.viewer.frames.replay_frames`` as JSON), drawn once when
+    the game is played; None: a report draws them (older workers, unverifiable records)."""
+
+
+@dataclass(frozen=True)
+class GameJob:
+    """One game to play: plain picklable data (what any executor moves)."""
+
+    game: ScheduledGame
+    specs: tuple[BotSpec, ...]
+    """By seat: the built bots to launch."""
+    settings: PlaySettings
+    persistent: bool
+    log_dir: Path
+    replay_frames: bool = True
+    """Draw the replay's frames for the store (a tournament's report uses them; the
+    server and SPRT, which keep no frames, save ~5 ms a game)."""
