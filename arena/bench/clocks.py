@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.engine import Game
+from arena.play.bots import ready_bot
 from arena.referee.clock import WALL_CEILING, ClockKind, TimeControl
-from arena.referee.manifest import load_bot
 from arena.referee.seats import BotSeat, Choice, SandboxSettings
 from arena.sandbox import Level
 
@@ -108,7 +108,7 @@ def _worker(
     level: Level,
 ) -> None:
     seat = BotSeat(
-        load_bot(folder),
+        ready_bot(folder, level),
         time_control=control,
         sandbox=SandboxSettings(level=level, slot=slot),
     )

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.engine import Variant
-from arena.referee import BotSeat, GameSettings, SandboxSettings, load_bot, play_game
-from arena.referee.build import build_bot
+from arena.play.bots import ready_bot
+from arena.referee import BotSeat, GameSettings, SandboxSettings, play_game
 from arena.referee.channel import Channel, ChannelError, ReadFailure
 from arena.referee.clock import ClockKind, TimeControl
 from arena.referee.referee import GameOutcome
@@ -187,7 +187,7 @@ def bench_protocol(
     bot_dir: Path, games: int = 60, level: Level = Level.AUTO, blocks: int = 4
 ) -> ProtocolBench:
     """``games`` games per set-up, in ``blocks`` interleaved blocks (same load)."""
-    spec = build_bot(load_bot(bot_dir), level).spec
+    bot = ready_bot(bot_dir, level)
     everywhere = affinity.allowed_cores()
     core = affinity.current_core()
     setups = dict(SETUPS)
@@ -198,7 +198,7 @@ def bench_protocol(
     for k, (name, (clock, _)) in enumerate(setups.items()):
         pairs[name] = [
             BotSeat(
-                spec,
+                bot,
                 time_control=TimeControl(clock=clock),
                 sandbox=SandboxSettings(level=level, slot=2 * k + i),
                 persistent=True,

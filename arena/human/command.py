@@ -12,8 +12,8 @@ from pathlib import Path
 from arena.engine import Game, replay
 from arena.human.browser import BrowserSeat
 from arena.human.terminal import TerminalSeat
+from arena.play.bots import ready_bots
 from arena.recordio import save_record
-from arena.referee.build import build_bot
 from arena.referee.manifest import BotSpec
 from arena.referee.referee import GameOutcome, GameSettings, play_game
 from arena.referee.seats import BotSeat, SandboxSettings, Seat
@@ -50,8 +50,9 @@ def play_with_human(
     if not 0 <= human_seat < n:
         raise ValueError(f"--seat must be between 0 and {n - 1}")
     sandbox = sandbox or SandboxSettings()
-    for spec in {s.folder: s for s in specs}.values():
-        build_bot(spec, sandbox.level)
+    # Every bot plays from its built copy (a compiled bot launched from its source folder
+    # would fail its handshake, and random moves would be played under its name).
+    built = ready_bots(specs, sandbox.level, toolchains=sandbox.toolchains)
     game_id = f"play-{int(time.time())}-{settings.seed}"
     with ExitStack() as stack:
         if seat_factory is not None:
@@ -65,18 +66,18 @@ def play_with_human(
             human = web
         else:
             human = TerminalSeat(human_name)
-        bots = iter(specs)
+        bots = iter(built)
         seats: list[Seat] = []
         for i in range(n):
             if i == human_seat:
                 seats.append(human)
                 continue
-            spec = next(bots)
+            ready = next(bots)
             bot = BotSeat(
-                spec,
+                ready,
                 time_control=settings.time_control,
                 sandbox=replace(sandbox, slot=sandbox.slot + i),
-                stderr_log=out_dir / f"seat{i}-{spec.name}.stderr.log",
+                stderr_log=out_dir / f"seat{i}-{ready.spec.name}.stderr.log",
                 persistent=False,
             )
             stack.callback(bot.close)

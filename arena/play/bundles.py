@@ -2,7 +2,7 @@
 
 A bundle is a deterministic tar (sorted names, zeroed times and owners) of a bot's
 submitted folder; its SHA-256 names it. A node unpacks it under its own cache folder
-and builds it with :func:`arena.referee.build.build_bot` (sandboxed, cached by content
+and builds it with :func:`arena.play.bots.ready_bot` (sandboxed, cached by content
 hash), so a node never needs the parent's paths.
 """
 
@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.errors import ArenaError
-from arena.sandbox import Level
 
 if TYPE_CHECKING:
-    from arena.referee import BotSpec
+    from arena.referee.build import Built
+    from arena.referee.settings import PlaySettings
 
 
 class BundleError(ArenaError):
@@ -82,9 +82,9 @@ def unpack(bundle: Bundle, cache: Path | None = None) -> Path:
     return folder
 
 
-def build_on_node(bundle: Bundle, level: Level) -> BotSpec:
-    """Unpack and build ``bundle`` here; return the bot to launch (its read-only built copy)."""
-    from arena.referee import load_bot
-    from arena.referee.build import build_bot
+def build_on_node(bundle: Bundle, settings: PlaySettings) -> Built:
+    """Unpack and build ``bundle`` here, in this node's sandbox with the run's declared
+    toolchains; return the bot to launch (its read-only built copy)."""
+    from arena.play.bots import ready_bot
 
-    return build_bot(load_bot(unpack(bundle)), level).spec
+    return ready_bot(unpack(bundle), settings.sandbox, toolchains=settings.toolchains)

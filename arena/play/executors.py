@@ -1,27 +1,33 @@
-"""Executors run scheduled games somewhere and hand results back, in any order.
+"""Executors run game jobs somewhere and hand results back, in any order.
 
-The runner only sees this interface: it submits jobs (plain picklable data, see
-:class:`arena.play.worker.GameJob`) a few at a time, as the scheduler hands them
-out, and collects results keyed by their game index; the store inserts a result only if
-absent, so an executor may deliver a game twice (a retried remote worker) but never needs
-to track the store. A distributed engine is another executor whose workers call
-:func:`arena.play.worker.run_job`.
+Callers (a tournament, an SPRT run, the server's ladder) only see this interface: they
+submit jobs (plain picklable data, :class:`arena.play.job.GameJob`) a few at a time and
+collect :class:`~arena.play.job.GameResult`\\ s keyed by their game index; the store
+inserts a result only if absent, so an executor may deliver a game twice (a retried
+remote worker) but never needs to track the store. A job that failed (the arena's
+problem: a sandbox that cannot start, a full disk) re-raises its exception from
+:meth:`Executor.poll` / :meth:`Executor.next_result`, tagged with its game
+(:func:`arena.play.worker.failed_game`).
 """
 
 from __future__ import annotations
 
 import queue
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from arena.play.job import GameJob, GameResult
-from arena.play.worker import WorkerState, init_pool_worker, pool_run_job, run_job
+from arena.play.worker import WorkerState, init_pool_worker, pool_run_job, run_job, tag_failure
+
+POLL_S = 0.25
+"""How long a blocking wait sleeps between checks (so Ctrl-C and SIGTERM get through)."""
 
 
 class Executor(Protocol):
     @property
     def workers(self) -> int:
-        """How many games run at once (the runner keeps about twice this many submitted;
+        """How many games run at once (a tournament keeps about twice this many submitted;
         read again after every result, so it may grow, e.g. Ray's batches)."""
         ...
 
@@ -29,9 +35,12 @@ class Executor(Protocol):
         """Start (or queue) one game."""
         ...
 
+    def poll(self, timeout: float) -> GameResult | None:
+        """A finished game's result if one is ready within ``timeout`` seconds, else None."""
+        ...
+
     def next_result(self) -> GameResult:
-        """Block until a submitted game finishes; return its result (any order).
-        A job that failed with an exception re-raises it here."""
+        """Block until a submitted game finishes; return its result (any order)."""
         ...
 
     def close(self, abort: bool = False) -> None:
@@ -39,27 +48,60 @@ class Executor(Protocol):
         ...
 
 
+def wait_result(executor: Executor) -> GameResult:
+    """:meth:`Executor.next_result` for executors that only poll."""
+    while True:
+        result = executor.poll(POLL_S)
+        if result is not None:
+            return result
+
+
 class InlineExecutor:
-    """Runs games one by one in this process (debugging, tests, profiling)."""
+    """Runs games one by one in this process (debugging, tests, profiling).
+
+    ``play`` replaces how a job becomes a result (tests script games this way, as
+    python-chess's ``MockTransport`` scripts an engine); by default the real worker plays
+    it with this executor's own persistent bots."""
 
     workers = 1
 
-    def __init__(self, max_live_bots: int | None = None) -> None:
+    def __init__(
+        self,
+        max_live_bots: int | None = None,
+        play: Callable[[GameJob], GameResult] | None = None,
+    ) -> None:
         self._state = WorkerState(worker_id=0, max_live_bots=max_live_bots)
+        self._play = play or (lambda job: run_job(self._state, job))
         self._jobs: deque[GameJob] = deque()
 
     def submit(self, job: GameJob) -> None:
         self._jobs.append(job)
 
+    def poll(self, timeout: float) -> GameResult | None:
+        if not self._jobs:
+            return None
+        job = self._jobs.popleft()
+        try:
+            return self._play(job)
+        except Exception as exc:
+            tag_failure(exc, job)
+            raise
+
     def next_result(self) -> GameResult:
-        return run_job(self._state, self._jobs.popleft())
+        if not self._jobs:
+            raise RuntimeError("next_result() with no game submitted")
+        result = self.poll(0)
+        assert result is not None
+        return result
 
     def close(self, abort: bool = False) -> None:
+        self._jobs.clear()
         self._state.close()
 
 
 class LocalPoolExecutor:
-    """A pool of worker processes on this machine (``multiprocess``)."""
+    """A pool of worker processes on this machine (``multiprocess``), each with its own
+    persistent bots; workers die with this process (also on kill -9)."""
 
     def __init__(self, workers: int, one_core: bool = False) -> None:
         """``one_core``: each worker and its bots on one core (``PlaySettings.pins_core``)."""
@@ -76,15 +118,17 @@ class LocalPoolExecutor:
             pool_run_job, (job,), callback=self._done.put, error_callback=self._done.put
         )
 
+    def poll(self, timeout: float) -> GameResult | None:
+        try:
+            item = self._done.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
     def next_result(self) -> GameResult:
-        while True:
-            try:
-                item = self._done.get(timeout=0.25)  # wakes up for Ctrl-C / SIGTERM
-            except queue.Empty:
-                continue
-            if isinstance(item, BaseException):
-                raise item
-            return item
+        return wait_result(self)
 
     def close(self, abort: bool = False) -> None:
         if abort:

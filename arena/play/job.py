@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.referee.manifest import BotSpec
+from arena.referee.build import Built
 from arena.referee.settings import PlaySettings
 
 
@@ -91,6 +91,9 @@ class GameResult:
     replay_json: bytes | None = None
     """The replay's frames (``arena.viewer.frames.replay_frames`` as JSON), drawn once when
     the game is played; None: a report draws them (older workers, unverifiable records)."""
+    stderr: tuple[tuple[int, str], ...] = ()
+    """(seat, the tail of its stderr in this game) where it wrote any, when the job asked
+    (:attr:`GameJob.collect_stderr`)."""
 
 
 @dataclass(frozen=True)
@@ -98,11 +101,17 @@ class GameJob:
     """One game to play: plain picklable data (what any executor moves)."""
 
     game: ScheduledGame
-    specs: tuple[BotSpec, ...]
-    """By seat: the built bots to launch."""
+    bots: tuple[Built, ...]
+    """By seat: the built bots to launch (see :mod:`arena.play.bots`)."""
     settings: PlaySettings
     persistent: bool
+    """Keep each bot's process for its next game in this worker (a tournament); False:
+    a fresh process per game."""
     log_dir: Path
     replay_frames: bool = True
     """Draw the replay's frames for the store (a tournament's report uses them; the
     server and SPRT, which keep no frames, save ~5 ms a game)."""
+    collect_stderr: bool = False
+    """Hand back each seat's stderr of this game in :attr:`GameResult.stderr` (fresh bot
+    processes, logs of this game only, deleted afterwards: the server keeps them in its
+    store, so they reach it from any Ray node)."""

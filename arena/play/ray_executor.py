@@ -20,15 +20,17 @@ import dataclasses
 import os
 import tempfile
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
-from arena.play.bundles import Bundle, build_on_node
+from arena.play.bundles import build_on_node, pack
+from arena.play.executors import POLL_S
 from arena.play.job import GameJob, GameResult
-from arena.play.worker import WorkerState, run_job
-from arena.referee import BotSpec
+from arena.play.worker import WorkerState, run_job, tag_failure
+from arena.referee.build import Built
 from arena.sandbox import Level
 
 MAX_BATCH = 200
@@ -84,11 +86,15 @@ def node_doctor() -> tuple[str, list[tuple[str, bool, str]]]:
     return os.uname().nodename, [(x.name, x.on, x.reason) for x in detect_layers()]
 
 
-def play_batch(items: list[NodeJob], bundles: dict[str, Bundle]) -> Any:
-    """Play a batch on this node, yielding each game's result as soon as it is done."""
+def play_batch(items: list[NodeJob], bundles: dict[str, Any]) -> Any:
+    """Play a batch on this node, yielding each game's result as soon as it is done.
+    ``bundles``: the object reference of each bundle by digest (fetched once per node
+    worker, the first time one of its games needs it)."""
+    import ray
+
     first = items[0].job
     node_check(first.settings.sandbox)
-    built: dict[str, BotSpec] = _NODE.setdefault("built", {})
+    built: dict[str, Built] = _NODE.setdefault("built", {})
     log_dir = Path(tempfile.gettempdir()) / "azul-arena-node-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     state = _NODE.get("state")
@@ -96,13 +102,18 @@ def play_batch(items: list[NodeJob], bundles: dict[str, Bundle]) -> Any:
         state = _NODE["state"] = WorkerState(worker_id=os.getpid() % 97)
     try:
         for item in items:
-            specs = []
+            bots = []
             for digest in item.digests:
                 if digest not in built:
-                    built[digest] = build_on_node(bundles[digest], item.job.settings.sandbox)
-                specs.append(built[digest])
-            job = dataclasses.replace(item.job, specs=tuple(specs), log_dir=log_dir)
-            yield run_job(state, job)
+                    bundle = ray.get(bundles[digest])
+                    built[digest] = build_on_node(bundle, item.job.settings)
+                bots.append(built[digest])
+            job = dataclasses.replace(item.job, bots=tuple(bots), log_dir=log_dir)
+            try:
+                yield run_job(state, job)
+            except Exception as exc:
+                tag_failure(exc, job)
+                raise
     finally:
         state.close()  # no bot outlives its batch (Ray may kill idle workers)
         _NODE.pop("state", None)
@@ -131,8 +142,7 @@ class RayExecutor:
 
     def __init__(
         self,
-        bundles: dict[str, Bundle],
-        digest_of: dict[str, str],
+        bots: Sequence[Built] = (),
         *,
         address: str | None = None,
         level: Level = Level.AUTO,
@@ -157,8 +167,11 @@ class RayExecutor:
                     f"cannot start or join the Ray cluster {where}: {exc}"
                 ) from None
         self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        self._bundles_ref = ray.put(bundles)
-        self._digest_of = digest_of
+        self._digest_of: dict[Path, str] = {}
+        """Each bot's submitted folder → its bundle's digest (packed once)."""
+        self._bundle_refs: dict[str, Any] = {}
+        for bot in bots:
+            self._digest(bot)
         self._remote = ray.remote(num_cpus=1, max_retries=0)(play_batch)
         self.batch_seconds = batch_seconds
         self.batch_size = 2
@@ -224,8 +237,19 @@ class RayExecutor:
         """Games the runner keeps submitted: about one batch per CPU, twice over."""
         return self.cpus * self.batch_size
 
+    def _digest(self, bot: Built) -> str:
+        """Pack ``bot``'s submitted folder the first time it plays; put it in the cluster's
+        object store once (a node fetches it when one of its games first needs it)."""
+        digest = self._digest_of.get(bot.source)
+        if digest is None:
+            bundle = pack(bot.spec.name, bot.source)
+            digest = self._digest_of[bot.source] = bundle.digest
+            if digest not in self._bundle_refs:
+                self._bundle_refs[digest] = self._ray.put(bundle)
+        return digest
+
     def submit(self, job: GameJob) -> None:
-        digests = tuple(self._digest_of[s.name] for s in job.specs)
+        digests = tuple(self._digest(bot) for bot in job.bots)
         self._queue.append(NodeJob(job, digests))
         self._dispatch(flush=False)
 
@@ -234,7 +258,8 @@ class RayExecutor:
             if not flush and len(self._queue) < self.batch_size:
                 return
             items = [self._queue.popleft() for _ in range(min(self.batch_size, len(self._queue)))]
-            gen = self._remote.remote(items, self._bundles_ref)
+            refs = {d: self._bundle_refs[d] for item in items for d in item.digests}
+            gen = self._remote.remote(items, refs)
             self._batches.append(_Batch({i.job.game.game_index: i for i in items}, gen))
 
     def _learn(self, result: GameResult) -> None:
@@ -280,20 +305,28 @@ class RayExecutor:
         self._learn(result)
         self._ready.append(result)
 
-    def next_result(self) -> GameResult:
+    def poll(self, timeout: float) -> GameResult | None:
         ray = self._ray
-        while not self._ready:
+        if not self._ready:
             self._dispatch(flush=True)
             if not self._batches:
-                raise RuntimeError("next_result() with no game submitted")
+                return None
             try:
-                ready, _ = ray.wait([b.gen for b in self._batches], num_returns=1, timeout=0.25)
+                ready, _ = ray.wait([b.gen for b in self._batches], num_returns=1, timeout=timeout)
             except ray.exceptions.RayError as exc:
                 raise ClusterLost(f"lost the Ray cluster: {exc}") from exc
             for gen in ready:
                 batch = next(b for b in self._batches if b.gen is gen)
                 self._poll(batch)
-        return self._ready.popleft()
+        return self._ready.popleft() if self._ready else None
+
+    def next_result(self) -> GameResult:
+        while True:
+            if not self._ready and not self._queue and not self._batches:
+                raise RuntimeError("next_result() with no game submitted")
+            result = self.poll(POLL_S)
+            if result is not None:
+                return result
 
     def close(self, abort: bool = False) -> None:
         ray = self._ray
@@ -307,15 +340,7 @@ class RayExecutor:
 
 
 def make_ray_executor(
-    built: list[Any], level: Level, address: str | None, workers: int | None
+    bots: Sequence[Built], level: Level, address: str | None, workers: int | None
 ) -> RayExecutor:
-    """Pack every built bot's submitted folder and connect to (or start) a cluster."""
-    from arena.play.bundles import pack
-
-    bundles: dict[str, Bundle] = {}
-    digest_of: dict[str, str] = {}
-    for b in built:
-        bundle = pack(b.spec.name, b.source)
-        bundles[bundle.digest] = bundle
-        digest_of[b.spec.name] = bundle.digest
-    return RayExecutor(bundles, digest_of, address=address, level=level, num_cpus=workers)
+    """Connect to (or start) a cluster; ``bots`` are packed now (others as they first play)."""
+    return RayExecutor(bots, address=address, level=level, num_cpus=workers)

@@ -7,10 +7,13 @@ store. Workers never touch the store.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
+import shutil
 import signal
 import time
 from collections import OrderedDict
+from pathlib import Path
 from types import FrameType
 
 import orjson
@@ -18,6 +21,7 @@ import orjson
 from arena.engine import ReplayError
 from arena.play.job import Announcement, FaultRow, GameJob, GameResult, SeatRow
 from arena.referee import BotSeat, SandboxSettings, Seat, play_game
+from arena.referee.build import Built
 from arena.referee.referee import GameOutcome
 from arena.sandbox.affinity import pin_worker, unpin
 from arena.viewer.frames import replay_frames
@@ -25,6 +29,8 @@ from arena.viewer.frames import replay_frames
 MAX_LIVE_BOTS = 8
 """Bot processes one worker keeps alive at most (least recently used ones are closed):
 with 100+ bots a worker's memory stays fixed. At least 4 (one 4-player game)."""
+STDERR_TAIL_BYTES = 256 * 1024
+"""Of a game's stderr per seat, at most this much (the end) is handed back."""
 MAX_SLOT = 1000
 """Slots (per-bot uids) are worker * max_live_bots + a free slot of the worker, modulo
 the sandbox's slot range; the sandbox itself gives a different uid when a slot's uid is
@@ -41,8 +47,8 @@ class WorkerState:
         self.seats: OrderedDict[tuple[str, str], tuple[BotSeat, int]] = OrderedDict()
 
     def seat_for(self, job: GameJob, seat: int, keep: set[tuple[str, str]]) -> BotSeat:
-        spec = job.specs[seat]
-        key = (spec.name, str(spec.folder))
+        bot = job.bots[seat]
+        key = _key(bot)
         entry = self.seats.get(key)
         if entry is not None and entry[0].persistent == job.persistent:
             self.seats.move_to_end(key)
@@ -57,19 +63,23 @@ class WorkerState:
             self.seats.pop(victim)[0].close()
         used = {slot for _, slot in self.seats.values()}
         slot = next(s for s in range(self.max_live + 4) if s not in used)
-        bot = BotSeat(
-            spec,
+        seated = BotSeat(
+            bot,
             time_control=job.settings.time,
             sandbox=SandboxSettings(
                 level=job.settings.sandbox,
                 slot=(self.worker_id * (self.max_live + 4) + slot) % MAX_SLOT,
                 toolchains=job.settings.toolchains,
             ),
-            stderr_log=job.log_dir / f"{spec.name}.w{self.worker_id}.stderr.log",
+            stderr_log=self.log_dir(job) / f"{bot.spec.name}.w{self.worker_id}.stderr.log",
             persistent=job.persistent,
         )
-        self.seats[key] = (bot, slot)
-        return bot
+        self.seats[key] = (seated, slot)
+        return seated
+
+    def log_dir(self, job: GameJob) -> Path:
+        """Where a seat's stderr log goes: the job's folder, or one of its game's own."""
+        return job.log_dir / job.game.game_id if job.collect_stderr else job.log_dir
 
     def close(self) -> None:
         for bot, _ in self.seats.values():
@@ -83,11 +93,20 @@ class WorkerState:
         self.seats.clear()
 
 
+def _key(bot: Built) -> tuple[str, str]:
+    return (bot.spec.name, str(bot.spec.folder))
+
+
 def run_job(state: WorkerState, job: GameJob) -> GameResult:
-    """Play one scheduled game and turn its outcome into store rows."""
+    """Play one scheduled game and turn its outcome into store rows.
+
+    A job that asks for its stderr gets fresh bot processes logging to a folder of its
+    own (in a worker state of its own, closed after the game), read back and deleted."""
+    if job.collect_stderr:
+        return _run_collecting_stderr(state.worker_id, job)
     started = time.monotonic()
-    keep = {(spec.name, str(spec.folder)) for spec in job.specs}
-    seats: list[Seat] = [state.seat_for(job, i, keep) for i in range(len(job.specs))]
+    keep = {_key(bot) for bot in job.bots}
+    seats: list[Seat] = [state.seat_for(job, i, keep) for i in range(len(job.bots))]
     settings = job.settings.game(job.game.variant, job.game.deal_seed)
     outcome = play_game(seats, settings, job.game.game_id)
     return game_result(
@@ -98,6 +117,50 @@ def run_job(state: WorkerState, job: GameJob) -> GameResult:
         announced=tuple(_announcement(seat) for seat in seats),
         frames=job.replay_frames,
     )
+
+
+def _run_collecting_stderr(worker_id: int, job: GameJob) -> GameResult:
+    state = WorkerState(worker_id)
+    folder = state.log_dir(job)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.chmod(0o755)
+        started = time.monotonic()
+        keep = {_key(bot) for bot in job.bots}
+        try:
+            seats = [state.seat_for(job, i, keep) for i in range(len(job.bots))]
+            settings = job.settings.game(job.game.variant, job.game.deal_seed)
+            outcome = play_game(seats, settings, job.game.game_id)
+        finally:
+            state.close()
+        stderr = []
+        for index, seat in enumerate(seats):
+            text = _tail(seat.stderr_log) if seat.stderr_log is not None else ""
+            if text:
+                stderr.append((index, text))
+        result = game_result(
+            job.game.game_index,
+            outcome,
+            duration_s=time.monotonic() - started,
+            worker=f"{os.uname().nodename}:{os.getpid()}",
+            announced=tuple(_announcement(seat) for seat in seats),
+            frames=job.replay_frames,
+        )
+        return dataclasses.replace(result, stderr=tuple(stderr))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _tail(path: Path) -> str:
+    """The last :data:`STDERR_TAIL_BYTES` of a log (what a store keeps of a game's stderr)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - STDERR_TAIL_BYTES))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def game_result(
@@ -228,7 +291,24 @@ def init_pool_worker(worker_id: int | None = None, one_core: bool = False) -> No
 
 def pool_run_job(job: GameJob) -> GameResult:
     assert _STATE is not None, "init_pool_worker was not called"
-    return run_job(_STATE, job)
+    try:
+        return run_job(_STATE, job)
+    except Exception as exc:
+        tag_failure(exc, job)
+        raise
+
+
+def tag_failure(exc: Exception, job: GameJob) -> Exception:
+    """Mark ``exc`` with the game it stopped (it travels back with the exception, so a
+    caller that voids games, the server's ladder, knows which; see :func:`failed_game`)."""
+    exc.arena_game_index = job.game.game_index  # type: ignore[attr-defined]
+    return exc
+
+
+def failed_game(exc: BaseException) -> int | None:
+    """The game index an executor's exception stopped (None: not a game's failure)."""
+    index = getattr(exc, "arena_game_index", None)
+    return index if isinstance(index, int) else None
 
 
 def _die_with_parent(sig: int) -> None:

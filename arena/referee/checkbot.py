@@ -209,7 +209,7 @@ def check_bot(
     if program and not find_in_sandbox(program, spec.folder, sandbox.toolchains):
         report.problems.append(explain_not_found(program, "run", sandbox.toolchains))
         return report
-    bot = BotSeat(spec, time_control=time_control, sandbox=sandbox, persistent=True)
+    bot = BotSeat(built, time_control=time_control, sandbox=sandbox, persistent=True)
     timed = _TimedSeat(bot, report)
     try:
         start_fault = bot.start()

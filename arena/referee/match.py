@@ -52,24 +52,24 @@ def run_match(
     ``one_core``: play on one core (``PlaySettings.pins_core``; the build is not pinned)."""
     sandbox = sandbox or SandboxSettings()
     built = {
-        s.folder: build_bot(s, sandbox.level, toolchains=sandbox.toolchains).spec
+        s.folder: build_bot(s, sandbox.level, toolchains=sandbox.toolchains)
         for s in {s.folder: s for s in specs}.values()
     }
-    specs = [built[s.folder] for s in specs]  # every bot runs from its built copy
+    bots = [built[s.folder] for s in specs]  # every bot runs from its built copy
     out_dir.mkdir(parents=True, exist_ok=True)
-    logs = [out_dir / f"seat{i}-{spec.name}.stderr.log" for i, spec in enumerate(specs)]
+    logs = [out_dir / f"seat{i}-{bot.spec.name}.stderr.log" for i, bot in enumerate(bots)]
     game_id = f"match-{int(time.time())}-{settings.seed}"
     with ExitStack() as stack:
         stack.enter_context(affinity.one_core(one_core))  # left last: after the bots close
         seats = []
-        for i, spec in enumerate(specs):
+        for i, bot in enumerate(bots):
             seat = BotSeat(
-                spec,
+                bot,
                 time_control=settings.time_control,
                 sandbox=replace(sandbox, slot=sandbox.slot + i),
                 stderr_log=logs[i],
                 persistent=False,
-                transcript=out_dir / f"seat{i}-{spec.name}.transcript" if transcripts else None,
+                transcript=out_dir / f"seat{i}-{bot.spec.name}.transcript" if transcripts else None,
             )
             stack.callback(seat.close)
             seats.append(seat)

@@ -30,10 +30,10 @@ from arena.protocol.messages import (
     Quit,
     Ready,
 )
+from arena.referee.build import Built
 from arena.referee.channel import Channel, ChannelError, ReadFailure
 from arena.referee.clock import ClockKind, Spent, Stopwatch, TimeControl
 from arena.referee.faults import Fault
-from arena.referee.manifest import BotSpec
 from arena.referee.memory import memory_message, mentions_memory, oom_killed
 from arena.referee.transcript import Transcript
 from arena.sandbox import (
@@ -198,7 +198,7 @@ class BotSeat:
 
     def __init__(
         self,
-        spec: BotSpec,
+        bot: Built,
         *,
         time_control: TimeControl | None = None,
         sandbox: SandboxSettings | None = None,
@@ -207,10 +207,16 @@ class BotSeat:
         max_line: int = MAX_LINE_BYTES,
         transcript: Path | None = None,
     ) -> None:
-        self.spec = spec
+        if not isinstance(bot, Built):
+            raise TypeError(
+                "a BotSeat launches built bots only (a staged, sandbox-built, read-only copy): "
+                f"resolve {getattr(bot, 'name', bot)!r} with arena.play.bots.ready_bot() first"
+            )
+        self.bot = bot
+        self.spec = bot.spec
         self.transcript = transcript
         """Copy every protocol line to this file (appending across processes)."""
-        self.name = spec.name
+        self.name = bot.spec.name
         self.time_control = time_control or TimeControl()
         self.sandbox = sandbox or SandboxSettings()
         self.stderr_log = stderr_log
@@ -238,6 +244,24 @@ class BotSeat:
     @property
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        """The bot's current process id (None: not started, or killed)."""
+        return self._proc.pid if self._proc is not None else None
+
+    def attach(
+        self, channel: Channel, process: BotProcess | None = None, clock: ClockKind | None = None
+    ) -> None:
+        """Talk to a bot started elsewhere instead of spawning one: ``channel`` carries its
+        lines, ``process`` (if any) is polled, CPU-read and killed like a spawned one.
+        Tests script a bot this way (as python-chess's ``MockTransport`` scripts an
+        engine); no handshake is done."""
+        self._chan = channel
+        self._proc = process
+        self._sink = process.sink if process is not None else None
+        if clock is not None:
+            self.clock = clock
 
     def start(self) -> Fault | None:
         """Spawn and handshake (if not already running)."""

@@ -4,29 +4,30 @@ Each time a slot frees up the ladder starts the oldest scheduled game (a challen
 re-run, a game re-queued after a restart) or else picks a new ladder game with
 :func:`choose_game`: a new version plays until it has ``new_version_games`` games,
 otherwise the versions with the fewest games play (games per bot stay balanced), and
-player counts and walls follow the configured shares. Games run on a process pool
-(plain picklable jobs, :func:`play_job`); each result goes to the store, which keeps it
-once (keyed by the game id) and rates it in the same transaction. The store is the
+player counts and walls follow the configured shares. Games run on the play layer's
+executor (a local pool or Ray batches, :mod:`arena.play`); each result goes to the store,
+which keeps it once (keyed by the game id) and rates it in the same transaction. The store is the
 ledger: after a crash the running games are simply scheduled again.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import queue
 import random
-import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from arena.play.job import GameResult, ScheduledGame
-from arena.referee.manifest import BotManifest, BotSpec
+from arena.play.bots import BotNotReady, stored_bot
+from arena.play.executors import Executor, LocalPoolExecutor
+from arena.play.job import GameJob, GameResult, ScheduledGame
+from arena.play.worker import failed_game
+from arena.referee.manifest import BotManifest
 from arena.referee.settings import PlaySettings
+from arena.sandbox import Level
 from arena.server.config import LadderSection
 from arena.server.models import GameRow, SeatRow
 from arena.server.store import (
@@ -44,7 +45,8 @@ BOTS_FOLDER = "bots"
 """``data_dir/bots/<version id>``: each accepted version's built bot, as the ladder runs it."""
 COLLECT_EVERY_S = 60.0
 """How often the ladder deletes the build copies of versions that can no longer play."""
-STDERR_READ_BYTES = 256 * 1024
+POLL_S = 0.2
+"""While games run, how often the ladder looks for a wake-up (a new version, a challenge)."""
 ERROR_BACKOFF_S = (1.0, 60.0)
 """After a game the arena (not a bot) failed to play, wait this long before the next
 start (doubling up to the maximum): a broken sandbox must not void games in a loop."""
@@ -120,96 +122,8 @@ def choose_game(
 # ---------------------------------------------------------------- running games
 
 
-@dataclass(frozen=True)
-class LadderJob:
-    """One game for a worker: picklable, self-contained."""
-
-    game_id: str
-    players: int
-    variant: str
-    seed: int
-    specs: tuple[BotSpec, ...]
-    settings: PlaySettings
-    log_dir: Path
-    sources: tuple[Path, ...] = ()
-    """By seat: the submitted folders (what a Ray node builds from)."""
-
-
-@dataclass(frozen=True)
-class JobDone:
-    """What a worker hands back: the result, or why the arena could not play the game."""
-
-    game_id: str
-    result: GameResult | None
-    stderr: tuple[tuple[int, str], ...] = ()
-    error: str | None = None
-
-
-def play_job(job: LadderJob, worker_id: int | None = None) -> JobDone:
-    """Play one game in a pool worker with fresh bot processes whose stderr goes to a
-    folder of this game only (so each seat's stderr is that game's), then clean up."""
-    from arena.play import worker
-    from arena.play.job import GameJob
-    from arena.play.worker import WorkerState, run_job
-
-    if worker_id is None:
-        worker_id = worker._STATE.worker_id if worker._STATE is not None else 0
-    state = WorkerState(worker_id)
-    game = ScheduledGame(
-        game_index=0,
-        game_id=job.game_id,
-        n_players=job.players,
-        variant=job.variant,
-        seed_index=0,
-        deal_seed=job.seed,
-        rotation=0,
-        bots=tuple(s.name for s in job.specs),
-    )
-    try:
-        job.log_dir.mkdir(parents=True, exist_ok=True)
-        job.log_dir.chmod(0o755)
-        try:
-            result = run_job(
-                state,
-                GameJob(
-                    game,
-                    job.specs,
-                    job.settings,
-                    persistent=False,
-                    log_dir=job.log_dir,
-                    replay_frames=False,
-                ),
-            )
-        finally:
-            state.close()
-        stderr = []
-        for seat, spec in enumerate(job.specs):
-            path = job.log_dir / f"{spec.name}.w{worker_id}.stderr.log"
-            text = _tail(path)
-            if text:
-                stderr.append((seat, text))
-        return JobDone(job.game_id, result, tuple(stderr))
-    except Exception as exc:  # the arena's problem (sandbox, disk): the game is voided
-        return JobDone(job.game_id, None, error=f"{type(exc).__name__}: {exc}")
-    finally:
-        shutil.rmtree(job.log_dir, ignore_errors=True)
-
-
-def _tail(path: Path) -> str:
-    try:
-        with path.open("rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(0, size - STDERR_READ_BYTES))
-            return f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def outcome_of(done: JobDone) -> GameOutcome:
-    """A worker's result as the store keeps it."""
-    result = done.result
-    assert result is not None
+def outcome_of(result: GameResult) -> GameOutcome:
+    """A played game's result as the competition store keeps it."""
     return GameOutcome(
         end_reason=result.end_reason,
         rounds=result.rounds,
@@ -220,175 +134,25 @@ def outcome_of(done: JobDone) -> GameOutcome:
         faults=tuple(
             FinishedFault(f.seat, f.kind, f.round, f.message, f.forfeit) for f in result.faults
         ),
-        stderr=done.stderr,
+        stderr=result.stderr,
     )
 
 
-class Pool(Protocol):
-    """Where jobs run (a process pool; tests pass an in-thread one)."""
+def make_executor(
+    executor: str, workers: int, *, one_core: bool, ray_address: str | None, level: Level
+) -> Executor:
+    """The play layer's executor for the ladder: a local pool, or a Ray cluster (batched,
+    bots sent as bundles and built on each node)."""
+    if executor == "ray":
+        from arena.play.ray_executor import RayExecutor
 
-    def submit(self, job: LadderJob, done: Callable[[JobDone], None]) -> None: ...
-
-    def close(self, abort: bool) -> None: ...
-
-
-class ProcessPool:
-    """A ``multiprocess`` pool whose workers own bot processes and die with us (also on
-    kill -9: the parent-death signal)."""
-
-    def __init__(self, workers: int, one_core: bool = False) -> None:
-        import multiprocess
-
-        from arena.play.worker import init_pool_worker
-
-        self._pool: Any = multiprocess.Pool(
-            workers, initializer=init_pool_worker, initargs=(None, one_core)
-        )
-
-    def submit(self, job: LadderJob, done: Callable[[JobDone], None]) -> None:
-        def failed(exc: BaseException) -> None:
-            done(JobDone(job.game_id, None, error=f"{type(exc).__name__}: {exc}"))
-
-        self._pool.apply_async(play_job, (job,), callback=done, error_callback=failed)
-
-    def close(self, abort: bool) -> None:
-        if abort:
-            self._pool.terminate()
-        else:
-            self._pool.close()
-        self._pool.join()
-
-
-class ThreadPool:
-    """Runs jobs on threads of this process (tests and debugging)."""
-
-    def __init__(self, workers: int, run: Callable[[LadderJob], JobDone] = play_job) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        self._run = run
-        self._pool = ThreadPoolExecutor(workers)
-
-    def submit(self, job: LadderJob, done: Callable[[JobDone], None]) -> None:
-        self._pool.submit(lambda: done(self._run(job)))
-
-    def close(self, abort: bool) -> None:
-        self._pool.shutdown(wait=not abort, cancel_futures=True)
-
-
-_NODE_BUILT: dict[str, BotSpec] = {}
-"""On a Ray worker process: bundles built so far, by digest."""
-
-
-def play_on_node(job: LadderJob, *bundles: Any) -> JobDone:
-    """A Ray task: check this node's sandbox, build the seats' bundles (once per worker
-    process), play the game with per-game stderr, as :func:`play_job` does locally."""
-    import dataclasses
-    import os
-    import tempfile
-
-    from arena.play.bundles import build_on_node
-    from arena.play.ray_executor import node_check
-
-    try:
-        node_check(job.settings.sandbox)
-        specs = []
-        for bundle in bundles:
-            if bundle.digest not in _NODE_BUILT:
-                _NODE_BUILT[bundle.digest] = build_on_node(bundle, job.settings.sandbox)
-            specs.append(_NODE_BUILT[bundle.digest])
-    except Exception as exc:
-        return JobDone(job.game_id, None, error=f"{type(exc).__name__}: {exc}")
-    log_dir = Path(tempfile.gettempdir()) / "azul-arena-node-logs" / job.game_id
-    here = dataclasses.replace(job, specs=tuple(specs), log_dir=log_dir)
-    return play_job(here, worker_id=os.getpid() % 97)
-
-
-class RayPool:
-    """Games on a Ray cluster, one task per game. Bots travel as content-addressed
-    bundles of their submitted folders (packed once per version, built once per node
-    worker); results, records and stderr come back to this process, the only store
-    writer: the nodes need no shared folder and no database access."""
-
-    def __init__(self, address: str | None, workers: int) -> None:
-        from arena.play.ray_executor import RayUnavailable, _ray
-
-        ray = _ray()
-        self._ray = ray
-        self._started = not ray.is_initialized()
-        if self._started:
-            try:
-                ray.init(
-                    address=address,
-                    num_cpus=workers if address is None else None,
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    configure_logging=False,
-                )
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                where = address or "(a new local instance)"
-                raise RayUnavailable(
-                    f"cannot start or join the Ray cluster {where}: {exc}"
-                ) from None
-        self._remote = ray.remote(num_cpus=1, max_retries=1)(play_on_node)
-        self._bundles: dict[Path, Any] = {}
-        self._pending: dict[Any, tuple[LadderJob, Callable[[JobDone], None]]] = {}
-        self._lock = threading.Lock()
-        self._closed = threading.Event()
-        self._thread = threading.Thread(target=self._collect, name="ray-results", daemon=True)
-        self._thread.start()
-
-    def _bundle(self, source: Path, name: str) -> Any:
-        from arena.play.bundles import pack
-
-        ref = self._bundles.get(source)
-        if ref is None:
-            ref = self._bundles[source] = self._ray.put(pack(name, source))
-        return ref
-
-    def submit(self, job: LadderJob, done: Callable[[JobDone], None]) -> None:
-        sources = job.sources or tuple(s.folder for s in job.specs)
-        refs = [self._bundle(src, s.name) for src, s in zip(sources, job.specs, strict=True)]
-        task = self._remote.remote(job, *refs)
-        with self._lock:
-            self._pending[task] = (job, done)
-
-    def _collect(self) -> None:
-        while not self._closed.is_set():
-            with self._lock:
-                waiting = list(self._pending)
-            if not waiting:
-                self._closed.wait(0.1)
-                continue
-            ready, _ = self._ray.wait(waiting, num_returns=1, timeout=0.5)
-            for task in ready:
-                with self._lock:
-                    job, done = self._pending.pop(task)
-                try:
-                    result: JobDone = self._ray.get(task)
-                except Exception as exc:  # the node or its worker died: the arena's problem
-                    result = JobDone(job.game_id, None, error=f"{type(exc).__name__}: {exc}")
-                done(result)
-
-    def close(self, abort: bool) -> None:
-        if not abort:
-            while True:
-                with self._lock:
-                    if not self._pending:
-                        break
-                time.sleep(0.1)
-        self._closed.set()
-        self._thread.join(10)
-        with self._lock:
-            for task in self._pending:
-                with contextlib.suppress(Exception):
-                    self._ray.cancel(task, force=True)
-            self._pending.clear()
-        if self._started:
-            self._ray.shutdown()
+        return RayExecutor(address=ray_address, level=level, num_cpus=workers)
+    return LocalPoolExecutor(workers, one_core=one_core)
 
 
 class Ladder:
-    """Keeps the configured number of games in flight; one thread (:meth:`run`)."""
+    """Keeps the configured number of games in flight; one thread (:meth:`run`) starts
+    games and stores their results, the play layer's executor plays them."""
 
     def __init__(
         self,
@@ -396,7 +160,7 @@ class Ladder:
         ladder: LadderSection,
         play: PlaySettings,
         data_dir: Path,
-        pool: Pool,
+        executor: Executor,
     ) -> None:
         self.store = store
         self.config = ladder
@@ -404,13 +168,15 @@ class Ladder:
         self.log_root = data_dir / "game-logs"
         self.bots_home = data_dir / BOTS_FOLDER
         self._next_collect = 0.0
-        self.pool = pool
-        self._inbox: queue.Queue[JobDone | None] = queue.Queue()
+        self.executor = executor
+        self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
-        self._running: set[str] = set()
-        self._unsaved: list[JobDone] = []
+        self._running: dict[int, str] = {}
+        """Games handed to the executor: its game index → the game id."""
+        self._next_index = 0
+        self._unsaved: list[tuple[str, GameResult]] = []
         self._rng = random.Random(ladder.master_seed)
         self._backoff = 0.0
         self._not_before = 0.0
@@ -425,11 +191,11 @@ class Ladder:
 
     def wake(self) -> None:
         """Something changed (a new version, a challenge, resume): look again now."""
-        self._inbox.put(None)
+        self._wake.set()
 
     def stop(self) -> None:
         self._stop.set()
-        self._inbox.put(None)
+        self._wake.set()
 
     @property
     def in_flight(self) -> int:
@@ -453,38 +219,57 @@ class Ladder:
             except Exception:  # a bug must not stop the ladder while the web server runs
                 _log.exception("ladder: cannot start games")
                 self._stop.wait(5.0)
-            try:
-                item = self._inbox.get(timeout=1.0)
-            except queue.Empty:
+            if not self._running:
+                self._wake.wait(1.0)
+                self._wake.clear()
                 continue
-            while item is not None or not self._inbox.empty():
-                if item is not None:
-                    self._handle_safely(item)
-                try:
-                    item = self._inbox.get_nowait()
-                except queue.Empty:
-                    break
+            deadline = time.monotonic() + POLL_S
+            while self._collect(max(0.0, deadline - time.monotonic())):
+                if self._wake.is_set() or time.monotonic() >= deadline:
+                    break  # start the next games now
+            self._wake.clear()
 
-    def _handle_safely(self, done: JobDone) -> None:
+    def _collect(self, timeout: float) -> bool:
+        """Store the next finished game if one is ready within ``timeout`` (False: none).
+        A game the arena failed to play (the executor says which) is voided."""
+        if not self._running:
+            return False
         try:
-            self._handle(done)
+            result = self.executor.poll(timeout)
+        except Exception as exc:
+            index = failed_game(exc)
+            game_id = self._running.pop(index, None) if index is not None else None
+            if game_id is None:  # not one game's failure: the executor itself is unwell
+                _log.error("ladder: the executor failed: %s", visible(str(exc)))
+                self._back_off()
+                return False
+            try:
+                self._void(game_id, f"{type(exc).__name__}: {exc}")
+            except Exception:  # the game stays 'running' in the store: played again later
+                _log.exception("ladder: cannot void game %s", game_id)
+            return True
+        if result is None:
+            return False
+        game_id = self._running.pop(result.game_index, None)
+        if game_id is None:
+            return True  # delivered twice (a retried batch): stored once already
+        self._backoff = 0.0
+        try:
+            self._store_result(game_id, result)
         except Exception:  # the game stays 'running' in the store: played again on restart
-            _log.exception("ladder: cannot store the result of game %s", done.game_id)
+            _log.exception("ladder: cannot store the result of game %s", game_id)
+        return True
 
     def shutdown(self, abort: bool = True) -> int:
-        """Stop: abandon running games (their bots are killed) and schedule them again;
-        how many were re-queued."""
+        """Stop: abandon running games (their bots are killed; with ``abort=False`` they
+        finish first and are stored) and schedule them again; how many were re-queued."""
         self.stop()
         self._idle.wait(60)  # the loop starts no game after this
-        self.pool.close(abort=abort)
-        # Results that arrived while stopping are kept.
-        while True:
-            try:
-                item = self._inbox.get_nowait()
-            except queue.Empty:
-                break
-            if item is not None:
-                self._handle_safely(item)
+        if not abort:
+            deadline = time.monotonic() + 600
+            while self._running and time.monotonic() < deadline:
+                self._collect(POLL_S)
+        self.executor.close(abort=abort)
         self._retry_unsaved()
         requeued = self.store.requeue_running()
         self._running.clear()
@@ -559,29 +344,47 @@ class Ladder:
         )
 
     def _start(self, game: GameRow) -> bool:
-        """Hand ``game`` to the pool; False when it was voided instead (a build missing)."""
-        specs, sources = [], []
+        """Hand ``game`` to the executor; False when it was voided instead (a build missing)."""
+        bots = []
         for seat in game.seats:
             info = self.store.launch_info(seat.version_id)
-            if info is None or not Path(info.built_path).is_dir():
+            try:
+                if info is None:
+                    raise BotNotReady(f"version {seat.version_id} has no build")
+                bots.append(
+                    stored_bot(
+                        Path(info.built_path),
+                        BotManifest(**info.manifest),
+                        version=f"v{info.version_id}",
+                        source=Path(info.source) if info.source else None,
+                    )
+                )
+            except BotNotReady:
                 self._build_missing(game, seat)
                 return False
-            specs.append(
-                BotSpec(folder=Path(info.built_path), manifest=BotManifest(**info.manifest))
-            )
-            sources.append(Path(info.source or info.built_path))
-        job = LadderJob(
+        index = self._next_index
+        self._next_index += 1
+        scheduled = ScheduledGame(
+            game_index=index,
             game_id=game.id,
-            players=game.players,
+            n_players=game.players,
             variant=game.variant,
-            seed=game.seed,
-            specs=tuple(specs),
-            settings=self.play,
-            log_dir=self.log_root / game.id,
-            sources=tuple(sources),
+            seed_index=0,
+            deal_seed=game.seed,
+            rotation=0,
+            bots=tuple(b.spec.name for b in bots),
         )
-        self._running.add(game.id)
-        self.pool.submit(job, self._inbox.put)
+        job = GameJob(
+            scheduled,
+            tuple(bots),
+            self.play,
+            persistent=False,
+            log_dir=self.log_root,
+            replay_frames=False,
+            collect_stderr=True,
+        )
+        self._running[index] = game.id
+        self.executor.submit(job)
         return True
 
     def _build_missing(self, game: GameRow, seat: SeatRow) -> None:
@@ -605,38 +408,35 @@ class Ladder:
         if requeued:
             self.wake_builder()
 
-    def _handle(self, done: JobDone) -> None:
-        self._running.discard(done.game_id)
-        if done.result is None:
-            self.store.void_game(done.game_id, "arena error")
-            self.voided += 1
-            self._backoff = min(ERROR_BACKOFF_S[1], max(ERROR_BACKOFF_S[0], self._backoff * 2))
-            self._not_before = time.monotonic() + self._backoff
-            _log.error(
-                "game %s voided (the arena failed to play it): %s",
-                done.game_id,
-                visible(done.error or ""),
-            )
-            return
-        self._backoff = 0.0
-        self._store_result(done)
+    def _void(self, game_id: str, error: str) -> None:
+        """The arena (not a bot) failed to play ``game_id``: void it and back off."""
+        self.store.void_game(game_id, "arena error")
+        self.voided += 1
+        self._back_off()
+        _log.error("game %s voided (the arena failed to play it): %s", game_id, visible(error))
 
-    def _store_result(self, done: JobDone) -> bool:
+    def _back_off(self) -> None:
+        """Start no game for a while (doubling): a broken sandbox must not void games in a
+        loop."""
+        self._backoff = min(ERROR_BACKOFF_S[1], max(ERROR_BACKOFF_S[0], self._backoff * 2))
+        self._not_before = time.monotonic() + self._backoff
+
+    def _store_result(self, game_id: str, result: GameResult) -> bool:
         try:
-            if self.store.finish_game(done.game_id, outcome_of(done)):
+            if self.store.finish_game(game_id, outcome_of(result)):
                 self.finished += 1
         except StoreError as exc:
             # Not stored (the database is away): kept here and offered again on every
             # pass; the store has nothing half-written, and after a restart the game,
             # still 'running' there, is played again.
-            _log.error("game %s: result not stored yet: %s", done.game_id, exc)
-            if done not in self._unsaved:
-                self._unsaved.append(done)
+            _log.error("game %s: result not stored yet: %s", game_id, exc)
+            if (game_id, result) not in self._unsaved:
+                self._unsaved.append((game_id, result))
             return False
         return True
 
     def _retry_unsaved(self) -> None:
-        for done in list(self._unsaved):
-            self._unsaved.remove(done)
-            if not self._store_result(done):
+        for game_id, result in list(self._unsaved):
+            self._unsaved.remove((game_id, result))
+            if not self._store_result(game_id, result):
                 return

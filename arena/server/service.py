@@ -26,8 +26,9 @@ from types import FrameType
 from typing import Any, TextIO
 
 from arena.errors import ArenaError
+from arena.play.executors import Executor
 from arena.server.config import CompetitionConfig, load_competition
-from arena.server.ladder import BOTS_FOLDER, Ladder, Pool, ProcessPool
+from arena.server.ladder import BOTS_FOLDER, Ladder, make_executor
 from arena.server.models import Version
 from arena.server.store import CompetitionStore, Conflict
 
@@ -214,13 +215,15 @@ class BuildWorker:
 # ---------------------------------------------------------------- the service
 
 
-def make_pool(config: CompetitionConfig) -> Pool:
-    """Where the ladder's games run: a local process pool, or a Ray cluster."""
-    if config.ladder.executor == "ray":
-        from arena.server.ladder import RayPool
-
-        return RayPool(config.ladder.ray_address, config.ladder.worker_count)
-    return ProcessPool(config.ladder.worker_count, one_core=config.play.pins_core)
+def make_pool(config: CompetitionConfig) -> Executor:
+    """Where the ladder's games run: a local process pool, or a Ray cluster (batched)."""
+    return make_executor(
+        config.ladder.executor,
+        config.ladder.worker_count,
+        one_core=config.play.pins_core,
+        ray_address=config.ladder.ray_address,
+        level=config.play.sandbox,
+    )
 
 
 def open_store(config: CompetitionConfig) -> CompetitionStore:
@@ -371,7 +374,7 @@ class Service:
 def make_service(
     config: CompetitionConfig,
     store: CompetitionStore,
-    pool: Pool,
+    pool: Executor,
     build: Builder = build_submission,
 ) -> Service:
     ladder = Ladder(store, config.ladder, config.play, config.data_dir, pool)

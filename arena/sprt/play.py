@@ -15,7 +15,7 @@ from typing import Protocol
 
 from arena.play.executors import Executor, InlineExecutor, LocalPoolExecutor
 from arena.play.job import GameJob, GameResult, ScheduledGame
-from arena.referee import BotSpec
+from arena.referee.build import Built
 from arena.referee.settings import PlaySettings
 from arena.sprt.store import LegResult
 
@@ -78,8 +78,8 @@ class TournamentPlayer:
 
     def __init__(
         self,
-        new: BotSpec,
-        old: BotSpec,
+        new: Built,
+        old: Built,
         *,
         settings: PlaySettings,
         persistent: bool,
@@ -87,6 +87,7 @@ class TournamentPlayer:
         log_dir: Path,
     ) -> None:
         self.new, self.old = new, old
+        self.new_name = new.spec.name
         self.settings = settings
         self.persistent = persistent
         self.log_dir = log_dir
@@ -106,11 +107,11 @@ class TournamentPlayer:
             seed_index=leg.pair,
             deal_seed=leg.deal_seed,
             rotation=leg.leg,
-            bots=tuple(s.name for s in seats),
+            bots=tuple(s.spec.name for s in seats),
         )
         return GameJob(
             game=game,
-            specs=seats,
+            bots=seats,
             settings=self.settings,
             persistent=self.persistent,
             log_dir=self.log_dir,
@@ -123,7 +124,7 @@ class TournamentPlayer:
             self.executor.submit(self.job(leg))
         for _ in legs:
             result = self.executor.next_result()
-            yield leg_result(by_index[result.game_index], result, self.new.name)
+            yield leg_result(by_index[result.game_index], result, self.new_name)
 
     def close(self, abort: bool = False) -> None:
         self.executor.close(abort=abort)

@@ -256,7 +256,6 @@ def run_sprt(
                 if on_start:
                     on_start(new, old)
                 built_new, built_old = build_both(new, old, config)
-                new, old = built_new.spec, built_old.spec  # play the built copies
                 versions = {"new": built_new.version, "old": built_old.version}
                 status.warnings += check_versions(store, versions)
                 prepared = True
@@ -266,8 +265,8 @@ def run_sprt(
                 except OSError as exc:
                     raise SprtError(f"{config.output}: cannot write the logs ({exc})") from None
                 player = TournamentPlayer(
-                    new,
-                    old,
+                    built_new,
+                    built_old,
                     settings=config.play,
                     persistent=config.persistent,
                     workers=config.workers,

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.play.bots import BotNotReady, ready_bots
 from arena.play.executors import Executor, LocalPoolExecutor
 from arena.play.job import GameJob, GameResult, ScheduledGame
 from arena.referee import BotSpec, ManifestError, load_bot
-from arena.referee.build import BuildError, Built, build_bot
+from arena.referee.build import Built
 from arena.referee.clock import ClockKind
 from arena.referee.manifest import unique_names
-from arena.referee.toolchains import explain_build_failure
 from arena.tournament.config import ConfigError, TournamentConfig
 from arena.tournament.schedule import (
     Entrant,
@@ -299,16 +299,15 @@ def build_bots(
     config: TournamentConfig, on_built: Callable[[BotSpec, float], None] | None = None
 ) -> list[Built]:
     specs = load_bots(config)
-    built = []
-    for spec in specs:
-        try:
-            done = build_bot(spec, config.sandbox, toolchains=config.toolchains)
-        except BuildError as exc:
-            raise ConfigError(explain_build_failure(str(exc), config.toolchains)) from None
-        if on_built and done.ran:
-            on_built(spec, done.seconds)
-        built.append(done)
-    return built
+    try:
+        return ready_bots(
+            specs,
+            config.sandbox,
+            toolchains=config.toolchains,
+            on_built=(lambda b: on_built(b.spec, b.seconds)) if on_built else None,
+        )
+    except BotNotReady as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def run_tournament(
@@ -342,7 +341,7 @@ def run_tournament(
         ledger.catch_up()
         if on_progress:
             on_progress(progress)
-        launch = {(b.spec.name, b.version): b.spec for b in built}  # the built copies
+        launch = {(b.spec.name, b.version): b for b in built}  # the built copies
         log_dir = config.output / "logs"
         try:
             log_dir.mkdir(parents=True, exist_ok=True)
@@ -351,12 +350,12 @@ def run_tournament(
         play = config.play
 
         def job(game: ScheduledGame) -> GameJob | None:
-            specs = [launch.get((n, v)) for n, v in zip(game.bots, game.versions, strict=True)]
-            if any(s is None for s in specs):
+            bots = [launch.get((n, v)) for n, v in zip(game.bots, game.versions, strict=True)]
+            if any(b is None for b in bots):
                 return None  # a bot no longer in the tournament (kept, never played)
             return GameJob(
                 game=game,
-                specs=tuple(s for s in specs if s is not None),
+                bots=tuple(b for b in bots if b is not None),
                 settings=play,
                 persistent=config.persistent,
                 log_dir=log_dir,

@@ -90,8 +90,8 @@ def test_beats_the_greedy_bot_with_a_fixed_search(tmp_path: Path) -> None:
     (folder / "bot.toml").write_text(
         manifest.replace('command = "./bot"', 'command = "./bot --iterations 1000 --seed 1"')
     )
-    mcts = build_bot(load_bot(folder)).spec
-    greedy = build_bot(load_bot(REPO / "bots" / "c-greedy")).spec
+    mcts = build_bot(load_bot(folder))
+    greedy = build_bot(load_bot(REPO / "bots" / "c-greedy"))
     clock = TimeControl(move_ms=20_000)
     seats = {
         "mcts": BotSeat(mcts, time_control=clock),

@@ -470,7 +470,9 @@ def test_an_exhausted_uid_pool_is_an_arena_error_never_a_bot_fault(
     monkeypatch.setattr(uids, "WAIT_S", 0.3)
     held = uids.lease(0, None)
     try:
-        seat = BotSeat(load_bot(REPO / "bots" / "python-random"), sandbox=SandboxSettings())
+        seat = BotSeat(
+            build_bot(load_bot(REPO / "bots" / "python-random")), sandbox=SandboxSettings()
+        )
         start = GameStart(
             game_id="g",
             seat=0,

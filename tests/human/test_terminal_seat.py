@@ -86,3 +86,28 @@ def test_a_person_plays_a_bot_and_gets_a_verified_record(tmp_path: Path) -> None
     assert replay(record).is_over()
     assert (tmp_path / "record.json").is_file()
     assert any("Game over (round_limit)" in text for text in shown)
+
+
+def test_a_person_plays_a_compiled_bot_which_plays_its_own_moves(tmp_path: Path) -> None:
+    """`arena play bots/c-greedy --human`: the bot needs a build; it must play from its
+    built copy (launched from its source folder it failed its handshake and the referee's
+    random policy played under its name, with no fault shown)."""
+    answers = iter(["1"] * 60)
+    settings = GameSettings(seed=2, round_limit=1, time_control=TimeControl(move_ms=60_000))
+    result = play_with_human(
+        [load_bot(REPO / "bots" / "c-greedy")],
+        settings,
+        tmp_path,
+        human_seat=0,
+        seat_factory=lambda: TerminalSeat(
+            "ann", read_line=lambda t: next(answers), write=[].append
+        ),
+        say=lambda text: None,
+    )
+    record = result.outcome.record
+    assert record.players == ["ann", "c-greedy"]
+    assert record.faults == []
+    bot_moves = [d for r in record.rounds for d in r.decisions if d.seat == 1]
+    assert bot_moves and not any(d.auto for d in bot_moves)
+    assert all(d.think_ms is not None for d in bot_moves)  # answered by the process
+    assert replay(record).is_over()

@@ -79,7 +79,7 @@ def test_out_of_memory_in_python_is_a_crash_that_says_memory(
     quirky_bot: Callable[[str, int], BotSpec],
 ) -> None:
     spec = quirky_bot("memory", 0)
-    bot = BotSeat(spec, time_control=QUICK)
+    bot = BotSeat(build_bot(spec), time_control=QUICK)
     try:
         record = play_game([bot, RandomSeat()], GameSettings(time_control=QUICK), "oom").record
     finally:
@@ -95,7 +95,7 @@ def test_a_report_whose_reason_follows_a_bare_first_line_is_a_memory_crash(
     # The JVM's native report arrives in several writes: the referee reads '#' alone
     # (malformed) before the reason; it must look at what follows before judging.
     spec = quirky_bot("jvm-report", 50)
-    bot = BotSeat(spec, time_control=QUICK)
+    bot = BotSeat(build_bot(spec), time_control=QUICK)
     try:
         record = play_game([bot, RandomSeat()], GameSettings(time_control=QUICK), "jvm").record
     finally:
@@ -137,7 +137,7 @@ def test_jvm_out_of_memory_on_stdout_is_a_crash_not_malformed(
     built = build_bot(load_bot(folder))
     slow = TimeControl(move_ms=60_000, init_ms=20_000)
     sandbox = SandboxSettings(limits=Limits(memory_bytes=512 * MIB))
-    bot = BotSeat(built.spec, time_control=slow, sandbox=sandbox)
+    bot = BotSeat(built, time_control=slow, sandbox=sandbox)
     try:
         record = play_game([bot, RandomSeat()], GameSettings(time_control=slow), "hog").record
     finally:
@@ -323,7 +323,7 @@ def test_a_cgroup_oom_kill_is_a_crash_that_says_memory(
     spec = quirky_bot("shared-memory", 0)
     slow = TimeControl(move_ms=60_000)
     sandbox = SandboxSettings(limits=Limits(memory_bytes=256 * MIB))
-    bot = BotSeat(spec, time_control=slow, sandbox=sandbox)
+    bot = BotSeat(build_bot(spec), time_control=slow, sandbox=sandbox)
     try:
         record = play_game([bot, RandomSeat()], GameSettings(time_control=slow), "oom").record
     finally:

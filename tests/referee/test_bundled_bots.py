@@ -31,7 +31,7 @@ def test_bundled_bot_plays_clean_games(name: str) -> None:
         if os.environ.get("ARENA_REQUIRE_TOOLCHAINS") == "1":
             pytest.fail(message + " (ARENA_REQUIRE_TOOLCHAINS=1)")
         pytest.skip(message)
-    bot = BotSeat(build_bot(spec).spec)  # bots run from their built copy
+    bot = BotSeat(build_bot(spec))  # bots run from their built copy
     try:
         for variant in Variant:
             for seat in (0, 1):
@@ -48,7 +48,7 @@ def test_bundled_bot_plays_clean_games(name: str) -> None:
 @pytest.mark.parametrize("name", ["python-greedy", "c-greedy"])
 def test_greedy_bots_beat_random(name: str) -> None:
     spec = load_bot(REPO / "bots" / name)
-    bot = BotSeat(build_bot(spec).spec)  # bots run from their built copy
+    bot = BotSeat(build_bot(spec))  # bots run from their built copy
     wins = 0
     try:
         for g in range(10):

@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
 from arena.engine import Game
+from arena.referee.build import Built
 from arena.referee.clock import MACHINE_CORES, ClockKind, Stopwatch, TimeControl
+from arena.referee.manifest import BotManifest, BotSpec
 from arena.referee.seats import BotSeat, Choice, settle_cpu
 
 from .test_clock import CPU, FakeHost
@@ -94,8 +96,9 @@ def test_no_deferral_once_the_cpu_could_be_over() -> None:
 class _FakeProcess:
     """The bot process a ``BotSeat`` sees: CPU readings from ``host``, always alive."""
 
-    def __init__(self, host: FakeHost) -> None:
+    def __init__(self, host: FakeHost, sink: Any = None) -> None:
         self.host = host
+        self.sink = sink
 
     def cpu_ns(self) -> int | None:
         return self.host.cpu_ns()
@@ -134,12 +137,11 @@ class _InstantChannel:
         return None
 
 
-def _seat(host: FakeHost) -> tuple[BotSeat, _InstantChannel]:
-    seat = BotSeat(SimpleNamespace(name="fake"), time_control=CPU)  # type: ignore[arg-type]
+def _seat(host: FakeHost, sink: Any = None) -> tuple[BotSeat, _InstantChannel]:
+    fake = BotSpec(folder=Path("/nonexistent"), manifest=BotManifest(name="fake", command="x"))
+    seat = BotSeat(Built(fake, 0.0, False, "fake", fake.folder), time_control=CPU)
     chan = _InstantChannel(host)
-    seat._proc = _FakeProcess(host)  # type: ignore[assignment]
-    seat._chan = chan  # type: ignore[assignment]
-    seat.clock = ClockKind.CPU
+    seat.attach(chan, _FakeProcess(host, sink), clock=ClockKind.CPU)  # type: ignore[arg-type]
     return seat, chan
 
 
@@ -212,10 +214,9 @@ def test_when_a_decision_s_stderr_is_collected(
     game = Game.new(players=2, seed=1)
     seats = []
     for name in ("a", "b"):
-        seat, chan = _seat(host)
+        seat, chan = _seat(host, _LoggingSink(log, name, active))
         seat.time_control = control
         seat.clock = clock
-        seat._sink = _LoggingSink(log, name, active)  # type: ignore[assignment]
         sent = chan.send
 
         def logged(data: bytes, deadline: float, sent: Any = sent, name: str = name) -> None:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from arena.engine import Game
 from arena.referee import BotSeat, Choice, Fault, TimeControl, load_bot
+from arena.referee.build import Built
 from arena.referee.channel import Channel
 from arena.referee.faults import FAULT_KINDS
 
@@ -45,12 +46,17 @@ def piped_bot() -> Iterator[tuple[BotSeat, int, int]]:
     """A BotSeat wired to two pipes instead of a process: (seat, bot_stdout_w, bot_stdin_r)."""
     to_bot_r, to_bot_w = os.pipe()
     from_bot_r, from_bot_w = os.pipe()
-    seat = BotSeat(SPEC, time_control=TimeControl(move_ms=1, grace_ms=20), max_line=MAX_LINE)
-    seat._chan = Channel(to_bot_w, from_bot_r, MAX_LINE)
+    seat = BotSeat(
+        Built(SPEC, 0.0, False, "fuzz", SPEC.folder),
+        time_control=TimeControl(move_ms=1, grace_ms=20),
+        max_line=MAX_LINE,
+    )
+    channel = Channel(to_bot_w, from_bot_r, MAX_LINE)
+    seat.attach(channel)
     try:
         yield seat, from_bot_w, to_bot_r
     finally:
-        seat._chan.close()
+        channel.close()
         for fd in (to_bot_r, to_bot_w, from_bot_r, from_bot_w):
             os.close(fd)
 

@@ -13,6 +13,7 @@ import pytest
 
 from arena.play.executors import LocalPoolExecutor
 from arena.referee import BotSeat, BotSpec, GameSettings
+from arena.referee.build import build_bot
 from arena.referee.clock import ClockKind, TimeControl
 from arena.referee.match import run_match
 from arena.referee.settings import PlaySettings
@@ -105,7 +106,7 @@ def test_bots_started_on_one_core_inherit_it_through_the_sandbox(
 
     def started(pinned: bool) -> tuple[int | None, str]:
         with affinity.one_core(pinned) as core:
-            seat = BotSeat(spec)
+            seat = BotSeat(build_bot(spec))
             try:
                 assert seat.start() is None
                 assert seat.ready is not None

@@ -19,6 +19,7 @@ from arena.referee import (
     TimeControl,
     play_game,
 )
+from arena.referee.build import build_bot
 from arena.referee.clock import ClockKind
 
 FAST = TimeControl(init_ms=5000, move_ms=400)
@@ -36,7 +37,7 @@ def seats_for(
         if spec is None:
             seats.append(RandomSeat(f"random{i}"))
         else:
-            bot = BotSeat(spec, time_control=tc, persistent=persistent)
+            bot = BotSeat(build_bot(spec), time_control=tc, persistent=persistent)
             bot.sandbox.slot = i
             bots.append(bot)
             seats.append(bot)
@@ -130,7 +131,7 @@ def test_persistent_bot_plays_many_games_in_one_process(
         for g in range(3):
             play_game(seats, settings(seed=g, variant=Variant.GRAY), f"g{g}")
             assert bot.alive
-            pids.add(bot._proc.pid if bot._proc else None)
+            pids.add(bot.pid)
     assert len(pids) == 1
 
 
@@ -245,12 +246,13 @@ def test_cli_match_writes_a_verifiable_record(
     ],
 )
 def test_loosely_typed_replies_are_malformed(reply: str) -> None:
+    from arena.engine import Game
+    from arena.referee.build import Built
+    from arena.referee.manifest import BotManifest, BotSpec
     from arena.referee.seats import BotSeat
 
-    bot = BotSeat.__new__(BotSeat)
-    bot._proc = None
-    bot._chan = None
-    from arena.engine import Game
+    spec = BotSpec(folder=Path("/nonexistent"), manifest=BotManifest(name="b", command="x"))
+    bot = BotSeat(Built(spec, 0.0, False, "v", spec.folder))  # never started
 
     options = Game.new(seed=1).legal_moves()
     fault = bot._parse_reply(reply.replace("ID", "5").encode(), 5, options)
@@ -268,10 +270,10 @@ def test_persistent_process_is_recycled_before_its_cpu_budget(
         assert isinstance(bot, BotSeat)
         bot.sandbox.limits = Limits(cpu_seconds=2)
         play_game(seats, settings(), "g1")
-        first = bot._proc.pid if bot._proc else None
+        first = bot.pid
         bot._busy_s = 1.5  # as if it had thought for 1.5 s of its 2 s budget
         play_game(seats, settings(), "g2")
-        assert bot._proc is not None and bot._proc.pid != first
+        assert bot.pid is not None and bot.pid != first
         assert bot._busy_s < 1.0
 
 
@@ -311,7 +313,7 @@ def test_restarted_bot_keeps_its_predecessors_stderr(
 ) -> None:
     log = tmp_path / "logs" / "bot.stderr.log"
     log.parent.mkdir()
-    bot = BotSeat(scripted_bot("crash", after=2), time_control=FAST, stderr_log=log)
+    bot = BotSeat(build_bot(scripted_bot("crash", after=2)), time_control=FAST, stderr_log=log)
     try:
         for g in range(5):
             play_game([bot, RandomSeat()], settings(), f"g{g}")
@@ -341,7 +343,7 @@ def test_cpu_clock_without_cgroups_reads_proc() -> None:
         )
         for path in (root / "bot.py", root / "bot.toml"):
             path.chmod(0o644)
-        bot = BotSeat(load_bot(root), time_control=FAST)
+        bot = BotSeat(build_bot(load_bot(root)), time_control=FAST)
         bot.sandbox = SandboxSettings(level=Level.OFF)
         try:
             record = play_game([bot, RandomSeat("r")], settings(), "g").record

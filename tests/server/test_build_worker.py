@@ -95,9 +95,10 @@ def test_an_active_versions_build_survives_the_build_cache_collector(
     import time
 
     import arena.server.submissions as submissions
+    from arena.play.job import GameJob, GameResult
     from arena.referee.build import build_bot, collect_garbage
     from arena.referee.manifest import load_bot
-    from arena.server.ladder import Ladder, LadderJob
+    from arena.server.ladder import Ladder
     from arena.server.service import build_submission
     from arena.server.submissions import SubmissionOutcome
 
@@ -137,13 +138,21 @@ def test_an_active_versions_build_survives_the_build_cache_collector(
     assert sorted(collect_garbage(cache, max_entries=0)) == sorted(p.name for p in entries)
     assert not any(p.exists() for p in entries)  # the cache's copies are gone
 
-    started: list[LadderJob] = []
+    started: list[GameJob] = []
 
     class Recording:
-        def submit(self, job: LadderJob, done: object) -> None:
+        workers = 1
+
+        def submit(self, job: GameJob) -> None:
             started.append(job)
 
-        def close(self, abort: bool) -> None:
+        def poll(self, timeout: float) -> GameResult | None:
+            return None
+
+        def next_result(self) -> GameResult:
+            raise AssertionError("not played here")
+
+        def close(self, abort: bool = False) -> None:
             pass
 
     ladder = Ladder(store, config.ladder, config.play, config.data_dir, Recording())
@@ -160,7 +169,8 @@ def test_an_active_versions_build_survives_the_build_cache_collector(
     ladder._fill()
     assert voided == []
     assert ladder.voided == 0 and len(started) == 1
-    for spec in started[0].specs:
+    for bot in started[0].bots:
+        spec = bot.spec
         assert spec.folder.is_relative_to(config.data_dir / "bots")
         assert (spec.folder / "bot.py").is_file() and (spec.folder / "bot.toml").is_file()
         assert not os.access(spec.folder, os.W_OK) or os.geteuid() == 0

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import json
+import queue
 import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("sqlalchemy", reason="the server extra is not installed")
 
-from arena.play.job import FaultRow, GameResult, SeatRow
+from arena.play.executors import LocalPoolExecutor
+from arena.play.job import FaultRow, GameJob, GameResult, SeatRow
+from arena.play.worker import tag_failure
 from arena.referee.settings import PlaySettings
+from arena.sandbox import SandboxUnavailable
 from arena.server.config import LadderSection
-from arena.server.ladder import JobDone, Ladder, LadderJob, ThreadPool, choose_game
+from arena.server.ladder import Ladder, choose_game
 from arena.server.store import CompetitionStore
 
 
@@ -110,19 +116,55 @@ def test_player_counts_need_enough_versions() -> None:
 # ---------------------------------------------------------------- the loop, with fake games
 
 
-def _fake_result(job: LadderJob, rng: random.Random) -> JobDone:
-    ranks = list(range(1, job.players + 1))
+def _fake_result(job: GameJob, rng: random.Random) -> GameResult:
+    game = job.game
+    ranks = list(range(1, game.n_players + 1))
     rng.shuffle(ranks)
     seats = tuple(
-        SeatRow(i, s.name, 40 - r, 0, 0, 0, 0, r, 0, False, None, 10, 1.0, 2.0, 3.0)
-        for i, (s, r) in enumerate(zip(job.specs, ranks, strict=True))
+        SeatRow(i, name, 40 - r, 0, 0, 0, 0, r, 0, False, None, 10, 1.0, 2.0, 3.0)
+        for i, (name, r) in enumerate(zip(game.bots, ranks, strict=True))
     )
-    faults = (
-        (FaultRow(0, job.specs[0].name, "timeout", 1, "slow", False),) if rng.random() < 0.1 else ()
+    faults = (FaultRow(0, game.bots[0], "timeout", 1, "slow", False),) if rng.random() < 0.1 else ()
+    record = json.dumps({"game_id": game.game_id, "seed": game.deal_seed}).encode()
+    stderr = ((0, f"stderr of {game.game_id}"),) if job.collect_stderr else ()
+    return GameResult(
+        game.game_index, 0.01, "normal", 5, "fake", record, seats, faults, stderr=stderr
     )
-    record = json.dumps({"game_id": job.game_id, "seed": job.seed}).encode()
-    result = GameResult(0, 0.01, "normal", 5, "fake", record, seats, faults)
-    return JobDone(job.game_id, result, ((0, f"stderr of {job.game_id}"),))
+
+
+class ThreadedGames:
+    """An executor (the play layer's interface) that plays jobs on threads with a given
+    function: scripted games for the ladder, as a test transport scripts a bot."""
+
+    def __init__(self, workers: int, play: Callable[[GameJob], GameResult]) -> None:
+        self.workers = workers
+        self._play = play
+        self._pool = ThreadPoolExecutor(workers)
+        self._done: queue.SimpleQueue[GameResult | BaseException] = queue.SimpleQueue()
+
+    def submit(self, job: GameJob) -> None:
+        def run() -> None:
+            try:
+                self._done.put(self._play(job))
+            except Exception as exc:
+                self._done.put(tag_failure(exc, job))
+
+        self._pool.submit(run)
+
+    def poll(self, timeout: float) -> GameResult | None:
+        try:
+            item = self._done.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def next_result(self) -> GameResult:
+        raise AssertionError("the ladder polls")
+
+    def close(self, abort: bool = False) -> None:
+        self._pool.shutdown(wait=not abort, cancel_futures=True)
 
 
 class FakeGames:
@@ -135,11 +177,11 @@ class FakeGames:
         self.most = 0
         self.played: list[str] = []
 
-    def __call__(self, job: LadderJob) -> JobDone:
+    def __call__(self, job: GameJob) -> GameResult:
         with self.lock:
             self.now += 1
             self.most = max(self.most, self.now)
-            self.played.append(job.game_id)
+            self.played.append(job.game.game_id)
             done = _fake_result(job, self.rng)
         time.sleep(0.005)
         with self.lock:
@@ -183,7 +225,7 @@ def test_ladder_keeps_games_in_flight_and_stores_each_once(
     versions = _add_bots(store, ["a", "b", "c", "d", "e"], tmp_path / "built")
     fake = FakeGames()
     config = LadderSection(games_in_flight=3, players={2: 0.5, 4: 0.5})
-    ladder = Ladder(store, config, PlaySettings(), tmp_path, ThreadPool(4, fake))
+    ladder = Ladder(store, config, PlaySettings(), tmp_path, ThreadedGames(4, fake))
     _run_until(ladder, store, 60)
     finished = store.games(status="finished", limit=500)
     assert len(finished) >= 60
@@ -207,7 +249,7 @@ def test_pause_and_challenges_first(store: CompetitionStore, tmp_path: Path) -> 
     store.set_paused(True)
     challenge = store.add_challenge(author.id, ["a", "b"], 2, "gray")
     fake = FakeGames()
-    ladder = Ladder(store, LadderSection(), PlaySettings(), tmp_path, ThreadPool(2, fake))
+    ladder = Ladder(store, LadderSection(), PlaySettings(), tmp_path, ThreadedGames(2, fake))
     thread = threading.Thread(target=ladder.run)
     thread.start()
     try:
@@ -236,12 +278,12 @@ def test_a_game_the_arena_cannot_play_is_voided(
     _add_bots(store, ["a", "b"], tmp_path / "built")
     calls = []
 
-    def broken(job: LadderJob) -> JobDone:
-        calls.append(job.game_id)
-        return JobDone(job.game_id, None, error="SandboxUnavailable: no bubblewrap")
+    def broken(job: GameJob) -> GameResult:
+        calls.append(job.game.game_id)
+        raise SandboxUnavailable("no bubblewrap")
 
     ladder = Ladder(
-        store, LadderSection(games_in_flight=1), PlaySettings(), tmp_path, ThreadPool(1, broken)
+        store, LadderSection(games_in_flight=1), PlaySettings(), tmp_path, ThreadedGames(1, broken)
     )
     thread = threading.Thread(target=ladder.run)
     thread.start()
@@ -299,14 +341,12 @@ def _check_real_games(store: CompetitionStore, at_least: int) -> None:
 
 @pytest.mark.slow
 def test_real_games_on_the_local_pool(tmp_path: Path) -> None:
-    from arena.server.ladder import ProcessPool
-
     tmp_path.chmod(0o755)
     store = CompetitionStore.open(f"sqlite:///{tmp_path / 'c.sqlite'}")
     try:
         _real_bots(store, tmp_path, ["python-greedy", "python-random", "js-random"])
         config = LadderSection(players={2: 0.5, 3: 0.5}, games_in_flight=2)
-        ladder = Ladder(store, config, PlaySettings(), tmp_path / "data", ProcessPool(2))
+        ladder = Ladder(store, config, PlaySettings(), tmp_path / "data", LocalPoolExecutor(2))
         _run_until(ladder, store, 6)
         _check_real_games(store, 6)
     finally:
@@ -323,7 +363,7 @@ def test_real_games_on_ray(tmp_path: Path) -> None:
         if os.environ.get("ARENA_REQUIRE_RAY") == "1":
             pytest.fail("ARENA_REQUIRE_RAY=1 but ray is not installed")
         pytest.skip("ray is not installed: pip install -e '.[ray]'")
-    from arena.server.ladder import RayPool
+    from arena.play.ray_executor import RayExecutor
 
     tmp_path.chmod(0o755)
     store = CompetitionStore.open(f"sqlite:///{tmp_path / 'c.sqlite'}")
@@ -333,7 +373,7 @@ def test_real_games_on_ray(tmp_path: Path) -> None:
     try:
         _real_bots(store, tmp_path, ["python-greedy", "python-random"])
         config = LadderSection(players={2: 1.0}, games_in_flight=2)
-        ladder = Ladder(store, config, PlaySettings(), tmp_path / "data", RayPool(None, 2))
+        ladder = Ladder(store, config, PlaySettings(), tmp_path / "data", RayExecutor(num_cpus=2))
         _run_until(ladder, store, 4)
         _check_real_games(store, 4)
     finally:
@@ -351,7 +391,7 @@ def test_organiser_actions_while_the_ladder_runs(store: CompetitionStore, tmp_pa
     _add_bots(store, ["a", "b", "c"], tmp_path / "built")
     fake = FakeGames()
     config = LadderSection(games_in_flight=2, players={2: 1.0})
-    ladder = Ladder(store, config, PlaySettings(), tmp_path, ThreadPool(2, fake))
+    ladder = Ladder(store, config, PlaySettings(), tmp_path, ThreadedGames(2, fake))
     thread = threading.Thread(target=ladder.run)
     thread.start()
 
@@ -418,7 +458,7 @@ def test_results_wait_out_a_database_outage(
     monkeypatch.setattr(store, "finish_game", flaky_finish)
     fake = FakeGames()
     ladder = Ladder(
-        store, LadderSection(games_in_flight=1), PlaySettings(), tmp_path, ThreadPool(1, fake)
+        store, LadderSection(games_in_flight=1), PlaySettings(), tmp_path, ThreadedGames(1, fake)
     )
     _run_until(ladder, store, 4)
     assert failures["left"] == 0
@@ -442,7 +482,7 @@ def test_a_version_whose_build_is_missing_leaves_the_ladder_after_one_void(
     shutil.rmtree(tmp_path / "built" / "c")  # c: the newest, its first games come first
     fake = FakeGames()
     ladder = Ladder(
-        store, LadderSection(games_in_flight=2), PlaySettings(), tmp_path, ThreadPool(2, fake)
+        store, LadderSection(games_in_flight=2), PlaySettings(), tmp_path, ThreadedGames(2, fake)
     )
     woken = []
     ladder.wake_builder = lambda: woken.append(1)
@@ -526,7 +566,7 @@ def test_build_copies_of_versions_that_can_no_longer_play_are_deleted(
     b2 = accept("b")  # b1 retired, seated in a scheduled game with c1...
     store.disqualify("c")  # ...which this voids: b1 and c1 are free
     accept("d")  # d1 retired, but its folder is not in data_dir/bots: never touched
-    ladder = Ladder(store, LadderSection(), PlaySettings(), tmp_path, ThreadPool(1, FakeGames()))
+    ladder = Ladder(store, LadderSection(), PlaySettings(), tmp_path, ThreadedGames(1, FakeGames()))
     assert store.game(busy.id).status == "void"  # type: ignore[union-attr]
     assert ladder.collect_builds() == 3  # a1, b1 (its game voided by the disqualification), c1
     assert not (home / str(a1)).exists() and not (home / str(c1)).exists()
@@ -559,7 +599,7 @@ def test_a_replaced_version_keeps_its_copy_while_a_game_of_it_is_in_flight(
             )
             running = store.claim_scheduled_game()
             assert running is not None
-    ladder = Ladder(store, LadderSection(), PlaySettings(), tmp_path, ThreadPool(1, FakeGames()))
+    ladder = Ladder(store, LadderSection(), PlaySettings(), tmp_path, ThreadedGames(1, FakeGames()))
     assert ladder.collect_builds() == 0  # a1 is playing
     assert (home / str(ids[0])).is_dir()
     store.void_game(running.id, "arena error")

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from arena.play import ray_executor
 from arena.play.bundles import Bundle, BundleError, pack, unpack
 from arena.sandbox import Level
 from arena.sandbox.layers import LayerStatus
-from arena.play import ray_executor
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -37,16 +37,20 @@ def test_a_worker_keeps_few_bot_processes_least_recently_used_closed_first(
     from arena.play.job import GameJob, ScheduledGame
     from arena.play.worker import WorkerState
     from arena.referee import load_bot
+    from arena.referee.build import Built
     from arena.referee.settings import PlaySettings
 
     spec = load_bot(REPO / "bots" / "python-random")
-    specs = [spec.model_copy(update={"folder": tmp_path / f"b{i}"}) for i in range(100)]
+    specs = [
+        Built(spec.model_copy(update={"folder": tmp_path / f"b{i}"}), 0.0, False, "v", REPO)
+        for i in range(100)
+    ]
     state = WorkerState(worker_id=0, max_live_bots=6)
     for start in range(0, 100, 3):
         seated = specs[start : start + 4]
         game = ScheduledGame(start, f"g{start}", len(seated), "coloured", 0, 1, 0, ("x",) * 4)
         job = GameJob(game, tuple(seated), PlaySettings(), True, tmp_path)
-        keep = {(s.name, str(s.folder)) for s in seated}
+        keep = {(s.spec.name, str(s.spec.folder)) for s in seated}
         seats = [state.seat_for(job, i, keep) for i in range(len(seated))]
         assert len(state.seats) <= 6
         assert all(key in state.seats for key in keep)

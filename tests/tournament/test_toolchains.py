@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.play.bots import ready_bot
 from arena.play.job import GameJob, ScheduledGame
 from arena.play.worker import WorkerState
-from arena.referee import load_bot
 from arena.tournament import ConfigError, load_config, run_tournament
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,11 +41,9 @@ def test_worker_sandboxes_show_the_toolchains(tmp_path: Path) -> None:
     tool = tmp_path / "go"
     tool.mkdir()
     cfg = load_config(config_with(tmp_path, [str(tool)]), {"output": str(tmp_path / "out")})
-    spec = load_bot(BOTS[0])
-    game = ScheduledGame(0, "g0", 2, "coloured", 0, 1, 0, (spec.name, spec.name))
-    job = GameJob(
-        game=game, specs=(spec, spec), settings=cfg.play, persistent=True, log_dir=tmp_path
-    )
+    bot = ready_bot(BOTS[0])
+    game = ScheduledGame(0, "g0", 2, "coloured", 0, 1, 0, (bot.spec.name, bot.spec.name))
+    job = GameJob(game=game, bots=(bot, bot), settings=cfg.play, persistent=True, log_dir=tmp_path)
     state = WorkerState(worker_id=0)
     try:
         seat = state.seat_for(job, 0, set())
