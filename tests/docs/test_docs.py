@@ -21,6 +21,12 @@ README = REPO / "README.md"
 DOCS = REPO / "docs"
 PAGES = [README, *sorted(DOCS.glob("*.md"))]
 """Every page of the manual: the README and docs/."""
+LINKING_PAGES = [
+    *PAGES,
+    *sorted((REPO / "protocol").glob("*.md")),
+    *sorted(REPO.glob("bots/*/*.md")),
+]
+"""Pages whose links into the manual must resolve too (the protocol, the bots' READMEs)."""
 
 MAX_README_LINES = 250
 
@@ -137,7 +143,7 @@ def _broken_links(page: Path) -> list[str]:
     return broken
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(REPO).as_posix())
+@pytest.mark.parametrize("page", LINKING_PAGES, ids=lambda p: p.relative_to(REPO).as_posix())
 def test_relative_links_resolve(page: Path) -> None:
     assert _broken_links(page) == []
 
