@@ -77,7 +77,7 @@ def test_a_short_clock_gets_the_heuristic_move_at_once(binary: Path) -> None:
 @pytest.mark.slow
 def test_beats_the_greedy_bot_with_a_fixed_search(tmp_path: Path) -> None:
     """Deterministic: a fixed number of iterations (the clock is far away), fixed deals,
-    and c-greedy is deterministic. The tournament figure in the README is the real measure."""
+    and c-greedy is deterministic. The tournament figure in docs/bots.md is the real measure."""
     import shutil
 
     from arena.engine import Variant

@@ -336,7 +336,7 @@ def test_without_namespaces_the_reaper_clears_what_a_uid_left(root: Path) -> Non
     What the bot leaves in host-wide kernel state (SysV IPC, /dev/shm, its keyrings) is
     removed when it is killed, so the next bot of that uid finds nothing.  (Files it
     writes elsewhere, e.g. /tmp, and POSIX message queues while /dev/mqueue is not
-    mounted are out of reach: the README says so.)"""
+    mounted are out of reach: docs/security.md says so.)"""
     if not own_uids():
         pytest.skip("per-bot uids need root")
     folder = Path(tempfile.mkdtemp(prefix="azul-hostile-state-", dir="/var/tmp"))

@@ -63,10 +63,11 @@ def test_not_toml_and_missing_file(tmp_path: Path) -> None:
         load_config(None, {})
 
 
-def test_the_readme_example_config_is_valid(tmp_path: Path) -> None:
-    readme = (REPO / "README.md").read_text()
-    start = readme.index("```toml\nbots = [")
-    text = readme[start + len("```toml\n") : readme.index("```", start + 7)]
+def test_the_documented_example_config_is_valid(tmp_path: Path) -> None:
+    """docs/tournaments.md's tournament file (tests/docs loads every TOML example too)."""
+    doc = (REPO / "docs" / "tournaments.md").read_text()
+    start = doc.index("```toml\nbots = [")
+    text = doc[start + len("```toml\n") : doc.index("```", start + 7)]
     cfg = load_config(write(tmp_path, text), {})
     assert cfg.players == [2, 3] and cfg.variants == ["coloured", "gray"]
     assert cfg.time.move_ms == 1000 and cfg.persistent
