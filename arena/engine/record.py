@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,6 +40,8 @@ RECORD_FORMAT: Literal["azul-arena/game-record"] = "azul-arena/game-record"
 RECORD_VERSION = 1
 
 FaultKind = Literal["timeout", "crash", "malformed", "illegal", "init"]
+FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
+"""Every kind of fault a record can hold, in the order reports show them."""
 
 
 class _Model(BaseModel):
@@ -87,6 +89,14 @@ class FinalScore(_Model):
     colours: int = Field(description="Bonus for colours with all 5 tiles placed (+10 each).")
     total: int
     rank: int = Field(ge=1, description="1 = best; equal ranks are a tie.")
+    full_rows: int | None = Field(
+        default=None,
+        ge=0,
+        le=5,
+        exclude_if=lambda value: value is None,  # older records look as they were
+        description="Complete horizontal rows of the wall (the tie-break); absent in older "
+        "records.",
+    )
 
 
 class FaultRecord(_Model):
@@ -222,6 +232,7 @@ def record_data(
             "colours": b.colours,
             "total": b.total,
             "rank": ranks[seat],
+            "full_rows": game.boards[seat].full_rows(),
         }
         for seat, b in enumerate(breakdowns)
     ]
@@ -258,6 +269,7 @@ _CODE_TEXT: tuple[str, ...] = tuple(
 
 
 __all__ = [
+    "FAULT_KINDS",
     "RECORD_FORMAT",
     "RECORD_VERSION",
     "DecisionRecord",

@@ -188,7 +188,7 @@ def game_result(
                 cpu[d.seat].append(d.cpu_ms)
     for final, think in zip(record.final, outcome.think, strict=True):
         used = cpu[final.seat]
-        full_rows = final.rows // 2
+        full_rows = final.full_rows if final.full_rows is not None else final.rows // 2
         rows.append(
             SeatRow(
                 seat=final.seat,

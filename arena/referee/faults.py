@@ -10,8 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_valid
 
 from arena.engine.record import FaultKind
 
-FAULT_KINDS: tuple[FaultKind, ...] = ("timeout", "crash", "malformed", "illegal", "init")
-
 
 @dataclass(frozen=True)
 class Fault:

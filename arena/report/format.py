@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from arena.referee.faults import FAULT_KINDS
+from arena.engine.record import FAULT_KINDS
 from arena.textsafe import visible
 
 NOT_SEPARABLE = "≈"

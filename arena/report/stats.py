@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from arena.referee.faults import FAULT_KINDS
+from arena.engine.record import FAULT_KINDS
 from arena.report.data import Results
 
 BOT_STAT_COLUMNS = [

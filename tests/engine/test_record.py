@@ -394,3 +394,25 @@ def test_record_without_rounds_is_rejected() -> None:
     bad.rounds = []
     with pytest.raises(ReplayError):
         replay(bad)
+
+
+@FAST
+@given(players_st, variants, seeds, seeds)
+def test_the_record_states_each_seats_full_rows(
+    players: int, variant: str, seed: int, move_seed: int
+) -> None:
+    """The tie-break count is the record's own fact (reports no longer derive it from the
+    row bonus); a record written before it was stated still verifies."""
+    game = played(players, variant, seed, move_seed)
+    record = game.record(names(players))
+    for final, board in zip(record.final, game.boards, strict=True):
+        assert final.full_rows == board.full_rows()
+    older = record.model_dump(mode="json")
+    for final in older["final"]:
+        del final["full_rows"]
+    replay(GameRecord.model_validate(older))
+    claimed = record.model_dump(mode="json")
+    rows = record.final[0].full_rows or 0
+    claimed["final"][0]["full_rows"] = rows - 1 if rows else 1
+    with pytest.raises(ReplayError, match="final score"):
+        replay(GameRecord.model_validate(claimed))
