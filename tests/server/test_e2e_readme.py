@@ -46,4 +46,4 @@ def test_the_readme_commands_parse() -> None:
     for line in commands:
         argv = line.split()[1:]
         args = parser.parse_args([a.strip('"') for a in argv])
-        assert callable(args.func), line
+        assert callable(args.run), line
