@@ -84,6 +84,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    return run_and_report(tournament_config(args), args, extend=args.extend)
+
+
+def tournament_config(args: argparse.Namespace) -> TournamentConfig:
+    """The config file (if any) with the flags given on top of it."""
     from arena.tournament import load_config
 
     overrides: dict[str, Any] = {
@@ -103,8 +108,7 @@ def run(args: argparse.Namespace) -> int:
         "ray_address": args.ray_address,
         **game_flags(args),
     }
-    config = load_config(Path(args.config) if args.config else None, overrides)
-    return run_and_report(config, args, extend=args.extend)
+    return load_config(Path(args.config) if args.config else None, overrides)
 
 
 def run_and_report(config: TournamentConfig, args: argparse.Namespace, *, extend: bool) -> int:
