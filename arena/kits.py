@@ -150,6 +150,19 @@ NOT_IN_DEMO = frozenset(k.folder for k in KITS if not k.in_demo)
 """Bundled bot folders that `arena demo` leaves out."""
 
 
+def bundled_bots(bots_dir: Path = BOTS_DIR) -> list[Path]:
+    """The bundled bot folders the demo (and the benchmarks) play: every kit a fresh
+    machine can build."""
+    found = sorted(
+        p
+        for p in (bots_dir.iterdir() if bots_dir.is_dir() else [])
+        if (p / "bot.toml").is_file() and p.name not in NOT_IN_DEMO
+    )
+    if len(found) < 2:
+        raise KitError(f"no bundled bots found in {bots_dir}")
+    return found
+
+
 def kit_for(language: str | None) -> Kit | None:
     """The kit for a bot.toml ``language`` (or an alias), case-insensitively."""
     if not language:

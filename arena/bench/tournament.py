@@ -9,6 +9,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
 from arena.referee import load_bot
 from arena.referee.build import build_bot
 from arena.tournament import Progress, TournamentConfig, run_tournament
@@ -65,3 +68,33 @@ def bench_tournament(bots: list[Path], seeds: int = 30) -> list[TournamentBench]
             steady = (len(stamps) - 1 - first) / (stamps[-1] - stamps[first])
             out.append(TournamentBench(label, workers, persistent, progress.done, seconds, steady))
     return out
+
+
+def print_bench_tournament(runs: list[TournamentBench], n_bots: int, console: Console) -> None:
+    """The four runs' games/s and the speed-ups between them."""
+    table = Table(title=f"{runs[0].games} games of {n_bots} bots, 2 players")
+    for col in ("run", "seconds", "games/s overall", "games/s steady"):
+        table.add_column(col, justify="right")
+    for r in runs:
+        table.add_row(
+            r.label, f"{r.seconds:.2f}", f"{r.games_per_s:.1f}", f"{r.steady_games_per_s:.1f}"
+        )
+    console.print(table)
+    one, many, one_fresh, many_fresh = runs
+
+    def ratio(a: float, b: float) -> str:
+        return f"{a / b:.2f}x"
+
+    console.print(
+        f"speed-up 1 -> {many.workers} workers, steady play: "
+        f"{ratio(many.steady_games_per_s, one.steady_games_per_s)} persistent, "
+        f"{ratio(many_fresh.steady_games_per_s, one_fresh.steady_games_per_s)} per-game; "
+        f"overall: {ratio(many.games_per_s, one.games_per_s)} / "
+        f"{ratio(many_fresh.games_per_s, one_fresh.games_per_s)} (target ≥ 1.7x on 2 cores)"
+    )
+    console.print(
+        "persistent vs per-game processes: "
+        f"{ratio(one.steady_games_per_s, one_fresh.steady_games_per_s)} (1 worker), "
+        f"{ratio(many.steady_games_per_s, many_fresh.steady_games_per_s)} "
+        f"({many.workers} workers)"
+    )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from arena.engine import Game, replay
+from arena.errors import ArenaError
 from arena.recordio import save_record
 from arena.referee.build import build_bot
 from arena.referee.manifest import BotSpec
@@ -30,6 +31,19 @@ def new_match_folder(root: Path, stamp: str | None = None) -> Path:
             continue
         return folder
     raise FileExistsError(f"{root}: no free folder name for {stamp}")
+
+
+def match_folder(out: Path | None, parent: Path) -> Path:
+    """``out`` if it holds no record yet, else a new timestamped folder in ``parent``:
+    a match never overwrites an earlier one."""
+    if out is not None:
+        if (out / "record.json").exists():
+            raise ArenaError(f"{out} already holds a game record; choose another --out")
+        return out
+    try:
+        return new_match_folder(parent)
+    except OSError as exc:
+        raise ArenaError(f"cannot create a folder in {parent}: {exc}") from None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 from rich import box
+from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -78,3 +80,33 @@ def stored_leaderboard(outdir: Path, limit: int = 20, width: int | None = None) 
     table.caption = "; ".join(notes) or None
     table.caption_justify = "left"
     return table
+
+
+def print_report(
+    outdir: Path,
+    *,
+    console: Console,
+    bootstrap: int | None = None,
+    quiet: bool = True,
+    reuse_current: bool = False,
+) -> int:
+    """``arena report``, also after a run; returns its exit status.  ``bootstrap`` None
+    is the default resamples.  ``reuse_current`` (the run played nothing new): when the
+    written report is up to date, print the stored leaderboard instead (no re-rating)."""
+    from arena.errors import ArenaError
+    from arena.ratings import DEFAULT_RESAMPLES
+
+    if reuse_current and report_is_current(outdir):
+        console.print(stored_leaderboard(outdir, width=console.width))
+        index = escape(str(outdir / "report" / "index.html"))
+        console.print(f"report site (up to date): {index}")
+        return 0
+    resamples = DEFAULT_RESAMPLES if bootstrap is None else bootstrap
+    if resamples < 0:
+        raise ArenaError("--bootstrap must be 0 or more")
+    if not quiet:
+        console.print(f"(arena report {outdir} re-renders the report at any time)")
+    from arena.report.command import report_command
+
+    status: int = report_command(outdir, console=console, bootstrap=resamples)
+    return status  # its last line is the path of the report site

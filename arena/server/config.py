@@ -169,7 +169,7 @@ def load_competition(path: Path) -> CompetitionConfig:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CompetitionConfigError(
-            f"{path}: no such file", hint="write one: see README 'Hosting a competition'"
+            f"{path}: no such file", hint="write one: see docs/hosting.md"
         ) from None
     except IsADirectoryError:
         raise CompetitionConfigError(f"{path}: is a folder, not a competition.toml") from None

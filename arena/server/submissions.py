@@ -18,11 +18,11 @@ from pathlib import Path
 
 from arena.errors import ArenaError
 from arena.referee.build import BuildError, Built, build_bot
-from arena.referee.checkbot import CheckReport, advice, check_bot
-from arena.referee.manifest import BotSpec
+from arena.referee.checkbot import CheckReport, check_bot
 from arena.referee.seats import SandboxSettings
 from arena.referee.settings import PlaySettings
 from arena.referee.toolchains import explain_build_failure
+from arena.referee.verdict import check_lines, first_problem, passed
 from arena.sandbox import Level, SandboxBusy, SandboxError, SandboxUnavailable, detect_layers
 from arena.server.uploads import UploadLimits, UploadRejected, validate_manifest
 from arena.textsafe import visible
@@ -140,61 +140,16 @@ def process_submission(
         return SubmissionOutcome(
             False, _one_line(f"rejected: cannot start the bot: {exc}"), log.text(), meta=meta
         )
-    _log_report(log, report, spec, settings)
+    for line in check_lines(report, settings.time, terminal=False):
+        log.add(line)
     meta.update(_report_meta(report))
     if report.ok:
-        verdict = (
-            f"accepted: passed check-bot ({report.games} games, 2-4 players, both walls, "
-            f"{report.wins} won against the random policy)"
-        )
+        verdict = f"accepted: {passed(report)}"
         log.add(verdict)
         return SubmissionOutcome(True, verdict, log.text(), built, built.version, meta)
-    verdict = _one_line(f"rejected by check-bot: {_first_problem(report)}")
+    verdict = _one_line(f"rejected by check-bot: {first_problem(report)}")
     log.add(verdict)
     return SubmissionOutcome(False, verdict, log.text(), built, built.version, meta)
-
-
-def _first_problem(report: CheckReport) -> str:
-    if report.problems:
-        return report.problems[0].splitlines()[0]
-    if report.faults:
-        where, fault = report.faults[0]
-        return f"{fault.kind} in the {where}, round {fault.round}: {fault.message}"
-    return "no game was played"
-
-
-def _log_report(log: _Log, report: CheckReport, spec: BotSpec, settings: PlaySettings) -> None:
-    tc = settings.time
-    if report.handshake_ms is not None:
-        who = ", ".join(f"{k} {v}" for k, v in report.reported.items() if v)
-        log.add(f"handshake {report.handshake_ms:.0f} ms (limit {tc.init_ms} ms); says: {who}")
-    if report.games:
-        mean = sum(report.scores) / len(report.scores)
-        played = ", ".join(f"{n}p {wall}" for n, wall in report.played)
-        log.add(
-            f"games {report.games} vs random ({played}): {report.wins} won, mean score {mean:.1f}"
-        )
-    latency = report.latency()
-    if latency:
-        med, p95, worst = latency
-        log.add(
-            f"think time median {med:.2f} ms, p95 {p95:.2f} ms, max {worst:.2f} ms "
-            f"(limit {tc.move_ms} ms)"
-        )
-    for problem in report.problems:
-        log.add(f"problem: {problem}")
-    for where, fault in report.faults:
-        log.add(f"{fault.kind} in the {where}, round {fault.round}: {fault.message}")
-        if fault.last_message:
-            log.add(f"  its last line: {fault.last_message}")
-        if fault.stderr_tail:
-            log.add(f"  its stderr (tail):\n{fault.stderr_tail}")
-    for kind in dict.fromkeys(fault.kind for _, fault in report.faults):
-        log.add(f"how to fix {kind}: {advice(kind, spec.manifest.language)}")
-    for note in report.explanations():
-        log.add(f"why: {note}")
-    for warning in report.warnings():
-        log.add(f"warning: {warning}")
 
 
 def _report_meta(report: CheckReport) -> dict[str, object]:

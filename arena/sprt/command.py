@@ -31,7 +31,7 @@ rates ALPHA (accepting H1 wrongly) and BETA (accepting H0 wrongly). The statisti
 the pentanomial GSPRT of fishtest and fastchess in logistic Elo. Games are stored in
 OUT/sprt.sqlite as they finish: run the same command again to resume. Exit status:
 0 = H1 accepted, 1 = H0 accepted, 3 = no decision within --max-pairs.
-3- and 4-player A/B tests are not supported (see the README)."""
+3- and 4-player A/B tests are not supported (see docs/tournaments.md)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

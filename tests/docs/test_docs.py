@@ -187,7 +187,7 @@ def test_every_arena_command_parses() -> None:
         except SystemExit:
             failures.append(str(command))
             continue
-        if not callable(getattr(args, "func", None)):
+        if not callable(getattr(args, "run", None)):
             failures.append(f"{command} (no subcommand)")
     assert failures == []
 

@@ -123,9 +123,9 @@ def test_cli_new_bot(tmp_path: Path) -> None:
 
 
 def test_demo_plays_only_kits_a_fresh_machine_can_build() -> None:
-    from arena.cli import _bundled_bots
+    from arena.kits import bundled_bots
 
-    demo = {p.name for p in _bundled_bots()}
+    demo = {p.name for p in bundled_bots()}
     for kit in KITS:
         quickstart = set(kit.programs) <= {"python3", "node", "gcc"}
         assert kit.in_demo == quickstart, kit.language

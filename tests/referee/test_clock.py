@@ -206,13 +206,13 @@ def test_ceiling_below_one_is_refused() -> None:
 
 
 def test_replay_show_prints_both_times_per_decision() -> None:
-    from arena.cli import _times_text
+    from arena.commands.replay import times_text
     from arena.engine.record import DecisionRecord
 
     both = DecisionRecord(seat=0, move="col1", think_ms=12.34, cpu_ms=0.5)
-    assert _times_text(both) == "  (wall 12.3 ms, CPU 0.5 ms)"
+    assert times_text(both) == "  (wall 12.3 ms, CPU 0.5 ms)"
     old = DecisionRecord(seat=0, move="col1", think_ms=3.0)  # a record from before cpu_ms
-    assert _times_text(old) == "  (wall 3.0 ms)"
-    assert _times_text(DecisionRecord(seat=1, move="col1", auto=True)) == (
+    assert times_text(old) == "  (wall 3.0 ms)"
+    assert times_text(DecisionRecord(seat=1, move="col1", auto=True)) == (
         "  (played by the referee)"
     )

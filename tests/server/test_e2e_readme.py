@@ -47,4 +47,4 @@ def test_the_documented_commands_parse() -> None:
     assert len(commands) >= 5, commands
     for line in commands:
         args = parser.parse_args(shlex.split(line)[1:])
-        assert callable(args.func), line
+        assert callable(args.run), line

@@ -1,0 +1,258 @@
+"""``arena bench BENCHMARK``: the speed benchmarks (engine, protocol, tournament, report,
+clocks, serve); each runs in its own ``arena.bench`` module."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arena.commands.output import UserError, console
+
+if TYPE_CHECKING:
+    Sub = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def register(sub: Sub) -> None:
+    p = sub.add_parser("bench", help="run a benchmark", description="Speed benchmarks.")
+    bench = p.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
+    for add in (_engine, _protocol, _tournament, _report, _clocks, _serve):
+        add(bench)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    runner: Callable[[argparse.Namespace], int] = args.bench_run
+    return runner(args)
+
+
+def _engine(bench: Sub) -> None:
+    b = bench.add_parser(
+        "engine",
+        help="random playouts through the Game API",
+        description=(
+            "Random playouts (list all legal moves, pick one uniformly, apply) for 2-4 players "
+            "and both walls; prints games/s, moves/s and moves per game (CPU time, median of "
+            "repeats), the speed ratio to the tests' plain reference model of the rules "
+            "measured in the same run, and the cost of Game.copy() and of a search node."
+        ),
+    )
+    b.add_argument("--games", type=int, default=1000, help="games per repeat (default 1000)")
+    b.add_argument("--repeats", type=int, default=5, help="repeats; the median is shown")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--json", action="store_true", help="print one JSON document instead")
+    b.set_defaults(bench_run=run_engine)
+
+
+def run_engine(args: argparse.Namespace) -> int:
+    from arena.bench.engine import run as bench_engine
+
+    return bench_engine(args.games, args.repeats, args.seed, args.json)
+
+
+def _protocol(bench: Sub) -> None:
+    b = bench.add_parser(
+        "protocol",
+        help="referee overhead per decision and sandboxed spawn time",
+        description=(
+            "Two persistent C bots play whole games in three set-ups, interleaved: the CPU "
+            "clock with the game on one core (the default), the CPU clock placed by the OS "
+            "(the baseline for pinning), and the wall clock; prints the referee's overhead "
+            "per decision (the gap from reading a reply to writing the next request, and "
+            "wall time minus bot think time), decisions/s, a raw pipe round trip for "
+            "comparison, and the sandboxed spawn time."
+        ),
+    )
+    b.add_argument("--bot", default="bots/c-greedy", help="bot folder (default bots/c-greedy)")
+    b.add_argument("--games", type=int, default=60, help="games per set-up (default 60)")
+    b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
+    b.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document (overhead_us, spawn_ms, ...) instead",
+    )
+    b.set_defaults(bench_run=run_protocol)
+
+
+def run_protocol(args: argparse.Namespace) -> int:
+    from arena.bench.protocol import run as bench_protocol
+    from arena.sandbox import Level
+
+    return bench_protocol(Path(args.bot), args.games, Level(args.sandbox), args.json)
+
+
+def _tournament(bench: Sub) -> None:
+    b = bench.add_parser(
+        "tournament",
+        help="games/s with 1 worker vs all cores, persistent vs per-game bots",
+        description=(
+            "Runs the same small round-robin four times: 1 worker and one per core, with "
+            "persistent bot processes and with a fresh process per game; prints games/s and "
+            "the speed-ups (measured in one run)."
+        ),
+    )
+    b.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="default: the bundled bots")
+    b.add_argument("--seeds", type=int, help="deals per pairing (default 30; 25 end to end)")
+    b.add_argument(
+        "--end-to-end",
+        action="store_true",
+        help="instead: a 300-game tournament as a user runs it (fresh process, cold builds, "
+        "final report), then the same command with nothing to play",
+    )
+    b.add_argument(
+        "--baseline",
+        metavar="ARENA",
+        help="with --end-to-end: another arena executable (e.g. an older install) measured "
+        "in the same run, for before/after ratios",
+    )
+    b.add_argument("--json", action="store_true", help="with --end-to-end: JSON output")
+    b.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="ray: instead, the same tournament on the local pool and on Ray (games/s, "
+        "per-game overhead of Ray)",
+    )
+    b.add_argument("--ray-address", metavar="ADDR", help="with --executor ray (default: local)")
+    b.set_defaults(bench_run=run_tournament)
+
+
+def run_tournament(args: argparse.Namespace) -> int:
+    from arena.kits import bundled_bots
+
+    folders = [Path(b) for b in args.bots] if args.bots else bundled_bots()
+    if args.executor == "ray":
+        from arena.bench.distributed import print_ray_bench
+
+        return print_ray_bench(folders, args.seeds or 30, args.ray_address, console, args.json)
+    if args.end_to_end:
+        from arena.bench.endtoend import print_end_to_end
+
+        return print_end_to_end(folders, args.seeds, args.baseline, console, args.json)
+    from arena.bench.tournament import bench_tournament, print_bench_tournament
+
+    with console.status("running the same tournament four ways…"):
+        runs = bench_tournament(folders, seeds=args.seeds or 30)
+    print_bench_tournament(runs, len(folders), console)
+    return 0
+
+
+def _report(bench: Sub) -> None:
+    b = bench.add_parser(
+        "report",
+        help="arena report time and peak memory from 1k to 100k games, vs the old path",
+        description=(
+            "Grows a store of real games (played by the engine, stored as a tournament "
+            "stores them) to each size and times `arena report` on it in a fresh process "
+            "(default bootstrap, replay pages included), with its peak memory: a first "
+            "report and the same again; up to 5,000 games also the same games stored "
+            "without replay frames; the old ratings path on the baseline size."
+        ),
+    )
+    b.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000],
+        metavar="GAMES",
+        help="store sizes in finished games (default 1k 2k 5k 10k 20k 50k 100k)",
+    )
+    b.add_argument("--bots", type=int, default=16, help="bots in the field (default 16)")
+    b.add_argument(
+        "--baseline-games",
+        type=int,
+        default=1_000,
+        help="store size the old ratings path is timed on (default 1000; 0 to skip: minutes)",
+    )
+    b.add_argument(
+        "--before",
+        type=Path,
+        metavar="SRC",
+        help="another arena source tree (e.g. `git worktree add /tmp/old main`): its "
+        "`arena report` is timed on every size too, in the same run, for before/after ratios",
+    )
+    b.add_argument(
+        "--json", action="store_true", help="print a JSON list of {games, seconds, peak_mb, path}"
+    )
+    b.set_defaults(bench_run=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from arena.bench.report import run_bench_report
+
+    return run_bench_report(
+        args.sizes, args.bots, args.baseline_games, args.json, console, before=args.before
+    )
+
+
+def _clocks(bench: Sub) -> None:
+    b = bench.add_parser(
+        "clocks",
+        help="false timeouts under wall vs CPU clocks on an oversubscribed host",
+        description=(
+            "A bot burning 80%% of its move time in CPU and one burning 120%%, run with as "
+            "many busy bots as cores and then 4x as many, half on wall clocks and half on "
+            "CPU clocks side by side. Counts false timeouts (honest bot) and timeouts of "
+            "the over-budget bot per clock. Exits 1 unless CPU clocks have no false "
+            "timeout and time out every over-budget decision. About a minute."
+        ),
+    )
+    b.add_argument("--oversubscription", type=int, default=4, help="busy bots per core")
+    b.add_argument("--decisions", type=int, default=6, help="decisions per bot (default 6)")
+    b.add_argument("--move-ms", type=int, default=500, help="time per decision (default 500)")
+    b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
+    b.add_argument("--json", action="store_true", help="print one JSON document")
+    b.set_defaults(bench_run=run_clocks)
+
+
+def run_clocks(args: argparse.Namespace) -> int:
+    from arena.bench.clocks import bench_clocks, print_clocks
+    from arena.sandbox import Level
+
+    if args.oversubscription < 2 or args.decisions < 1:
+        raise UserError("--oversubscription must be at least 2 and --decisions at least 1")
+    if args.move_ms < 300:
+        raise UserError("--move-ms must be at least 300: 20% over it must exceed the 50 ms grace")
+    with console.status(f"honest and over-budget bots at 1x and {args.oversubscription}x…"):
+        result = bench_clocks(
+            args.oversubscription, args.decisions, args.move_ms, level=Level(args.sandbox)
+        )
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print_clocks(result, console.print)
+    return 0 if result["goal_met"] else 1
+
+
+def _serve(bench: Sub) -> None:
+    b = bench.add_parser(
+        "serve",
+        help="a live competition server under concurrent page/API clients",
+        description=(
+            "Starts the real `arena serve` on a loopback port with a temporary competition "
+            "(three bundled bots uploaded through the API, the ladder playing), then runs "
+            "CLIENTS concurrent clients over a mix of pages and API routes for SECONDS. "
+            "Prints requests, errors and p50/p95/p99 latency overall, per route and per half "
+            "of the run, and the games finished meanwhile. Exit status 1 on any error. "
+            "Needs the server extra (pip install -e '.[server]')."
+        ),
+    )
+    b.add_argument("--clients", type=int, default=50, help="concurrent clients (default 50)")
+    b.add_argument("--seconds", type=float, default=30, help="length of the load (default 30)")
+    b.add_argument(
+        "--store",
+        default="sqlite",
+        metavar="URL",
+        help="the competition's store: sqlite (default, in a temporary folder) or an empty "
+        "PostgreSQL database, postgresql+psycopg://USER:PW@HOST/DB",
+    )
+    b.add_argument("--json", action="store_true", help="print one JSON document")
+    b.set_defaults(bench_run=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from arena.bench.serve import run as bench_serve
+
+    return bench_serve(args.clients, args.seconds, args.json, console, args.store)

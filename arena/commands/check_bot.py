@@ -1,0 +1,65 @@
+"""``arena check-bot``: build, handshake, quick games against random, and a verdict."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.markup import escape
+
+from arena.commands.options import add_game_options, load_bots, play_settings, sandbox_settings
+from arena.commands.output import UserError, console
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "check-bot",
+        help="check a bot before a tournament: build, handshake, quick games, verdict",
+        description=(
+            "Build the bot, run the handshake, play quick 2-, 3- and 4-player games on both "
+            "walls against the built-in random policy, and print a verdict with latency "
+            "figures, warnings for slow answers and any protocol mistake explained in plain "
+            "words. Exit status 0 on PASS, 1 on FAIL."
+        ),
+    )
+    p.add_argument("bot", metavar="BOT_DIR", help="bot folder (with bot.toml)")
+    p.add_argument(
+        "--games",
+        type=int,
+        default=1,
+        help="games per player count (2, 3, 4) and wall (default 1, so 6 games)",
+    )
+    add_game_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from arena.referee.checkbot import check_bot
+    from arena.referee.verdict import check_lines
+    from arena.sandbox import SandboxBusy
+
+    (spec,) = load_bots([args.bot])
+    if args.games < 1:
+        raise UserError("--games must be 1 or more")
+    play = play_settings(args)
+    sandbox = sandbox_settings(play)
+    with console.status(f"checking {spec.name}…"):
+        try:
+            report = check_bot(spec, sandbox, play.time, games_per_setting=args.games)
+        except SandboxBusy as exc:
+            raise UserError(str(exc)) from None
+    console.print(f"bot {spec.name} ({escape(str(spec.folder))})")
+    if report.build_s is not None:
+        console.print(f"  build          ok in {report.build_s:.1f} s")
+    for line in check_lines(report, play.time, terminal=True):
+        console.print(line)
+    if report.ok:
+        opponent = "bots/python-random" if spec.name == "python-greedy" else "bots/python-greedy"
+        console.print(
+            "[green]PASS[/green]: the bot follows protocol v1. Next: "
+            f"arena match {escape(args.bot)} {opponent}"
+        )
+        return 0
+    console.print(
+        "[red]FAIL[/red]: fix the problems above (protocol/SPEC.md explains each message)"
+    )
+    return 1

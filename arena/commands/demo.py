@@ -1,0 +1,60 @@
+"""``arena demo``: a round-robin of the bundled bots, then the leaderboard."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from arena.commands.options import add_bootstrap_option, add_progress_options
+from arena.commands.output import console
+from arena.commands.tournament import run_and_report
+
+DEMO_SEEDS = 6
+"""5 bots: 2p: 10 pairs x 2 seatings, 4p: 5 sets x 12 balanced seatings; x 2 walls x 6 deals
+= 960 games (the search bot c-mcts costs about twice a quick bot per game)."""
+DEMO_BANK_MS = 1000
+"""Per-game time bank in the demo: ample for the greedy and random bots, and it keeps
+the search bot (bots/c-mcts, which spends half a fair share of its bank per move) quick."""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="run the demo: a round-robin of the bundled bots, then the leaderboard",
+        description=(
+            "Round-robin of every bundled bot (Python, JavaScript, C), both walls, 2- and "
+            "4-player games; prints the leaderboard and the path of the HTML report. Running it "
+            "again resumes (or just shows the result)."
+        ),
+    )
+    p.add_argument("--seeds", type=int, default=DEMO_SEEDS, help="deals per pairing")
+    p.add_argument("--workers", type=int, help="parallel games (default: one per core)")
+    p.add_argument("--out", default="results/demo", help="output folder (default results/demo)")
+    add_bootstrap_option(p)
+    add_progress_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from arena.kits import bundled_bots
+    from arena.referee.clock import TimeControl
+    from arena.tournament import TournamentConfig
+
+    bots = bundled_bots()
+    out = Path(args.out).resolve()
+    config = TournamentConfig(
+        bots=bots,
+        players=[2, 4] if len(bots) >= 4 else [2],
+        variants=["coloured", "gray"],
+        seeds=args.seeds,
+        master_seed=1,
+        time=TimeControl(bank_ms=DEMO_BANK_MS),
+        workers=args.workers or 0,
+        output=out,
+    )
+    console.print(
+        f"Demo tournament: {len(bots)} bots ({', '.join(b.name for b in bots)}), "
+        f"{' and '.join(f'{k}-player' for k in config.players)} games, both walls, "
+        f"{args.seeds} deals per pairing, {config.worker_count} workers -> {out}"
+    )
+    return run_and_report(config, args, extend=False)

@@ -1,0 +1,155 @@
+"""The option groups several commands share, and their one translation into settings."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from arena.commands.output import UserError, err_console
+
+if TYPE_CHECKING:
+    from arena.referee import BotSpec, SandboxSettings
+    from arena.referee.settings import PlaySettings
+
+
+def add_game_options(p: argparse.ArgumentParser) -> None:
+    """Clock, fault and sandbox flags. An absent flag is None: the defaults live in
+    ``PlaySettings`` (and a tournament file's values are not overridden)."""
+    from arena.referee.settings import DEFAULTS
+
+    time = DEFAULTS.time
+    p.add_argument(
+        "--time-per-move",
+        type=int,
+        metavar="MS",
+        help=f"time per decision in ms (default {time.move_ms})",
+    )
+    p.add_argument(
+        "--time-bank",
+        type=int,
+        metavar="MS",
+        help="optional per-game time bank in ms (each decision capped at the time per move)",
+    )
+    p.add_argument(
+        "--increment",
+        type=int,
+        metavar="MS",
+        help=f"added to the bank after each decision (default {time.increment_ms})",
+    )
+    p.add_argument(
+        "--init-time",
+        type=int,
+        metavar="MS",
+        help=f"time to start and answer the handshake (default {time.init_ms})",
+    )
+    p.add_argument(
+        "--clock",
+        choices=["cpu", "wall"],
+        help=f"what a decision is charged (default {time.clock.value}): cpu = CPU time of the "
+        "bot's process tree, so a loaded host costs it nothing (an idle ceiling of "
+        f"{time.wall_ceiling:g}x the decision's time still stops a bot that sleeps); "
+        "wall = elapsed time",
+    )
+    p.add_argument(
+        "--fault-policy",
+        metavar="POLICY",
+        help=f"'forfeit' or 'strikes:N' (default {DEFAULTS.fault_policy})",
+    )
+    p.add_argument(
+        "--round-limit",
+        type=int,
+        help=f"adjudicate after N rounds (default {DEFAULTS.round_limit})",
+    )
+    p.add_argument(
+        "--sandbox",
+        choices=["auto", "strict", "off"],
+        help=f"auto: every layer available (default {DEFAULTS.sandbox.value}); strict: refuse "
+        "unless all are on; off: process group and rlimits only (for debugging your own bot)",
+    )
+    p.add_argument(
+        "--toolchain",
+        action="append",
+        metavar="PATH",
+        help="a toolchain folder outside /usr (e.g. /opt/rust) to show read-only inside the "
+        "sandbox, its bin/ added to PATH; repeatable",
+    )
+
+
+def game_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The game flags given, as ``PlaySettings`` fields; an absent flag is left out (so the
+    defaults, or a tournament file's values, stay)."""
+    time = {
+        "move_ms": args.time_per_move,
+        "init_ms": args.init_time,
+        "bank_ms": args.time_bank,
+        "increment_ms": args.increment,
+        "clock": args.clock,
+    }
+    data: dict[str, Any] = {
+        "time": {k: v for k, v in time.items() if v is not None},
+        "fault_policy": args.fault_policy,
+        "sandbox": args.sandbox,
+        "round_limit": args.round_limit,
+        "toolchains": args.toolchain,
+    }
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def play_settings(args: argparse.Namespace) -> PlaySettings:
+    """The play settings from the game flags (defaults: ``PlaySettings``)."""
+    from pydantic import ValidationError
+
+    from arena.referee.settings import PlaySettings
+    from arena.tournament.config import explain
+
+    try:
+        return PlaySettings.model_validate(game_flags(args))
+    except ValidationError as exc:
+        raise UserError(explain(exc, "command line")) from None
+
+
+def sandbox_settings(play: PlaySettings) -> SandboxSettings:
+    """The sandbox for ``play`` (level, declared toolchains), after checking its layers:
+    ``strict`` refuses when one is missing, ``auto`` warns."""
+    from arena.referee import SandboxSettings
+    from arena.sandbox import Level, detect_layers, sandbox_warning
+
+    settings = SandboxSettings(level=play.sandbox, toolchains=play.toolchains)
+    if settings.level is Level.STRICT:
+        missing = [layer for layer in detect_layers() if not layer.on]
+        if missing:
+            from arena.sandbox.layers import unavailable_message
+
+            raise UserError(unavailable_message(missing))
+    elif settings.level is Level.AUTO:
+        warning = sandbox_warning(detect_layers())
+        if warning:
+            err_console.print(f"[yellow]warning:[/yellow] {warning}")
+    return settings
+
+
+def load_bots(folders: Sequence[str]) -> list[BotSpec]:
+    """The bots in these folders (their bot.toml read and checked)."""
+    from arena.referee import ManifestError, load_bot
+
+    try:
+        return [load_bot(folder) for folder in folders]
+    except ManifestError as exc:
+        raise UserError(str(exc)) from None
+
+
+def add_bootstrap_option(p: argparse.ArgumentParser) -> None:
+    """``--bootstrap``: the report's rank-interval resamples."""
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=None,
+        help="rank-interval resamples (default 100; 0 = none)",
+    )
+
+
+def add_progress_options(p: argparse.ArgumentParser) -> None:
+    """How a tournament shows its progress: a bar, nothing, or JSON lines."""
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--jsonl", action="store_true", help="one JSON line per finished game")

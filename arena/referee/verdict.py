@@ -1,0 +1,129 @@
+"""check-bot's findings in words, written once: ``arena check-bot`` prints them and a
+hosted competition keeps them in the submission's log, so an author reads the same
+sentences in both places.
+
+``terminal=True`` gives rich markup (bot text escaped, labels aligned and coloured, the
+last lines of a stderr tail); ``terminal=False`` gives plain lines for a log (the whole
+tail).  Bot-controlled text always goes through :func:`arena.textsafe.visible`.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from rich.markup import escape
+
+from arena.engine.record import FaultRecord
+from arena.referee.checkbot import CheckReport, advice
+from arena.referee.clock import TimeControl
+from arena.textsafe import visible
+
+TERMINAL_TAIL_LINES = 5
+"""Lines of a stderr tail shown on a terminal (a log keeps the whole tail)."""
+
+
+def _safe(text: str, terminal: bool, *, multiline: bool = False) -> str:
+    shown = visible(text, multiline=multiline)
+    return escape(shown) if terminal else shown
+
+
+def fault_evidence(fault: FaultRecord, indent: str, *, terminal: bool) -> list[str]:
+    """A fault's last line and stderr tail (what the bot wrote), made safe to show."""
+    lines = []
+    if fault.last_message:
+        lines.append(f"{indent}last line: {_safe(fault.last_message, terminal)}")
+    if fault.stderr_tail:
+        tail = visible(fault.stderr_tail.strip(), multiline=True).split("\n")
+        if terminal:
+            tail = tail[-TERMINAL_TAIL_LINES:]
+        body = "\n".join(f"{indent}  {line}" for line in tail)
+        lines.append(f"{indent}stderr tail:\n" + (escape(body) if terminal else body))
+    return lines
+
+
+def check_lines(report: CheckReport, time_control: TimeControl, *, terminal: bool) -> list[str]:
+    """Timings, problems, faults with their evidence and advice, and warnings."""
+    lines = _measurements(report, time_control, terminal)
+    for problem in report.problems:  # may quote the build's output: bot-controlled
+        lines.append(_tagged("problem", "red", _safe(problem, terminal, multiline=True), terminal))
+    for where, fault in report.faults:
+        text = f"in the {where}, round {fault.round}: {_safe(fault.message, terminal)}"
+        lines.append(f"  [red]{fault.kind}[/red] {text}" if terminal else f"{fault.kind} {text}")
+        lines += fault_evidence(fault, "      " if terminal else "  ", terminal=terminal)
+    indent = "  " if terminal else ""
+    for kind in dict.fromkeys(fault.kind for _, fault in report.faults):
+        lines.append(f"{indent}how to fix {kind}: {_safe(advice(kind, report.language), terminal)}")
+    for note in report.explanations():  # quotes the bot's line
+        lines.append(f"{indent}why: {_safe(note, terminal)}")
+    for warning in report.warnings():
+        lines.append(_tagged("warning", "yellow", _safe(warning, terminal), terminal))
+    return lines
+
+
+def _measurements(report: CheckReport, tc: TimeControl, terminal: bool) -> list[str]:
+    facts: list[tuple[str, str]] = []
+    if report.spawn_ms is not None:
+        facts.append(("start", f"{report.spawn_ms:.0f} ms (sandboxed spawn)"))
+    if report.handshake_ms is not None:
+        who = ", ".join(f"{k} {v}" for k, v in report.reported.items() if v)
+        facts.append(
+            (
+                "handshake",
+                f"{report.handshake_ms:.0f} ms (limit {tc.init_ms} ms); "
+                f"says: {_safe(who, terminal)}",
+            )
+        )
+    if report.games:
+        mean = sum(report.scores) / len(report.scores)
+        played = ", ".join(f"{n}p {wall}" for n, wall in report.played)
+        facts.append(
+            (
+                "games",
+                f"{report.games} vs random ({played}): {report.wins} won, mean score {mean:.1f}",
+            )
+        )
+    latency = report.latency()
+    if latency:
+        med, p95, worst = latency
+        facts.append(
+            (
+                "think time",
+                f"median {med:.2f} ms, p95 {p95:.2f} ms, max {worst:.2f} ms "
+                f"(limit {tc.move_ms} ms)",
+            )
+        )
+    if report.cpu_ms:
+        ordered = sorted(report.cpu_ms)
+        facts.append(
+            (
+                "CPU time",
+                f"median {statistics.median(ordered):.2f} ms, max {ordered[-1]:.2f} ms per "
+                f"decision; this arena charges {tc.clock.value} time",
+            )
+        )
+    return [f"  {label:<14} {text}" if terminal else f"{label} {text}" for label, text in facts]
+
+
+def _tagged(label: str, colour: str, text: str, terminal: bool) -> str:
+    """``problem``/``warning`` lines: coloured on a terminal (continuations indented)."""
+    if terminal:
+        return f"  [{colour}]{label}[/{colour}] " + text.replace("\n", "\n      ")
+    return f"{label}: " + text.replace("\n", "\n  ")
+
+
+def first_problem(report: CheckReport) -> str:
+    """The reason a failed check failed, in one line (a submission's verdict)."""
+    if report.problems:
+        return report.problems[0].splitlines()[0]
+    if report.faults:
+        where, fault = report.faults[0]
+        return f"{fault.kind} in the {where}, round {fault.round}: {fault.message}"
+    return "no game was played"
+
+
+def passed(report: CheckReport) -> str:
+    """What a passed check played, in one line."""
+    return (
+        f"passed check-bot ({report.games} games, 2-4 players, both walls, "
+        f"{report.wins} won against the random policy)"
+    )
