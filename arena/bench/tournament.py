@@ -12,8 +12,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from arena.play.build import build_bot
 from arena.referee import load_bot
-from arena.referee.build import build_bot
 from arena.tournament import Progress, TournamentConfig, run_tournament
 
 

@@ -33,8 +33,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from arena.referee.checkbot import check_bot
-    from arena.referee.verdict import check_lines
+    from arena.play.checkbot import check_bot
+    from arena.play.verdict import check_lines
     from arena.sandbox import SandboxBusy
 
     (spec,) = load_bots([args.bot])

@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from arena.referee.build import describe_cache
+    from arena.play.build import describe_cache
     from arena.sandbox import detect_layers
 
     layers = detect_layers()

@@ -12,7 +12,7 @@ from arena.commands.output import UserError, console, print_evidence, shown
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from arena.referee.match import MatchResult
+    from arena.play.match import MatchResult
 
 MATCHES = Path("results") / "matches"
 """Where a match goes without ``--out`` (a new timestamped folder)."""
@@ -41,8 +41,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from arena.referee.build import BuildError
-    from arena.referee.match import match_folder, run_match
+    from arena.play.build import BuildError
+    from arena.play.match import match_folder, run_match
     from arena.referee.toolchains import explain_build_failure
     from arena.sandbox import SandboxBusy
 

@@ -7,7 +7,7 @@ from rich.markup import escape
 
 from arena.engine.record import FaultRecord
 from arena.errors import ArenaError
-from arena.referee.verdict import fault_evidence
+from arena.play.verdict import fault_evidence
 from arena.textsafe import visible
 
 

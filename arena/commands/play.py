@@ -47,8 +47,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from arena.human.command import play_with_human
-    from arena.referee.build import BuildError
-    from arena.referee.match import match_folder
+    from arena.play.build import BuildError
+    from arena.play.match import match_folder
 
     if not args.human:
         raise UserError("arena play seats a person: add --human (bots only: arena match)")

@@ -2,7 +2,7 @@
 
 A reference is a bot folder (or its loaded :class:`~arena.referee.manifest.BotSpec`), or a
 version the competition store says it built. Either way the caller receives a
-:class:`~arena.referee.build.Built`: the staged, sandbox-built, read-only copy (cached by
+:class:`~arena.play.build.Built`: the staged, sandbox-built, read-only copy (cached by
 content across runs) plus the submitted folder it came from (what a Ray node is sent as a
 bundle). :class:`~arena.referee.seats.BotSeat` launches nothing else, so no caller can start
 a bot from its source folder by mistake (``arena play`` once did: a compiled bot then
@@ -15,8 +15,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from arena.errors import ArenaError
-from arena.referee.build import BuildError, Built, build_bot
-from arena.referee.manifest import BotManifest, BotSpec, ManifestError, load_bot, unique_names
+from arena.play.build import BuildError, build_bot
+from arena.referee.manifest import (
+    BotManifest,
+    BotSpec,
+    Built,
+    ManifestError,
+    load_bot,
+    unique_names,
+)
 from arena.referee.toolchains import explain_build_failure
 from arena.sandbox import BuildLimits, Level
 

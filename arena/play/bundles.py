@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from arena.errors import ArenaError
 
 if TYPE_CHECKING:
-    from arena.referee.build import Built
+    from arena.referee.manifest import Built
     from arena.referee.settings import PlaySettings
 
 

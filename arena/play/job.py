@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.referee.build import Built
+from arena.referee.manifest import Built
 from arena.referee.settings import PlaySettings
 
 

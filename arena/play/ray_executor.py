@@ -30,7 +30,7 @@ from arena.play.bundles import build_on_node, pack
 from arena.play.executors import POLL_S
 from arena.play.job import GameJob, GameResult
 from arena.play.worker import WorkerState, run_job, tag_failure
-from arena.referee.build import Built
+from arena.referee.manifest import Built
 from arena.sandbox import Level
 
 MAX_BATCH = 200

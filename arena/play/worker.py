@@ -21,7 +21,7 @@ import orjson
 from arena.engine import ReplayError
 from arena.play.job import Announcement, FaultRow, GameJob, GameResult, SeatRow
 from arena.referee import BotSeat, SandboxSettings, Seat, play_game
-from arena.referee.build import Built
+from arena.referee.manifest import Built
 from arena.referee.referee import GameOutcome
 from arena.sandbox.affinity import pin_worker, unpin
 from arena.viewer.frames import replay_frames

@@ -12,6 +12,7 @@ import os
 import shlex
 import stat
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -70,6 +71,23 @@ class BotSpec(BaseModel):
     @property
     def name(self) -> str:
         return self.manifest.name
+
+
+@dataclass(frozen=True)
+class Built:
+    """A bot ready to play: launch ``spec``, whose folder is the read-only built copy.
+
+    What a :class:`~arena.referee.seats.BotSeat` launches, and only made by the play
+    layer's build (:mod:`arena.play.bots`)."""
+
+    spec: BotSpec
+    seconds: float
+    ran: bool
+    """The build command ran now (False: no build, or the cache had it)."""
+    version: str
+    """Content hash of the built copy (manifest included): a changed bot is a new version."""
+    source: Path
+    """The submitted folder (never run from, never written)."""
 
 
 def read_manifest_bytes(folder: Path) -> bytes:

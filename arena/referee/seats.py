@@ -30,10 +30,10 @@ from arena.protocol.messages import (
     Quit,
     Ready,
 )
-from arena.referee.build import Built
 from arena.referee.channel import Channel, ChannelError, ReadFailure
 from arena.referee.clock import ClockKind, Spent, Stopwatch, TimeControl
 from arena.referee.faults import Fault
+from arena.referee.manifest import Built
 from arena.referee.memory import memory_message, mentions_memory, oom_killed
 from arena.referee.transcript import Transcript
 from arena.sandbox import (

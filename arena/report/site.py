@@ -449,7 +449,7 @@ def _draw_bot_plots(job: BotPlotJob) -> dict[str, tuple[str, str]]:
 def bot_metadata(config: dict[str, Any] | None) -> dict[str, dict[str, str]]:
     """Per bot name, what its folder's ``bot.toml`` says (language, author, description)
     and the folder's version (content hash), when the folder is still there."""
-    from arena.referee.build import content_hash
+    from arena.play.build import content_hash
     from arena.referee.manifest import ManifestError, load_bot
 
     out: dict[str, dict[str, str]] = {}

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.errors import ArenaError
-from arena.referee.build import BuildError, Built, build_bot
-from arena.referee.checkbot import CheckReport, check_bot
+from arena.play.build import BuildError, build_bot
+from arena.play.checkbot import CheckReport, check_bot
+from arena.play.verdict import check_lines, first_problem, passed
+from arena.referee.manifest import Built
 from arena.referee.seats import SandboxSettings
 from arena.referee.settings import PlaySettings
 from arena.referee.toolchains import explain_build_failure
-from arena.referee.verdict import check_lines, first_problem, passed
 from arena.sandbox import Level, SandboxBusy, SandboxError, SandboxUnavailable, detect_layers
 from arena.server.uploads import UploadLimits, UploadRejected, validate_manifest
 from arena.textsafe import visible

@@ -15,8 +15,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from arena.play.build import BuildError
 from arena.referee import BotSpec
-from arena.referee.build import BuildError
 from arena.referee.settings import PlaySettings
 from arena.referee.toolchains import explain_build_failure
 from arena.sprt.runner import SprtConfig, SprtError, SprtStatus, run_sprt

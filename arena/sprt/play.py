@@ -15,7 +15,7 @@ from typing import Protocol
 
 from arena.play.executors import Executor, InlineExecutor, LocalPoolExecutor
 from arena.play.job import GameJob, GameResult, ScheduledGame
-from arena.referee.build import Built
+from arena.referee.manifest import Built
 from arena.referee.settings import PlaySettings
 from arena.sprt.store import LegResult
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.errors import ArenaError
+from arena.play.build import build_bot
 from arena.referee import BotSpec, ManifestError, load_bot
-from arena.referee.build import Built, build_bot
+from arena.referee.manifest import Built
 from arena.referee.settings import PlaySettings
 from arena.sprt.play import GamePlayer, Leg, TournamentPlayer
 from arena.sprt.stats import (

@@ -20,9 +20,8 @@ from arena.play.bots import BotNotReady, ready_bots
 from arena.play.executors import Executor, LocalPoolExecutor
 from arena.play.job import GameJob, GameResult, ScheduledGame
 from arena.referee import BotSpec, ManifestError, load_bot
-from arena.referee.build import Built
 from arena.referee.clock import ClockKind
-from arena.referee.manifest import unique_names
+from arena.referee.manifest import Built, unique_names
 from arena.tournament.config import ConfigError, TournamentConfig
 from arena.tournament.schedule import (
     Entrant,

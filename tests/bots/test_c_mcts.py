@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.play.build import build_bot
 from arena.referee import load_bot
-from arena.referee.build import build_bot
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDER = REPO / "bots" / "c-mcts"

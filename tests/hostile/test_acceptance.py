@@ -44,8 +44,8 @@ from typing import Any
 
 import pytest
 
+from arena.play.build import build_bot
 from arena.referee import load_bot
-from arena.referee.build import build_bot
 from arena.sandbox import Level
 from arena.tournament.store import Store
 

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.play.build import BuildError, build_bot
 from arena.protocol.messages import GameStart
 from arena.referee import BotSeat, ManifestError, SandboxSettings, load_bot
-from arena.referee.build import BuildError, build_bot
 from arena.sandbox import Level, SandboxBusy, layers, reaper, spawn, uids
 from arena.sandbox.stage import remove_tree
 

@@ -13,6 +13,8 @@ import pytest
 
 from arena.engine import Variant
 from arena.kits import kit_for
+from arena.play.build import build_bot
+from arena.play.checkbot import advice, check_bot
 from arena.referee import (
     BotSeat,
     BotSpec,
@@ -23,8 +25,6 @@ from arena.referee import (
     load_bot,
     play_game,
 )
-from arena.referee.build import build_bot
-from arena.referee.checkbot import advice, check_bot
 from arena.referee.memory import mentions_memory
 from arena.referee.toolchains import (
     ToolchainError,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from arena.play.checkbot import check_bot
 from arena.referee import SandboxSettings, TimeControl, load_bot
-from arena.referee.checkbot import check_bot
 
 SPEC = Path(__file__).resolve().parents[2] / "protocol" / "SPEC.md"
 

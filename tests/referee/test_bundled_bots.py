@@ -9,8 +9,8 @@ import pytest
 
 from arena.engine import Variant, replay
 from arena.kits import kit_for, missing_programs
+from arena.play.build import build_bot
 from arena.referee import BotSeat, GameSettings, RandomSeat, Seat, load_bot, play_game
-from arena.referee.build import build_bot
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLED = sorted(p.name for p in (REPO / "bots").iterdir() if (p / "bot.toml").is_file())

@@ -10,9 +10,8 @@ import orjson
 import pytest
 
 from arena.engine import Game
-from arena.referee.build import Built
 from arena.referee.clock import MACHINE_CORES, ClockKind, Stopwatch, TimeControl
-from arena.referee.manifest import BotManifest, BotSpec
+from arena.referee.manifest import BotManifest, BotSpec, Built
 from arena.referee.seats import BotSeat, Choice, settle_cpu
 
 from .test_clock import CPU, FakeHost

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena.engine import Game
+from arena.engine.record import FAULT_KINDS
 from arena.referee import BotSeat, Choice, Fault, TimeControl, load_bot
-from arena.referee.build import Built
 from arena.referee.channel import Channel
-from arena.referee.faults import FAULT_KINDS
+from arena.referee.manifest import Built
 
 REPO = Path(__file__).resolve().parents[2]
 

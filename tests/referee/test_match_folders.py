@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
-from arena.referee.match import new_match_folder
+from arena.play.match import new_match_folder
 
 
 def test_same_second_matches_get_distinct_folders(tmp_path: Path) -> None:

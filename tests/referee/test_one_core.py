@@ -11,11 +11,11 @@ from typing import TypeVar
 
 import pytest
 
+from arena.play.build import build_bot
 from arena.play.executors import LocalPoolExecutor
+from arena.play.match import run_match
 from arena.referee import BotSeat, BotSpec, GameSettings
-from arena.referee.build import build_bot
 from arena.referee.clock import ClockKind, TimeControl
-from arena.referee.match import run_match
 from arena.referee.settings import PlaySettings
 from arena.sandbox import affinity
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from arena.engine import Variant, replay
+from arena.play.build import build_bot
 from arena.referee import (
     BotSeat,
     BotSpec,
@@ -19,7 +20,6 @@ from arena.referee import (
     TimeControl,
     play_game,
 )
-from arena.referee.build import build_bot
 from arena.referee.clock import ClockKind
 
 FAST = TimeControl(init_ms=5000, move_ms=400)
@@ -199,8 +199,8 @@ def test_hello_announces_the_clock(scripted_bot: Callable[..., BotSpec], clock: 
 def test_check_bot_verdicts(
     scripted_bot: Callable[..., BotSpec], bundled: Callable[[str], BotSpec]
 ) -> None:
+    from arena.play.checkbot import check_bot
     from arena.referee import SandboxSettings
-    from arena.referee.checkbot import check_bot
 
     good = check_bot(bundled("python-greedy"), SandboxSettings(), FAST, games_per_setting=1)
     assert good.ok and good.games == 6 and good.reported["name"] == "python-greedy"
@@ -247,8 +247,7 @@ def test_cli_match_writes_a_verifiable_record(
 )
 def test_loosely_typed_replies_are_malformed(reply: str) -> None:
     from arena.engine import Game
-    from arena.referee.build import Built
-    from arena.referee.manifest import BotManifest, BotSpec
+    from arena.referee.manifest import BotManifest, BotSpec, Built
     from arena.referee.seats import BotSeat
 
     spec = BotSpec(folder=Path("/nonexistent"), manifest=BotManifest(name="b", command="x"))

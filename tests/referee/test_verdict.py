@@ -8,9 +8,9 @@ import io
 from rich.console import Console
 
 from arena.engine.record import FaultRecord
-from arena.referee.checkbot import CheckReport
+from arena.play.checkbot import CheckReport
+from arena.play.verdict import check_lines, fault_evidence, first_problem, passed
 from arena.referee.clock import TimeControl
-from arena.referee.verdict import check_lines, fault_evidence, first_problem, passed
 
 TC = TimeControl(move_ms=400, init_ms=2000)
 

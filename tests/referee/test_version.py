@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from arena.referee.build import content_hash
+from arena.play.build import content_hash
 
 
 def _bot(folder: Path) -> Path:

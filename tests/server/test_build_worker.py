@@ -95,8 +95,8 @@ def test_an_active_versions_build_survives_the_build_cache_collector(
     import time
 
     import arena.server.submissions as submissions
+    from arena.play.build import build_bot, collect_garbage
     from arena.play.job import GameJob, GameResult
-    from arena.referee.build import build_bot, collect_garbage
     from arena.referee.manifest import load_bot
     from arena.server.ladder import Ladder
     from arena.server.service import build_submission

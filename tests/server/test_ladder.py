@@ -309,7 +309,7 @@ def _real_bots(store: CompetitionStore, root: Path, names: list[str]) -> None:
     """Built bots on the ladder (as the build worker leaves them), sources under root."""
     import shutil
 
-    from arena.referee.build import build_bot
+    from arena.play.build import build_bot
     from arena.referee.manifest import load_bot
 
     repo = Path(__file__).resolve().parents[2]

@@ -37,7 +37,7 @@ def test_a_worker_keeps_few_bot_processes_least_recently_used_closed_first(
     from arena.play.job import GameJob, ScheduledGame
     from arena.play.worker import WorkerState
     from arena.referee import load_bot
-    from arena.referee.build import Built
+    from arena.referee.manifest import Built
     from arena.referee.settings import PlaySettings
 
     spec = load_bot(REPO / "bots" / "python-random")

@@ -14,7 +14,7 @@ import statistics
 from rich.markup import escape
 
 from arena.engine.record import FaultRecord
-from arena.referee.checkbot import CheckReport, advice
+from arena.play.checkbot import CheckReport, advice
 from arena.referee.clock import TimeControl
 from arena.textsafe import visible
 

@@ -19,11 +19,10 @@ import os
 import secrets
 import stat
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from arena.errors import ArenaError
-from arena.referee.manifest import BotSpec
+from arena.referee.manifest import BotSpec, Built
 from arena.sandbox import BuildLimits, Level, build
 from arena.sandbox.spec import MIB, SandboxError
 from arena.sandbox.stage import StagingError, copy_checked, make_read_only, remove_tree
@@ -45,20 +44,6 @@ class BuildError(ArenaError):
     The bot's problem, not the arena's, but one the user must see as a message: callers
     that know the toolchains add advice (``explain_build_failure``); anything else that
     lets it through still reaches the CLI's one-line ``ArenaError`` handler."""
-
-
-@dataclass(frozen=True)
-class Built:
-    """A bot ready to play: launch ``spec``, whose folder is the read-only built copy."""
-
-    spec: BotSpec
-    seconds: float
-    ran: bool
-    """The build command ran now (False: no build, or the cache had it)."""
-    version: str
-    """Content hash of the built copy (manifest included): a changed bot is a new version."""
-    source: Path
-    """The submitted folder (never run from, never written)."""
 
 
 def tree_digest(folder: Path) -> str:

@@ -13,11 +13,11 @@ from arena.engine import Game, Variant
 from arena.engine.record import FaultRecord
 from arena.engine.tables import AnyMove
 from arena.kits import KITS, kit_for
+from arena.play.build import BuildError, build_bot
 from arena.protocol.messages import GameEnd, GameStart
-from arena.referee.build import BuildError, Built, build_bot
 from arena.referee.clock import TimeControl
 from arena.referee.faults import Fault
-from arena.referee.manifest import BotSpec
+from arena.referee.manifest import BotSpec, Built
 from arena.referee.referee import GameSettings, play_game
 from arena.referee.seats import BotSeat, Choice, RandomSeat, SandboxSettings, Seat
 from arena.referee.toolchains import (

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from arena.engine import Game, replay
 from arena.errors import ArenaError
+from arena.play.build import build_bot
 from arena.recordio import save_record
-from arena.referee.build import build_bot
 from arena.referee.manifest import BotSpec
 from arena.referee.referee import GameOutcome, GameSettings, play_game
 from arena.referee.seats import BotSeat, SandboxSettings
