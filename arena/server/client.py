@@ -411,7 +411,7 @@ def _size(n: int) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of `arena submit` (the parser entry lives in arena/cli.py)."""
+    """The options of `arena submit` (the parser entry lives in arena/commands/submit.py)."""
     p.add_argument("folder", metavar="FOLDER", nargs="?", help="bot folder (with bot.toml)")
     p.add_argument("--server", required=True, metavar="URL", help="e.g. http://127.0.0.1:8000")
     p.add_argument(
