@@ -23,7 +23,7 @@ from arena.engine import Game
 from arena.play.bots import ready_bot
 from arena.referee.clock import WALL_CEILING, ClockKind, TimeControl
 from arena.referee.seats import BotSeat, Choice, SandboxSettings
-from arena.sandbox import Level
+from arena.sandbox import DEFAULT_LEVEL, Level
 
 HONEST = 0.8
 OVER_BUDGET = 1.2
@@ -224,7 +224,7 @@ def bench_clocks(
     decisions: int = 6,
     move_ms: int = 500,
     wall_ceiling: float = WALL_CEILING,
-    level: Level = Level.AUTO,
+    level: Level = DEFAULT_LEVEL,
 ) -> dict[str, Any]:
     """Both phases; the result is the ``--json`` document."""
     cores = os.cpu_count() or 1

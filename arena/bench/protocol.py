@@ -34,7 +34,7 @@ from arena.referee import BotSeat, GameSettings, SandboxSettings, play_game
 from arena.referee.channel import Channel, ChannelError, ReadFailure
 from arena.referee.clock import ClockKind, TimeControl
 from arena.referee.referee import GameOutcome
-from arena.sandbox import Level, affinity
+from arena.sandbox import DEFAULT_LEVEL, Level, affinity
 from arena.sandbox.bench import measure_spawn
 
 
@@ -184,7 +184,7 @@ tournament, the wall clock is never pinned (see ``PlaySettings.pins_core``)."""
 
 
 def bench_protocol(
-    bot_dir: Path, games: int = 60, level: Level = Level.AUTO, blocks: int = 4
+    bot_dir: Path, games: int = 60, level: Level = DEFAULT_LEVEL, blocks: int = 4
 ) -> ProtocolBench:
     """``games`` games per set-up, in ``blocks`` interleaved blocks (same load)."""
     bot = ready_bot(bot_dir, level)

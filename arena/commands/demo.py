@@ -8,6 +8,7 @@ from pathlib import Path
 from arena.commands.options import add_bootstrap_option, add_progress_options
 from arena.commands.output import console
 from arena.commands.tournament import run_and_report
+from arena.play.executors import WORKERS_HELP
 
 DEMO_SEEDS = 6
 """5 bots: 2p: 10 pairs x 2 seatings, 4p: 5 sets x 12 balanced seatings; x 2 walls x 6 deals
@@ -28,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     p.add_argument("--seeds", type=int, default=DEMO_SEEDS, help="deals per pairing")
-    p.add_argument("--workers", type=int, help="parallel games (default: one per core)")
+    p.add_argument("--workers", type=int, help=WORKERS_HELP)
     p.add_argument("--out", default="results/demo", help="output folder (default results/demo)")
     add_bootstrap_option(p)
     add_progress_options(p)

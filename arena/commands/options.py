@@ -113,20 +113,15 @@ def sandbox_settings(play: PlaySettings) -> SandboxSettings:
     """The sandbox for ``play`` (level, declared toolchains), after checking its layers:
     ``strict`` refuses when one is missing, ``auto`` warns."""
     from arena.referee import SandboxSettings
-    from arena.sandbox import Level, detect_layers, sandbox_warning
+    from arena.sandbox import SandboxUnavailable, check_level
 
-    settings = SandboxSettings(level=play.sandbox, toolchains=play.toolchains)
-    if settings.level is Level.STRICT:
-        missing = [layer for layer in detect_layers() if not layer.on]
-        if missing:
-            from arena.sandbox.layers import unavailable_message
-
-            raise UserError(unavailable_message(missing))
-    elif settings.level is Level.AUTO:
-        warning = sandbox_warning(detect_layers())
-        if warning:
-            err_console.print(f"[yellow]warning:[/yellow] {warning}")
-    return settings
+    try:
+        warning = check_level(play.sandbox)
+    except SandboxUnavailable as exc:
+        raise UserError(str(exc)) from None
+    if warning:
+        err_console.print(warning, style="yellow", markup=False)
+    return SandboxSettings(level=play.sandbox, toolchains=play.toolchains)
 
 
 def load_bots(folders: Sequence[str]) -> list[BotSpec]:

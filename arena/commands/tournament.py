@@ -14,6 +14,7 @@ from arena.commands.options import (
     sandbox_settings,
 )
 from arena.commands.output import console, err_console
+from arena.play.executors import WORKERS_HELP
 
 if TYPE_CHECKING:
     from arena.tournament import TournamentConfig
@@ -55,7 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--seeds", type=int, help="deals per pairing (default 4)")
     p.add_argument("--master-seed", type=int, help="derives every game's deal (default 1)")
-    p.add_argument("--workers", type=int, help="parallel games (default: one per core)")
+    p.add_argument("--workers", type=int, help=WORKERS_HELP)
     p.add_argument(
         "--executor",
         choices=["local", "ray"],

@@ -25,7 +25,7 @@ from arena.referee.manifest import (
     unique_names,
 )
 from arena.referee.toolchains import explain_build_failure
-from arena.sandbox import BuildLimits, Level
+from arena.sandbox import DEFAULT_LEVEL, BuildLimits, Level
 
 __all__ = ["BotNotReady", "Built", "ready_bot", "ready_bots", "stored_bot"]
 
@@ -37,7 +37,7 @@ class BotNotReady(ArenaError):
 
 def ready_bot(
     ref: Path | str | BotSpec,
-    level: Level = Level.AUTO,
+    level: Level = DEFAULT_LEVEL,
     *,
     toolchains: tuple[str, ...] = (),
     limits: BuildLimits | None = None,
@@ -59,7 +59,7 @@ def ready_bot(
 
 def ready_bots(
     refs: Sequence[Path | str | BotSpec],
-    level: Level = Level.AUTO,
+    level: Level = DEFAULT_LEVEL,
     *,
     toolchains: tuple[str, ...] = (),
     on_built: Callable[[Built], None] | None = None,

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from arena.errors import ArenaError
 from arena.referee.manifest import BotSpec, Built
-from arena.sandbox import BuildLimits, Level, build
+from arena.sandbox import DEFAULT_LEVEL, BuildLimits, Level, build
 from arena.sandbox.spec import MIB, SandboxError
 from arena.sandbox.stage import StagingError, copy_checked, make_read_only, remove_tree
 
@@ -222,7 +222,7 @@ def _built_spec(spec: BotSpec, entry: Path) -> BotSpec:
 
 def build_bot(
     spec: BotSpec,
-    level: Level = Level.AUTO,
+    level: Level = DEFAULT_LEVEL,
     timeout_s: float | None = None,
     *,
     limits: BuildLimits | None = None,

@@ -12,6 +12,7 @@ problem: a sandbox that cannot start, a full disk) re-raises its exception from
 
 from __future__ import annotations
 
+import os
 import queue
 from collections import deque
 from collections.abc import Callable
@@ -19,6 +20,18 @@ from typing import Any, Protocol
 
 from arena.play.job import GameJob, GameResult
 from arena.play.worker import WorkerState, init_pool_worker, pool_run_job, run_job, tag_failure
+
+WORKERS_HELP = "parallel games: worker processes (default 0: one per core)"
+"""What ``workers`` means wherever it is set (tournament, SPRT, the server's ladder)."""
+
+
+def worker_count(workers: int = 0) -> int:
+    """How many worker processes ``workers`` asks for: the number itself, 0 one per core.
+    The one default and the one meaning of the setting."""
+    if workers < 0:
+        raise ValueError(f"workers must be 0 (one per core) or more, not {workers}")
+    return workers or os.cpu_count() or 1
+
 
 POLL_S = 0.25
 """How long a blocking wait sleeps between checks (so Ctrl-C and SIGTERM get through)."""

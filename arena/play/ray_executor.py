@@ -31,7 +31,7 @@ from arena.play.executors import POLL_S
 from arena.play.job import GameJob, GameResult
 from arena.play.worker import WorkerState, run_job, tag_failure
 from arena.referee.manifest import Built
-from arena.sandbox import Level
+from arena.sandbox import DEFAULT_LEVEL, Level
 
 MAX_BATCH = 200
 MAX_ATTEMPTS = 3
@@ -70,12 +70,12 @@ def node_check(level: Level) -> None:
     """Refuse work (once per worker process) when this node cannot give ``level``."""
     if level is not Level.STRICT or _NODE.get("checked"):
         return
-    from arena.sandbox import detect_layers
-    from arena.sandbox.layers import unavailable_message
+    from arena.sandbox import SandboxUnavailable, check_level
 
-    missing = [layer for layer in detect_layers() if not layer.on]
-    if missing:
-        raise NodeRefused(f"node {os.uname().nodename}: {unavailable_message(missing)}")
+    try:
+        check_level(level)
+    except SandboxUnavailable as exc:
+        raise NodeRefused(f"node {os.uname().nodename}: {exc}") from None
     _NODE["checked"] = True
 
 
@@ -145,7 +145,7 @@ class RayExecutor:
         bots: Sequence[Built] = (),
         *,
         address: str | None = None,
-        level: Level = Level.AUTO,
+        level: Level = DEFAULT_LEVEL,
         batch_seconds: float = 3.0,
         num_cpus: int | None = None,
     ) -> None:

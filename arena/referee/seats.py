@@ -37,6 +37,7 @@ from arena.referee.manifest import Built
 from arena.referee.memory import memory_message, mentions_memory, oom_killed
 from arena.referee.transcript import Transcript
 from arena.sandbox import (
+    DEFAULT_LEVEL,
     BotProcess,
     Level,
     Limits,
@@ -173,7 +174,7 @@ class RandomSeat:
 
 @dataclass
 class SandboxSettings:
-    level: Level = Level.AUTO
+    level: Level = DEFAULT_LEVEL
     limits: Limits = field(default_factory=Limits)
     slot: int = 0
     """Distinguishes concurrently running bots (each gets its own uid)."""

@@ -15,7 +15,7 @@ from arena.referee.clock import ClockKind, TimeControl
 from arena.referee.faults import FaultPolicy
 from arena.referee.referee import GameSettings
 from arena.referee.toolchains import validate_toolchains
-from arena.sandbox import Level
+from arena.sandbox import DEFAULT_LEVEL, Level
 
 
 class PlaySettings(BaseModel):
@@ -27,7 +27,7 @@ class PlaySettings(BaseModel):
     fault_policy: FaultPolicy = Field(
         default_factory=FaultPolicy, description="'forfeit' or 'strikes:N'."
     )
-    sandbox: Level = Field(default=Level.AUTO, description="auto, strict or off.")
+    sandbox: Level = Field(default=DEFAULT_LEVEL, description="auto, strict or off.")
     round_limit: int = Field(default=DEFAULT_ROUND_LIMIT, ge=1)
     toolchains: tuple[str, ...] = Field(
         default=(),

@@ -8,9 +8,10 @@ gives back their pipes, and cleans up after them.
 
 from arena.sandbox.bench import SpawnTiming, measure_spawn
 from arena.sandbox.build import BuildLimits, BuildResult, build
-from arena.sandbox.layers import detect_layers, sandbox_warning
+from arena.sandbox.layers import check_level, detect_layers, sandbox_warning
 from arena.sandbox.process import BotProcess, spawn
 from arena.sandbox.spec import (
+    DEFAULT_LEVEL,
     LayerStatus,
     Level,
     Limits,
@@ -23,6 +24,7 @@ from arena.sandbox.stderr import StderrSink
 from arena.sandbox.uids import UID_BASE
 
 __all__ = [
+    "DEFAULT_LEVEL",
     "UID_BASE",
     "BotProcess",
     "BuildLimits",
@@ -38,6 +40,7 @@ __all__ = [
     "StderrSink",
     "TreeLimits",
     "build",
+    "check_level",
     "copy_checked",
     "detect_layers",
     "measure_spawn",

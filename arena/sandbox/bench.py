@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.sandbox.process import spawn
-from arena.sandbox.spec import Level
+from arena.sandbox.spec import DEFAULT_LEVEL, Level
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def _echo_roundtrip(fd_out: int, timeout_s: float) -> None:
             return
 
 
-def measure_spawn(level: Level = Level.AUTO, runs: int = 20, warmup: int = 2) -> SpawnTiming:
+def measure_spawn(level: Level = DEFAULT_LEVEL, runs: int = 20, warmup: int = 2) -> SpawnTiming:
     """Spawn ``runs`` echo bots (after ``warmup`` unmeasured ones) and time each."""
     spawn_ms: list[float] = []
     kill_ms: list[float] = []

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from arena.sandbox import layers, uids
 from arena.sandbox.process import BotProcess, start
-from arena.sandbox.spec import GIB, MIB, Level, Limits
+from arena.sandbox.spec import DEFAULT_LEVEL, GIB, MIB, Level, Limits
 from arena.sandbox.stage import (
     StagingError,
     TreeLimits,
@@ -111,7 +111,7 @@ def build(
     dest: Path,
     limits: BuildLimits | None = None,
     *,
-    level: Level = Level.AUTO,
+    level: Level = DEFAULT_LEVEL,
     env: Mapping[str, str] | None = None,
     ro_paths: Sequence[str] = (),
 ) -> BuildResult:

@@ -263,3 +263,16 @@ def plan(level: Level, found: Detection | None = None) -> Plan:
         if missing:
             raise SandboxUnavailable(unavailable_message(missing))
     return Plan(level, found.bwrap, found.setpriv, found.prlimit, found.cgroups, found.seccomp)
+
+
+def check_level(level: Level, layers: list[LayerStatus] | None = None) -> str | None:
+    """The one check of a sandbox level against this machine: ``strict`` with a layer
+    off raises :class:`SandboxUnavailable` (what is missing, how to fix it); ``auto`` with
+    a layer off returns the warning to show; otherwise None."""
+    if level is Level.OFF:
+        return None
+    layers = detect_layers() if layers is None else layers
+    missing = [layer for layer in layers if not layer.on]
+    if missing and level is Level.STRICT:
+        raise SandboxUnavailable(unavailable_message(missing))
+    return sandbox_warning(layers) if missing else None

@@ -22,7 +22,7 @@ from typing import IO
 from arena.sandbox import cputime, layers, reaper, uids
 from arena.sandbox.cgroups import BotCgroup, sweep_stale
 from arena.sandbox.launch import check_readable, launch_spec
-from arena.sandbox.spec import Level, Limits, SandboxError
+from arena.sandbox.spec import DEFAULT_LEVEL, Level, Limits, SandboxError
 from arena.sandbox.stderr import DEFAULT_CAP, TAIL_BYTES, StderrSink
 
 ROOT_GUARD = True
@@ -270,7 +270,7 @@ def spawn(
     command: str | list[str],
     bot_dir: Path | str,
     *,
-    level: Level = Level.AUTO,
+    level: Level = DEFAULT_LEVEL,
     limits: Limits | None = None,
     slot: int = 0,
     stderr_log: Path | None = None,

@@ -22,6 +22,11 @@ class Level(enum.Enum):
     """Only a process group/session and rlimits: for debugging one's own bots."""
 
 
+DEFAULT_LEVEL = Level.AUTO
+"""The level used when none is asked for: the one owner of that default (play settings,
+seats, builds and the benchmarks name it)."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource ceilings for one bot process tree.

@@ -17,6 +17,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from arena.errors import ArenaError
+from arena.play.executors import WORKERS_HELP, worker_count
 from arena.referee.settings import PlaySettings
 from arena.server.uploads import UploadLimits
 
@@ -85,9 +86,7 @@ class LadderSection(_Table):
         default="local",
         description="local: a process pool here; ray: a Ray cluster (azul-arena[ray]).",
     )
-    workers: int = Field(
-        default=0, ge=0, le=256, description="Worker processes; 0 = games_in_flight."
-    )
+    workers: int = Field(default=0, ge=0, le=256, description=WORKERS_HELP)
     ray_address: str | None = Field(default=None, description="ray: 'auto' or ray://host:port.")
     new_version_games: int = Field(
         default=10,
@@ -115,7 +114,7 @@ class LadderSection(_Table):
 
     @property
     def worker_count(self) -> int:
-        return self.workers or self.games_in_flight
+        return worker_count(self.workers)
 
 
 def _shares(value: dict[_K, float]) -> dict[_K, float]:

@@ -309,18 +309,14 @@ def _check_port(host: str, port: int) -> None:
 
 def _check_sandbox(config: CompetitionConfig, out: TextIO) -> None:
     """``sandbox = "strict"`` refuses to start without every layer; ``auto`` warns."""
-    from arena.sandbox import Level, detect_layers, sandbox_warning
+    from arena.sandbox import SandboxUnavailable, check_level
 
-    if config.play.sandbox is Level.STRICT:
-        missing = [layer for layer in detect_layers() if not layer.on]
-        if missing:
-            from arena.sandbox.layers import unavailable_message
-
-            raise ServeError(unavailable_message(missing))
-    elif config.play.sandbox is Level.AUTO:
-        warning = sandbox_warning(detect_layers())
-        if warning:
-            out.write(f"warning: {warning}\n")
+    try:
+        warning = check_level(config.play.sandbox)
+    except SandboxUnavailable as exc:
+        raise ServeError(str(exc)) from None
+    if warning:
+        out.write(f"{warning}\n")
 
 
 def _default_app_factory(ctx: Any) -> Any:

@@ -24,7 +24,7 @@ from arena.referee.manifest import Built
 from arena.referee.seats import SandboxSettings
 from arena.referee.settings import PlaySettings
 from arena.referee.toolchains import explain_build_failure
-from arena.sandbox import Level, SandboxBusy, SandboxError, SandboxUnavailable, detect_layers
+from arena.sandbox import SandboxBusy, SandboxError, SandboxUnavailable, check_level
 from arena.server.uploads import UploadLimits, UploadRejected, validate_manifest
 from arena.textsafe import visible
 
@@ -68,12 +68,10 @@ def _one_line(text: str) -> str:
 def sandbox_for(settings: PlaySettings) -> SandboxSettings:
     """The sandbox submissions build and play in; ArenaError when ``strict`` is asked
     for and a layer is missing (the organiser's problem, never the author's)."""
-    if settings.sandbox is Level.STRICT:
-        missing = [layer for layer in detect_layers() if not layer.on]
-        if missing:
-            from arena.sandbox.layers import unavailable_message
-
-            raise ArenaError(unavailable_message(missing))
+    try:
+        check_level(settings.sandbox)
+    except SandboxUnavailable as exc:
+        raise ArenaError(str(exc)) from None
     return SandboxSettings(level=settings.sandbox, toolchains=settings.toolchains)
 
 

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from arena.play.build import BuildError
+from arena.play.executors import WORKERS_HELP, worker_count
 from arena.referee import BotSpec
 from arena.referee.settings import PlaySettings
 from arena.referee.toolchains import explain_build_failure
@@ -52,7 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--players", type=int, default=2, help="only 2 is supported")
     p.add_argument("--max-pairs", type=int, default=2000, help="give up after N pairs")
     p.add_argument("--master-seed", type=int, default=1, help="derives every pair's deal")
-    p.add_argument("--workers", type=int, default=1, help="parallel games (default 1)")
+    p.add_argument("--workers", type=int, default=0, help=WORKERS_HELP)
     p.add_argument("--out", default="results/sprt", help="output folder (default results/sprt)")
     p.add_argument(
         "--per-game-processes", action="store_true", help="start bots afresh for every game"
@@ -75,7 +76,7 @@ def config_from_args(args: argparse.Namespace, play: PlaySettings) -> SprtConfig
         raise SprtError(str(exc)) from None
     for flag, value, low in (
         ("--max-pairs", args.max_pairs, 1),
-        ("--workers", args.workers, 1),
+        ("--workers", args.workers, 0),
         ("--master-seed", args.master_seed, 0),
     ):
         if value < low:
@@ -207,7 +208,8 @@ def sprt_command(
     def on_start(new: BotSpec, old: BotSpec) -> None:
         if not quiet:
             err_console.print(
-                f"SPRT {escape(new.name)} vs {escape(old.name)}, {config.workers} worker(s), "
+                f"SPRT {escape(new.name)} vs {escape(old.name)}, "
+                f"{worker_count(config.workers)} worker(s), "
                 f"-> {config.output}"
             )
 

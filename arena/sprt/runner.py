@@ -16,6 +16,7 @@ from pathlib import Path
 
 from arena.errors import ArenaError
 from arena.play.build import build_bot
+from arena.play.executors import worker_count
 from arena.referee import BotSpec, ManifestError, load_bot
 from arena.referee.manifest import Built
 from arena.referee.settings import PlaySettings
@@ -49,7 +50,8 @@ class SprtConfig:
     play: PlaySettings = field(default_factory=PlaySettings)
     """Clock, fault policy, round limit, sandbox level and toolchains (their one owner)."""
     persistent: bool = True
-    workers: int = 1
+    workers: int = 0
+    """Worker processes (0: one per core, :func:`arena.play.executors.worker_count`)."""
     output: Path = Path("results/sprt")
 
     def identity(self, new_name: str, old_name: str) -> dict[str, object]:
@@ -246,7 +248,7 @@ def run_sprt(
         status.games_before = status.games
         if on_progress:
             on_progress(status)
-        batch = max(1, config.workers)
+        batch = worker_count(config.workers)
         prepared = False
         while status.verdict is Verdict.CONTINUE:
             todo = next_legs(legs, config.max_pairs, batch)
@@ -270,7 +272,7 @@ def run_sprt(
                     built_old,
                     settings=config.play,
                     persistent=config.persistent,
-                    workers=config.workers,
+                    workers=worker_count(config.workers),
                     log_dir=config.output / "logs",
                 )
             aborted = True

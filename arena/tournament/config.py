@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -10,6 +9,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from arena.errors import ArenaError
+from arena.play.executors import WORKERS_HELP, worker_count
 from arena.referee.settings import PlaySettings
 from arena.tournament.seating import SeatingMode
 
@@ -45,7 +45,7 @@ class TournamentConfig(PlaySettings):
     )
     seeds: int = Field(default=4, ge=1, le=100_000, description="Deals per pairing.")
     master_seed: int = Field(default=1, ge=0)
-    workers: int = Field(default=0, ge=0, le=60, description="0 = one per core.")
+    workers: int = Field(default=0, ge=0, le=60, description=WORKERS_HELP)
     persistent: bool = Field(default=True, description="Reuse bot processes across games.")
     executor: Literal["local", "ray"] = Field(
         default="local",
@@ -101,7 +101,7 @@ class TournamentConfig(PlaySettings):
 
     @property
     def worker_count(self) -> int:
-        return self.workers or os.cpu_count() or 1
+        return worker_count(self.workers)
 
     def identity(self) -> dict[str, Any]:
         """What defines the games: a change here means a different tournament.

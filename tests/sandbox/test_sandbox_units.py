@@ -101,6 +101,22 @@ def test_warning_text() -> None:
     assert text is not None and "separate uid" in text and "\n" not in text
 
 
+def test_one_check_of_a_level_against_the_machine() -> None:
+    """The CLI, the server, its submissions and Ray nodes all ask check_level."""
+    from arena.sandbox import Level, SandboxUnavailable, check_level
+
+    on = [LayerStatus(n, True, "fine") for n in layers_mod.LAYER_NAMES]
+    off = [*on[:1], LayerStatus("separate uid", False, "not root"), *on[2:]]
+    assert check_level(Level.STRICT, on) is None
+    assert check_level(Level.AUTO, on) is None
+    warning = check_level(Level.AUTO, off)
+    assert warning is not None and warning.startswith("warning: ") and "separate uid" in warning
+    assert not warning.startswith("warning: warning")
+    assert check_level(Level.OFF, off) is None
+    with pytest.raises(SandboxUnavailable, match="separate uid: not root"):
+        check_level(Level.STRICT, off)
+
+
 @pytest.mark.parametrize("missing", ["bubblewrap", "seccomp", "cgroups", "separate uid"])
 def test_strict_refuses_when_a_layer_is_missing(
     missing: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path

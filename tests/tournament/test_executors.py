@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from arena.play.executors import InlineExecutor, LocalPoolExecutor
 from arena.tournament import STORE_NAME, Store, TournamentConfig, run_tournament
 
@@ -58,3 +60,27 @@ def test_a_worker_keeps_few_bot_processes_least_recently_used_closed_first(
         assert len({slot for _, slot in state.seats.values()}) == len(state.seats)
     state.close()
     assert state.seats == {}
+
+
+def test_workers_has_one_default_and_one_meaning(tmp_path: Path) -> None:
+    """A tournament, an SPRT run and the server's ladder read ``workers`` alike: worker
+    processes, 0 (the default everywhere) one per core."""
+    import os
+
+    from arena.play.executors import worker_count
+    from arena.server.config import LadderSection
+    from arena.sprt.runner import SprtConfig
+
+    cores = os.cpu_count() or 1
+    assert worker_count(0) == cores and worker_count(3) == 3
+    with pytest.raises(ValueError, match="one per core"):
+        worker_count(-1)
+    bots = [REPO / "bots" / "python-random", REPO / "bots" / "python-greedy"]
+    tournament = TournamentConfig(bots=bots)
+    sprt = SprtConfig(new=bots[0], old=bots[1])
+    ladder = LadderSection(games_in_flight=7)
+    assert tournament.workers == sprt.workers == ladder.workers == 0
+    assert tournament.worker_count == worker_count(sprt.workers) == ladder.worker_count == cores
+    assert (
+        LadderSection(workers=3).worker_count == TournamentConfig(bots=bots, workers=3).worker_count
+    )
