@@ -21,7 +21,7 @@ from typing import Any
 
 from arena.engine import Game
 from arena.play.bots import ready_bot
-from arena.referee.clock import WALL_CEILING, ClockKind, TimeControl
+from arena.referee.clock import Clock, ClockKind, TimeControl
 from arena.referee.seats import BotSeat, Choice, SandboxSettings
 from arena.sandbox import DEFAULT_LEVEL, Level
 
@@ -114,11 +114,12 @@ def _worker(
     )
     game = Game.new(players=2, seed=slot)
     options = game.legal_moves()
+    allowance = Clock(control).allowance_ms()
     try:
         for req in range(1, decisions + 1):
             if seat.start() is not None:
                 continue
-            answer = seat.decide(req, game, options, control.move_ms, f"bench-{slot}")
+            answer = seat.decide(req, game, options, allowance, f"bench-{slot}")
             with lock:
                 timed_out = not isinstance(answer, Choice)
                 if timed_out and "ceiling" in getattr(answer, "message", ""):
@@ -143,8 +144,7 @@ def run_phase(
     folders: tuple[Path, Path],
     oversubscription: int,
     decisions: int,
-    move_ms: int,
-    wall_ceiling: float,
+    timing: TimeControl,
     level: Level,
     cores: int,
 ) -> Phase:
@@ -161,7 +161,7 @@ def run_phase(
         kind = kinds[i % 2]
         per_clock[kind] += 1
         over = oversubscription > 1 and per_clock[kind] == 1
-        control = TimeControl(move_ms=move_ms, clock=kind, wall_ceiling=wall_ceiling)
+        control = timing.model_copy(update={"clock": kind})
         threads.append(
             threading.Thread(
                 target=_worker,
@@ -190,7 +190,7 @@ def print_clocks(result: dict[str, Any], out: Callable[[str], None]) -> None:
     """The human-readable table and verdict."""
     out(
         f"{result['cores']} cores; honest bot burns {result['honest_share']:.0%} of "
-        f"{result['move_ms']} ms in CPU, over-budget bot {result['over_budget_share']:.0%}; "
+        f"{result['allowance_ms']} ms in CPU, over-budget bot {result['over_budget_share']:.0%}; "
         f"half the seats on each clock, side by side ({result['seconds']} s)"
     )
     phases = [("1x", result["baseline"]), (f"{result['oversubscription']}x", result)]
@@ -222,18 +222,24 @@ def print_clocks(result: dict[str, Any], out: Callable[[str], None]) -> None:
 def bench_clocks(
     oversubscription: int = 4,
     decisions: int = 6,
-    move_ms: int = 500,
-    wall_ceiling: float = WALL_CEILING,
+    timing: TimeControl | None = None,
     level: Level = DEFAULT_LEVEL,
 ) -> dict[str, Any]:
-    """Both phases; the result is the ``--json`` document."""
+    """Both phases; the result is the ``--json`` document. ``timing``: each decision's
+    allowance and the CPU clock's idle ceiling (the clock is set per seat)."""
+    timing = timing or TimeControl()
+    allowance = Clock(timing).allowance_ms()
+    if allowance < 300:
+        raise ValueError(
+            f"a decision's time must be at least 300 ms, not {allowance}: "
+            "20% over it must exceed the 50 ms grace"
+        )
     cores = os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="arena-bench-clocks-") as tmp:
         root = Path(tmp)
         folders = (_bot_folder(root, HONEST), _bot_folder(root, OVER_BUDGET))
         phases = [
-            run_phase(folders, k, decisions, move_ms, wall_ceiling, level, cores)
-            for k in (1, oversubscription)
+            run_phase(folders, k, decisions, timing, level, cores) for k in (1, oversubscription)
         ]
     base, loaded = phases
     cpu = loaded.tallies[ClockKind.CPU]
@@ -248,10 +254,10 @@ def bench_clocks(
         },
         "cores": cores,
         "workers": loaded.workers,
-        "move_ms": move_ms,
+        "allowance_ms": allowance,
         "honest_share": HONEST,
         "over_budget_share": OVER_BUDGET,
-        "wall_ceiling": wall_ceiling,
+        "wall_ceiling": timing.wall_ceiling,
         "seconds": round(base.seconds + loaded.seconds, 1),
         "goal_met": cpu.false_timeouts == 0
         and cpu.over_budget_timeouts == cpu.over_budget_decisions > 0,

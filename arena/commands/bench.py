@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arena.commands.options import time_control, time_per_move_option
 from arena.commands.output import UserError, console
 
 if TYPE_CHECKING:
@@ -201,7 +202,7 @@ def _clocks(bench: Sub) -> None:
     )
     b.add_argument("--oversubscription", type=int, default=4, help="busy bots per core")
     b.add_argument("--decisions", type=int, default=6, help="decisions per bot (default 6)")
-    b.add_argument("--move-ms", type=int, default=500, help="time per decision (default 500)")
+    time_per_move_option(b, default=500)
     b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
     b.add_argument("--json", action="store_true", help="print one JSON document")
     b.set_defaults(bench_run=run_clocks)
@@ -213,12 +214,14 @@ def run_clocks(args: argparse.Namespace) -> int:
 
     if args.oversubscription < 2 or args.decisions < 1:
         raise UserError("--oversubscription must be at least 2 and --decisions at least 1")
-    if args.move_ms < 300:
-        raise UserError("--move-ms must be at least 300: 20% over it must exceed the 50 ms grace")
-    with console.status(f"honest and over-budget bots at 1x and {args.oversubscription}x…"):
-        result = bench_clocks(
-            args.oversubscription, args.decisions, args.move_ms, level=Level(args.sandbox)
-        )
+    try:
+        time = time_control(args)
+        with console.status(f"honest and over-budget bots at 1x and {args.oversubscription}x…"):
+            result = bench_clocks(
+                args.oversubscription, args.decisions, time, level=Level(args.sandbox)
+            )
+    except ValueError as exc:
+        raise UserError(f"--time-per-move: {exc}") from None
     if args.json:
         print(json.dumps(result))
     else:

@@ -10,6 +10,7 @@ from arena.commands.output import UserError, err_console
 
 if TYPE_CHECKING:
     from arena.referee import BotSpec, SandboxSettings
+    from arena.referee.clock import TimeControl
     from arena.referee.settings import PlaySettings
 
 
@@ -19,12 +20,7 @@ def add_game_options(p: argparse.ArgumentParser) -> None:
     from arena.referee.settings import DEFAULTS
 
     time = DEFAULTS.time
-    p.add_argument(
-        "--time-per-move",
-        type=int,
-        metavar="MS",
-        help=f"time per decision in ms (default {time.move_ms})",
-    )
+    time_per_move_option(p)
     p.add_argument(
         "--time-bank",
         type=int,
@@ -74,6 +70,31 @@ def add_game_options(p: argparse.ArgumentParser) -> None:
         help="a toolchain folder outside /usr (e.g. /opt/rust) to show read-only inside the "
         "sandbox, its bin/ added to PATH; repeatable",
     )
+
+
+def time_per_move_option(p: argparse.ArgumentParser, default: int | None = None) -> None:
+    """``--time-per-move MS`` (``--move-ms`` is its older spelling)."""
+    from arena.referee.settings import DEFAULTS
+
+    shown = default if default is not None else DEFAULTS.time.move_ms
+    p.add_argument(
+        "--time-per-move",
+        "--move-ms",
+        dest="time_per_move",
+        type=int,
+        default=default,
+        metavar="MS",
+        help=f"time per decision in ms (default {shown})",
+    )
+
+
+def time_control(args: argparse.Namespace) -> TimeControl:
+    """The time control the flags ask for (absent ones: the defaults). Raises ValueError
+    (pydantic's) for an impossible value."""
+    from arena.referee.clock import TimeControl
+
+    given = {"move_ms": args.time_per_move}
+    return TimeControl.model_validate({k: v for k, v in given.items() if v is not None})
 
 
 def game_flags(args: argparse.Namespace) -> dict[str, Any]:

@@ -89,7 +89,7 @@ def _measurements(report: CheckReport, tc: TimeControl, terminal: bool) -> list[
             (
                 "think time",
                 f"median {med:.2f} ms, p95 {p95:.2f} ms, max {worst:.2f} ms "
-                f"(limit {tc.move_ms} ms)",
+                f"(limit: {tc.describe()})",
             )
         )
     if report.cpu_ms:

@@ -73,6 +73,25 @@ class TimeControl(BaseModel):
         default=WALL_CEILING, ge=1, description="CPU clocks: idle-time cap, x the allowance."
     )
 
+    @property
+    def write_timeout_s(self) -> float:
+        """How long writing one message to a bot may block (one decision's time)."""
+        return self.move_ms / 1000
+
+    def describe(self) -> str:
+        """The time control in words, for people (reports, check-bot, benchmarks)."""
+        text = f"{self.move_ms} ms per decision, {self.init_ms} ms start-up"
+        if self.bank_ms is not None:
+            text += f", bank {self.bank_ms} ms (+{self.increment_ms} ms per decision)"
+        if self.clock is ClockKind.CPU:
+            return text + f", cpu clock (idle ceiling {self.wall_ceiling:g}x)"
+        return text + f", {self.clock.value} clock"
+
+    def identity(self) -> list[int | None]:
+        """What an SPRT ledger records of the time control (resuming with another is
+        refused): start-up, per decision, bank, increment."""
+        return [self.init_ms, self.move_ms, self.bank_ms, self.increment_ms]
+
     def limits(self, max_line: int, clock: ClockKind | None = None) -> Limits:
         """What ``hello`` announces; ``clock`` is the clock that really applies (a CPU
         clock falls back to wall time when the bot's CPU time cannot be read)."""

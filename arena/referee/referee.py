@@ -121,8 +121,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
 
     req_id = 0
     is_over, legal_moves, apply = game.is_over, game.legal_moves, game.apply
-    banked = settings.time_control.bank_ms is not None
-    move_ms = settings.time_control.move_ms
+    banked = settings.time_control.bank_ms is not None  # else charging is a no-op
     while not is_over():
         current = game.current_player
         options = legal_moves()
@@ -135,7 +134,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
                 req_id,
                 game,
                 options,
-                clocks[current].allowance_ms() if banked else move_ms,
+                clocks[current].allowance_ms(),
                 game_id,
             )
             if isinstance(answer, Choice):

@@ -413,7 +413,7 @@ class BotSeat:
         if fault is not None:
             return fault
         assert self._chan is not None
-        deadline = time.monotonic() + self.time_control.move_ms / 1000
+        deadline = time.monotonic() + self.time_control.write_timeout_s
         error = self._chan.send(encode(start), deadline)
         if error is ChannelError.CLOSED:
             return self._fault("crash", "the bot stopped reading its stdin" + self._exit_text())

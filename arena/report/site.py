@@ -40,6 +40,7 @@ from markupsafe import Markup
 from pydantic import ValidationError
 
 from arena.engine import GameRecord, ReplayError
+from arena.referee.clock import TimeControl
 from arena.report.build import Report
 from arena.report.files import _write_text, report_dir
 from arena.report.format import MISSING, leaderboard_display, pairs_display
@@ -535,15 +536,10 @@ def _settings(config: dict[str, Any] | None) -> list[tuple[str, str]]:
     if not config:
         return [("settings", "not recorded in this store")]
     time = config.get("time") or {}
-    clock = f"{time.get('move_ms', '?')} ms per decision, {time.get('init_ms', '?')} ms start-up"
-    if time.get("bank_ms"):
-        clock += f", bank {time['bank_ms']} ms (+{time.get('increment_ms', 0)} ms per decision)"
-    kind = time.get("clock", "wall")  # stores from before clocks were selectable: wall
-    clock += (
-        f", {kind} clock"
-        if kind != "cpu"
-        else f", cpu clock (idle ceiling {time.get('wall_ceiling', '?')}x)"
-    )
+    try:  # stores from before clocks were selectable ran on the wall clock
+        clock = TimeControl.model_validate({"clock": "wall", **time}).describe()
+    except (ValidationError, TypeError):
+        clock = "not recorded in this store"
     rows = [
         ("bots", ", ".join(str(b) for b in config.get("bots", []))),
         ("player counts", ", ".join(str(p) for p in config.get("players", []))),

@@ -68,7 +68,7 @@ class SprtConfig:
             "variants": list(self.variants),
             "master_seed": self.master_seed,
             "round_limit": self.play.round_limit,
-            "time": [tc.init_ms, tc.move_ms, tc.bank_ms, tc.increment_ms],
+            "time": tc.identity(),
             "fault_policy": self.play.fault_policy.model_dump(),
         }
 

@@ -33,4 +33,4 @@ def test_bench_clocks_refuses_a_move_time_the_grace_would_swallow(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["bench", "clocks", "--move-ms", "200"]) == 2
-    assert "--move-ms must be at least 300" in capsys.readouterr().err
+    assert "--time-per-move: a decision's time must be at least 300 ms" in capsys.readouterr().err
