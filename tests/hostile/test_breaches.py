@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import json
 import os
 import re
@@ -329,6 +330,30 @@ def test_no_per_uid_kernel_state_outlives_a_bot_or_crosses_to_another(root: Path
         leaked = {k: v for k, v in report.items() if k != "done" and v["worked"]}
         assert not leaked, f"{name} found state: {leaked}"
     assert keys_while_running <= 2, f"the bot's uid owns {keys_while_running} keys"
+
+
+def test_the_strict_sandbox_refuses_the_kernel_surface_a_bot_never_needs(root: Path) -> None:
+    """Issue 22: ``io_uring_setup`` worked inside the strict sandbox (the filter was a
+    three-call denylist).  The default-deny allowlist refuses io_uring, bpf,
+    perf_event_open, userfaultfd, mounts, namespaces, kexec, ptrace, keyrings, modules,
+    reboot and swap with EPERM; each is called with arguments the kernel would reject
+    otherwise (EINVAL/EFAULT), so the EPERM is the filter's."""
+    require_full_sandbox()
+    folder = root / "surface"
+    folder.mkdir(mode=0o755)
+    shutil.copy(FIXTURES / "kernel-surface" / "surface.py", folder / "surface.py")
+    (folder / "surface.py").chmod(0o644)
+    with spawn(["/usr/bin/python3", "surface.py"], folder, level=Level.STRICT) as proc:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        proc.wait(20)
+    assert line, proc.stderr_tail()
+    report = json.loads(line)
+    found = report["errno"]
+    assert found.pop("getpid") == 0  # the control: an allowed call works
+    refused = {name: code for name, code in found.items() if code == errno.EPERM}
+    assert refused == found, f"reached the kernel: {sorted(set(found) - set(refused))}"
+    assert {"io_uring_setup", "bpf", "perf_event_open", "userfaultfd"} <= set(refused)
 
 
 def test_without_namespaces_the_reaper_clears_what_a_uid_left(root: Path) -> None:

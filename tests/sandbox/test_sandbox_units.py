@@ -167,3 +167,24 @@ def test_forked_child_does_not_keep_uid_locks(require_layer: RequireLayer) -> No
         again.release()
     finally:
         os.waitpid(pid, 0)
+
+
+def test_seccomp_profile_is_a_default_deny_allowlist() -> None:
+    """Issue 22: the filter allows a list and denies the rest; what must never be allowed
+    is named, and ``arena doctor`` reports the profile."""
+    pytest.importorskip("pyseccomp")
+    from arena.sandbox import seccomp
+
+    assert not seccomp.ALLOWED & seccomp.DENIED
+    assert not set(seccomp.CONDITIONAL) & seccomp.DENIED
+    assert {"io_uring_setup", "bpf", "perf_event_open", "userfaultfd", "mount"} <= seccomp.DENIED
+    assert {"ptrace", "process_vm_readv", "kexec_load", "keyctl", "init_module"} <= seccomp.DENIED
+    assert not {"flock", "inotify_init1", "fanotify_init"} & seccomp.ALLOWED
+    found = seccomp.profile()
+    assert 200 < found.allowed < 400
+    assert f"allowlist, {found.allowed} system calls" in found.describe()
+    status = layers_mod._detect_seccomp(
+        "/usr/bin/bwrap" if os.path.exists("/usr/bin/bwrap") else None
+    )
+    if status[0].on:
+        assert f"allowlist, {found.allowed} system calls" in status[0].reason
