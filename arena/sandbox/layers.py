@@ -81,8 +81,6 @@ def _first_line(text: str) -> str:
 
 def bwrap_probe(bwrap: str, seccomp: bytes | None = None) -> subprocess.CompletedProcess[str]:
     """Run /usr/bin/true exactly as a bot is launched (small /tmp), through bubblewrap."""
-    from pathlib import Path
-
     from arena.sandbox.launch import bot_env, bwrap_argv, bwrap_command, data_fd
     from arena.sandbox.spec import Limits
 
@@ -92,7 +90,6 @@ def bwrap_probe(bwrap: str, seccomp: bytes | None = None) -> subprocess.Complete
             fds.append(data_fd(seccomp))
         options = bwrap_argv(
             bwrap,
-            Path("/usr/bin"),
             Limits(tmp_bytes=1 << 20),
             bot_env(None),
             launch_fd=fds[0],

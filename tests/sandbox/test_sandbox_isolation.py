@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -606,3 +607,36 @@ def test_a_probe_left_by_a_killed_run_is_swept_in_every_hierarchy(
     assert left
     cgroups.sweep_stale(support)
     assert not [d for d in left if d.exists()], (left, unused)
+
+
+def test_no_host_path_is_visible_to_a_bot_or_its_build(
+    make_bot: MakeBot, world_dir: Path, require_layer: RequireLayer
+) -> None:
+    """Issue 22: the mount table showed the build-cache path of the bot's copy.  The
+    folder is unpacked into the sandbox's own tmpfs, so neither the build nor the bot
+    sees a host path: the build cache, the tests' tmp folder, the checkout."""
+    require_layer(BWRAP, layers.SECCOMP, UID, CGROUPS)
+    source = make_bot("paths", "hostpaths.py")
+    cache = Path(tempfile.mkdtemp(prefix="arena-test-cache-", dir="/var/tmp"))
+    try:
+        cache.chmod(0o755)
+        built = cache / "entry" / "bot"
+        built.parent.mkdir(mode=0o755)
+        result = build(
+            f"{PYTHON} hostpaths.py > build-view.json",
+            source,
+            built,
+            BuildLimits(timeout_s=60),
+            level=Level.STRICT,
+        )
+        assert result.ok, result.output
+        build_view = json.loads((built / "build-view.json").read_text())
+        play_view = run_json([PYTHON, "hostpaths.py"], built, level=Level.STRICT)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    assert play_view["/proc/self/cwd"] == "/bot" and "/bot" in play_view["/proc/self/mountinfo"]
+    repo = str(Path(__file__).resolve().parents[2])
+    hidden = [str(cache), str(world_dir), str(source), repo]
+    for who, view in (("build", build_view), ("bot", play_view)):
+        shown = {place: t for place, text in view.items() for t in hidden if t in text}
+        assert not shown, f"the {who} sees host paths: {shown}"

@@ -71,12 +71,18 @@ def test_prlimit_uses_data_not_as() -> None:
 
 
 def test_bwrap_argv_shows_only_usr_etc_and_the_bot(tmp_path: Path) -> None:
-    argv = bwrap_argv("/usr/bin/bwrap", tmp_path, Limits(tmp_bytes=1234), {"PATH": "/usr/bin"})
+    """Only /usr (and /etc entries) are bound from the host: the bot folder arrives as an
+    archive (``--file``) in its own tmpfs, so no host path is a mount source."""
+    argv = bwrap_argv(
+        "/usr/bin/bwrap", Limits(tmp_bytes=1234), {"PATH": "/usr/bin"}, bot_area=5678, bundle_fd=9
+    )
     assert "--unshare-net" in argv and "--unshare-pid" in argv
     assert "--die-with-parent" in argv
     binds = [argv[i + 1] for i, a in enumerate(argv) if a in ("--bind", "--ro-bind")]
-    assert set(binds) <= {"/usr", str(tmp_path)}
-    assert argv[argv.index("--ro-bind", argv.index("/usr") + 1) + 1] == str(tmp_path)
+    assert set(binds) == {"/usr"}
+    at = argv.index("/bot")
+    assert argv[at - 5 : at] == ["--perms", "0555", "--size", "5678", "--tmpfs"]
+    assert argv[at + 1 : at + 6] == ["--perms", "0400", "--file", "9", "/bot/.arena-bundle"]
     assert "--clearenv" in argv
     assert argv[argv.index("--size") + 1] == "1234"
     for i, a in enumerate(argv):
