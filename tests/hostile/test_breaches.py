@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,12 +31,18 @@ from arena.referee import BotSeat, ManifestError, SandboxSettings, load_bot
 from arena.referee.build import BuildError, build_bot
 from arena.sandbox import Level, SandboxBusy, layers, reaper, spawn, uids
 from arena.sandbox.stage import remove_tree
+from arena.textsafe import NEUTRALISED
 
 from .conftest import require_full_sandbox
 from .hostile_support import FIXTURES, REPO, copy_bot, make_public, snapshot
 
 BUILDS = FIXTURES / "builds"
-CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def unsafe_characters(text: str) -> list[str]:
+    """Control, format and separator characters (what textsafe neutralises), newline
+    aside."""
+    return sorted({c for c in text if c != "\n" and unicodedata.category(c) in NEUTRALISED})
 
 
 def arena(*args: str, cache: Path, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
@@ -396,7 +403,8 @@ def test_without_namespaces_the_reaper_clears_what_a_uid_left(root: Path) -> Non
 
 
 def test_bot_text_reaches_no_terminal_as_control_characters(root: Path) -> None:
-    """Breach 7: author/version in check-bot, stderr tail and last line in match."""
+    """Breach 7: author/version in check-bot, stderr tail and last line in match; issue 22:
+    zero-width and other format characters (Trojan Source) too."""
     level = harmless_sandbox()
     bot = copy_bot(FIXTURES / "terminal-escapes", root / "bots")
     cache = root / "cache"
@@ -415,8 +423,9 @@ def test_bot_text_reaches_no_terminal_as_control_characters(root: Path) -> None:
         text = run.stdout + run.stderr
         assert "azul-hostile" in text, text  # the strings are shown...
         assert "\\x1b" in text, text  # ...with their control characters visible
-        bad = sorted(set(CONTROL.findall(text)) - {"\n"})
-        assert not bad, f"raw control characters reached the terminal: {bad!r}\n{text!r}"
+        assert "\\u202e" in text and "\\u200b" in text and "\\U000e0041" in text, text
+        bad = unsafe_characters(text)
+        assert not bad, f"raw control/format characters reached the terminal: {bad!r}\n{text!r}"
     assert "malformed" in match.stdout
 
 
@@ -437,14 +446,15 @@ def test_report_outputs_show_control_characters_escaped() -> None:
                 "kind": "malformed",
                 "round": 1,
                 "forfeit": True,
-                "message": "bad\x1b]52;c;eA==\x07 \x9b2J",
+                "message": "bad\x1b]52;c;eA==\x07 \x9b2J \u202eevil\u2066 zero\u200bwidth\ufeff",
             }
         ]
     )
     shown = fault_log_display(log)
     for rendered in (markdown_table(shown), html_table(shown)):
         assert "\\x1b]52" in rendered and "\\x9b" in rendered
-        assert not CONTROL.search(rendered.replace("\n", ""))
+        assert "\\u202eevil\\u2066" in rendered and "zero\\u200bwidth\\ufeff" in rendered
+        assert not unsafe_characters(rendered)
 
 
 # ---------------------------------------------------------------- transcripts

@@ -33,7 +33,7 @@ for line in sys.stdin:
     if msg.get("type") == "hello":
         print(json.dumps({"type": "ready", "protocol": 1, "name": "garbage"}), flush=True)
     elif msg.get("type") == "decide":
-        print("my move is \\x1b[31mthe best one", flush=True)
+        print("my move is \\x1b[31mthe\\u200b best\\u202e one", flush=True)
 """
 
 
@@ -94,8 +94,9 @@ def test_a_bot_that_answers_garbage_is_rejected_by_check_bot(tmp_path: Path) -> 
     assert outcome.verdict.startswith("rejected by check-bot: malformed in the 2-player")
     assert "how to fix malformed" in outcome.log
     # The bot's own line is shown, its escape sequence made visible, never raw.
-    assert "\\x1b[31mthe best one" in outcome.log
-    assert "\x1b" not in outcome.log and "\x1b" not in outcome.verdict
+    assert "\\x1b[31mthe\\u200b best\\u202e one" in outcome.log
+    for raw in ("\x1b", "\u200b", "\u202e"):  # nor zero-width or bidi (issue 22)
+        assert raw not in outcome.log and raw not in outcome.verdict
 
 
 def test_a_bad_manifest_is_a_verdict_not_an_exception(tmp_path: Path) -> None:
