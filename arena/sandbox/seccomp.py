@@ -36,6 +36,7 @@ import errno
 import functools
 import tempfile
 from dataclasses import dataclass
+from typing import Any
 
 
 def _names(text: str) -> frozenset[str]:
@@ -161,7 +162,8 @@ def _native_names(names: object) -> list[str]:
     return found
 
 
-def _rules() -> tuple[object, int]:
+def _rules() -> tuple[Any, int]:
+    """The libseccomp filter (a ``pyseccomp.SyscallFilter``) and the allowed count."""
     import pyseccomp
     from pyseccomp import Arg
 
@@ -204,7 +206,7 @@ def profile() -> Profile:
     try:
         rules, allowed = _rules()
         with tempfile.TemporaryFile() as sink:  # export_bpf needs a real file descriptor
-            rules.export_bpf(sink)  # type: ignore[attr-defined]
+            rules.export_bpf(sink)
             sink.seek(0)
             program = sink.read()
     except Exception as exc:  # anything libseccomp refuses

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from pathlib import Path
@@ -186,6 +187,11 @@ def test_seccomp_profile_is_a_default_deny_allowlist() -> None:
     assert {"io_uring_setup", "bpf", "perf_event_open", "userfaultfd", "mount"} <= seccomp.DENIED
     assert {"ptrace", "process_vm_readv", "kexec_load", "keyctl", "init_module"} <= seccomp.DENIED
     assert not {"flock", "inotify_init1", "fanotify_init"} & seccomp.ALLOWED
+    import pyseccomp
+
+    rules, _count = seccomp._rules()
+    assert rules.get_attr(pyseccomp.Attr.ACT_DEFAULT) == pyseccomp.ERRNO(errno.EPERM)
+    assert rules.get_attr(pyseccomp.Attr.ACT_BADARCH) == pyseccomp.KILL  # foreign ABIs
     found = seccomp.profile()
     assert 200 < found.allowed < 400
     assert f"allowlist, {found.allowed} system calls" in found.describe()
