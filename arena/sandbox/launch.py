@@ -16,6 +16,7 @@ is in ``/.launch``, a root-only file when the bot gets its own uid.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import glob
 import os
 import shlex
@@ -340,11 +341,24 @@ def launch_spec(
     if procs_files:
         argv += ["/bin/sh", "-c", JOIN_SCRIPT, "arena-join", *map(str, procs_files), "--"]
     use_nproc = (uid is not None and uid != 0) if nproc is None else nproc
+    packed = None
+    chain_limits = limits
+    if plan.bwrap and build_area is None:
+        try:
+            packed = bundle.pack(bot_dir)
+        except OSError as exc:
+            raise SandboxError(f"cannot read bot folder {bot_dir}: {exc}") from exc
+        # bwrap writes the archive and tar unpacks it under the chain's rlimits: the file
+        # size limit lets them through, and /.launch lowers it again before the bot runs
+        # (inside bubblewrap every writable place is a size-bounded tmpfs anyway).
+        chain_limits = dataclasses.replace(
+            limits, file_size_bytes=max(limits.file_size_bytes, packed.tmpfs_bytes)
+        )
     preexec = None
     if plan.prlimit:
-        argv += rlimits.prlimit_argv(limits, nproc=use_nproc, prlimit=plan.prlimit)
+        argv += rlimits.prlimit_argv(chain_limits, nproc=use_nproc, prlimit=plan.prlimit)
     else:
-        preexec = rlimits.preexec(limits, nproc=use_nproc)
+        preexec = rlimits.preexec(chain_limits, nproc=use_nproc)
     inner: list[str] = []
     if uid is not None and plan.setpriv:
         inner += setpriv_argv(
@@ -358,15 +372,11 @@ def launch_spec(
         unpack = ""
         bundle_fd = None
         area = 1 << 20
-        if build_area is None:
-            try:
-                packed = bundle.pack(bot_dir)
-            except OSError as exc:
-                raise SandboxError(f"cannot read bot folder {bot_dir}: {exc}") from exc
+        if packed is not None:
             bundle_fd = data_fd(packed.data, "bot")
             fds.append(bundle_fd)
             area = packed.tmpfs_bytes
-            unpack = UNPACK_SCRIPT
+            unpack = UNPACK_SCRIPT + f"ulimit -f {limits.file_size_bytes // 512}\n"
         launch_fd = data_fd(f"{unpack}exec {shlex.join(inner)}\n".encode(), "launch")
         fds.append(launch_fd)
         seccomp_fd = None

@@ -640,3 +640,22 @@ def test_no_host_path_is_visible_to_a_bot_or_its_build(
     for who, view in (("build", build_view), ("bot", play_view)):
         shown = {place: t for place, text in view.items() for t in hidden if t in text}
         assert not shown, f"the {who} sees host paths: {shown}"
+
+
+def test_a_bot_file_above_the_file_size_limit_is_unpacked_and_the_limit_still_holds(
+    make_bot: MakeBot, require_layer: RequireLayer
+) -> None:
+    """The folder is unpacked inside the sandbox under the chain's rlimits: a file larger
+    than the bot's file-size limit still arrives whole, and the bot then has its limit."""
+    require_layer(BWRAP)
+    folder = make_bot("big")
+    (folder / "big.bin").write_bytes(b"x" * (3 << 20))
+    (folder / "big.bin").chmod(0o644)
+    script = "wc -c < big.bin; grep 'Max file size' /proc/self/limits"
+    limits = Limits(file_size_bytes=1 << 20)
+    with spawn(["/bin/sh", "-c", script], folder, limits=limits) as proc:
+        assert proc.stdout is not None
+        out = proc.stdout.read().decode()
+        proc.wait(20)
+    assert out.split()[0] == str(3 << 20), (out, proc.stderr_tail())
+    assert out.split()[4:6] == [str(1 << 20), str(1 << 20)], out
