@@ -2,7 +2,7 @@
 
 A build runs under the same layers as play: its own per-bot uid (never root), bubblewrap,
 seccomp, rlimits, cgroup, no network.  It never touches the submitted folder: under
-bubblewrap the staged source is mounted read-only at ``/src``, copied into ``/bot`` (a
+bubblewrap the staged source is streamed in as an archive and unpacked into ``/bot`` (a
 tmpfs of ``area_bytes``: the build cannot fill the disk), built there, and streamed back
 as a tar archive that is extracted under the staging rules (regular files, folders and
 inside symlinks only, plain permissions, the size budget).  A build that exceeds its
@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.sandbox import layers, uids
+from arena.sandbox import bundle, layers, uids
 from arena.sandbox.process import BotProcess, start
-from arena.sandbox.spec import DEFAULT_LEVEL, GIB, MIB, Level, Limits
+from arena.sandbox.spec import DEFAULT_LEVEL, GIB, MIB, Level, Limits, SandboxError
 from arena.sandbox.stage import (
     StagingError,
     TreeLimits,
@@ -43,11 +43,14 @@ BUILD_SLOT = uids.SLOTS - 1
 """Builds lease a per-bot uid like bots do, preferring the last slot."""
 
 # Runs inside bubblewrap as the build's uid: $1 is the build command, $2 the area in KiB.
+# The staged source arrives on stdin as an archive (never mounted: a mount would show
+# its host path in the build's mountinfo), unpacked into /bot.
 # The build's stdout joins its stderr (the log); stdout carries only the tar stream.
 # Before tar, every other process of the build is killed (only the pid namespace is
 # visible), so nothing can still write into the tree or the stream.
 BUILD_SCRIPT = """\
-cp -R /src/. /bot/ </dev/null >&2 || exit 120
+tar -x -f - -C /bot >&2 || exit 120
+exec </dev/null
 /bin/sh -c "$1" </dev/null >&2
 status=$?
 if [ "$status" -ne 0 ]; then
@@ -278,7 +281,15 @@ def _build_in_bwrap(
         tag="build",
         nproc=False,
     )
-    proc.stdin.close()
+    try:
+        proc.stdin.write(bundle.pack(source, read_only=False).data)
+    except BrokenPipeError:
+        pass  # the build's unpacking failed (area full): its output says so
+    except OSError as exc:
+        proc.kill()
+        raise SandboxError(f"cannot feed the source to the build: {exc}") from exc
+    finally:
+        proc.stdin.close()
     stream = _Stream(proc.stdout.fileno(), deadline, limits.area_bytes + 16 * MIB)
     rejected = None
     try:

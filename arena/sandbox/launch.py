@@ -16,6 +16,7 @@ is in ``/.launch``, a root-only file when the bot gets its own uid.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import glob
 import os
 import shlex
@@ -24,15 +25,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.sandbox import rlimits
+from arena.sandbox import bundle, rlimits
 from arena.sandbox.layers import Plan
 from arena.sandbox.runtime_env import runtime_env, toolchain_path
 from arena.sandbox.spec import Limits, SandboxError
 
 BOT_MOUNT = "/bot"
 """Where the bot folder appears inside bubblewrap; also the bot's working directory."""
-SOURCE_MOUNT = "/src"
-"""Builds: the staged source, read-only; the build copies it into a bounded /bot."""
+BUNDLE_FILE = "/bot/.arena-bundle"
+"""Inside bubblewrap: the bot folder's archive, unpacked into /bot and removed by /.launch."""
+UNPACK_SCRIPT = (
+    f"/usr/bin/tar -x -f {BUNDLE_FILE} -C {BOT_MOUNT} </dev/null || exit 125\n"
+    f"/usr/bin/rm -f {BUNDLE_FILE}\n"
+)
 LAUNCH_FILE = "/.launch"
 """Inside bubblewrap: the shell script that drops privileges and execs the bot."""
 BOT_PATH = "/usr/bin:/bin"
@@ -151,19 +156,25 @@ def _searchable_parents(inside: str) -> list[str]:
 
 def bwrap_argv(
     bwrap: str,
-    bot_dir: Path,
     limits: Limits,
     env: Mapping[str, str],
     *,
+    bot_area: int = 1 << 20,
+    bundle_fd: int | None = None,
+    bot_writable: bool = False,
     build_area: int | None = None,
     ro_binds: Sequence[tuple[Path, str]] = (),
     launch_fd: int | None = None,
     seccomp_fd: int | None = None,
 ) -> list[str]:
-    """bubblewrap flags: empty root, /usr read-only, the bot folder at /bot, no network.
+    """bubblewrap flags: empty root, /usr read-only, a tmpfs at /bot, no network.
 
-    ``build_area``: a build; ``bot_dir`` (the staged source) is mounted read-only at /src
-    and /bot is an empty tmpfs of that many bytes for the build to work in.
+    The bot folder is never mounted (a bind mount names its host path in mountinfo):
+    ``bundle_fd`` holds its archive (see :mod:`arena.sandbox.bundle`), written to
+    :data:`BUNDLE_FILE` in the ``bot_area``-byte tmpfs at /bot for ``/.launch`` to unpack.
+    ``build_area``: a build; /bot is an empty tmpfs of that many bytes, open to the build's
+    uid (the build unpacks its source from stdin).  ``bot_writable``: /bot is 0755, not
+    0555 (without a separate uid the launch script unpacks as the bot's own user).
     ``ro_binds``: extra read-only (host path, sandbox path) mounts, e.g. toolchains an
     organiser declares.  ``launch_fd``: a script mounted at /.launch (root-only when the
     bot has its own uid).  ``seccomp_fd``: a compiled BPF filter for the bot.
@@ -209,19 +220,12 @@ def bwrap_argv(
     for host, inside in ro_binds:
         argv += [*_searchable_parents(inside), "--ro-bind", str(host), inside]
     if build_area is None:
-        argv += ["--ro-bind", str(bot_dir), BOT_MOUNT]
+        mode = "0755" if bot_writable else "0555"
+        argv += ["--perms", mode, "--size", str(bot_area), "--tmpfs", BOT_MOUNT]
+        if bundle_fd is not None:
+            argv += ["--perms", "0400", "--file", str(bundle_fd), BUNDLE_FILE]
     else:
-        argv += [
-            "--ro-bind",
-            str(bot_dir),
-            SOURCE_MOUNT,
-            "--perms",
-            "0777",
-            "--size",
-            str(build_area),
-            "--tmpfs",
-            BOT_MOUNT,
-        ]
+        argv += ["--perms", "0777", "--size", str(build_area), "--tmpfs", BOT_MOUNT]
     if launch_fd is not None:
         argv += ["--perms", "0400", "--ro-bind-data", str(launch_fd), LAUNCH_FILE]
     argv += [
@@ -324,7 +328,8 @@ def launch_spec(
     """The full exec chain for ``command`` run in ``bot_dir`` under ``plan``.
 
     ``uid``/``gid`` switch identity with setpriv (needs root); ``procs_files`` are the
-    cgroup.procs files to join first; ``build_area`` makes it a build (see bwrap_argv).
+    cgroup.procs files to join first; ``build_area`` makes it a build (see bwrap_argv:
+    the caller feeds the source's archive to its stdin).
     ``ro_paths`` are organiser-declared toolchain folders: bound read-only at the same
     path, their ``bin`` appended to PATH.
     """
@@ -336,11 +341,24 @@ def launch_spec(
     if procs_files:
         argv += ["/bin/sh", "-c", JOIN_SCRIPT, "arena-join", *map(str, procs_files), "--"]
     use_nproc = (uid is not None and uid != 0) if nproc is None else nproc
+    packed = None
+    chain_limits = limits
+    if plan.bwrap and build_area is None:
+        try:
+            packed = bundle.pack(bot_dir)
+        except OSError as exc:
+            raise SandboxError(f"cannot read bot folder {bot_dir}: {exc}") from exc
+        # bwrap writes the archive and tar unpacks it under the chain's rlimits: the file
+        # size limit lets them through, and /.launch lowers it again before the bot runs
+        # (inside bubblewrap every writable place is a size-bounded tmpfs anyway).
+        chain_limits = dataclasses.replace(
+            limits, file_size_bytes=max(limits.file_size_bytes, packed.tmpfs_bytes)
+        )
     preexec = None
     if plan.prlimit:
-        argv += rlimits.prlimit_argv(limits, nproc=use_nproc, prlimit=plan.prlimit)
+        argv += rlimits.prlimit_argv(chain_limits, nproc=use_nproc, prlimit=plan.prlimit)
     else:
-        preexec = rlimits.preexec(limits, nproc=use_nproc)
+        preexec = rlimits.preexec(chain_limits, nproc=use_nproc)
     inner: list[str] = []
     if uid is not None and plan.setpriv:
         inner += setpriv_argv(
@@ -351,18 +369,31 @@ def launch_spec(
         return LaunchSpec(argv=argv + inner, env=env, cwd=bot_dir, preexec=preexec, uid=uid)
     fds: list[int] = []
     try:
-        fds.append(data_fd(f"exec {shlex.join(inner)}\n".encode(), "launch"))
+        unpack = ""
+        bundle_fd = None
+        area = 1 << 20
+        if packed is not None:
+            bundle_fd = data_fd(packed.data, "bot")
+            fds.append(bundle_fd)
+            area = packed.tmpfs_bytes
+            unpack = UNPACK_SCRIPT + f"ulimit -f {limits.file_size_bytes // 512}\n"
+        launch_fd = data_fd(f"{unpack}exec {shlex.join(inner)}\n".encode(), "launch")
+        fds.append(launch_fd)
+        seccomp_fd = None
         if plan.seccomp is not None:
-            fds.append(data_fd(plan.seccomp, "seccomp"))
+            seccomp_fd = data_fd(plan.seccomp, "seccomp")
+            fds.append(seccomp_fd)
         options = bwrap_argv(
             plan.bwrap,
-            bot_dir,
             limits,
             env,
+            bot_area=area,
+            bundle_fd=bundle_fd,
+            bot_writable=not (uid is not None and plan.setpriv),
             build_area=build_area,
             ro_binds=ro_binds,
-            launch_fd=fds[0],
-            seccomp_fd=fds[1] if plan.seccomp is not None else None,
+            launch_fd=launch_fd,
+            seccomp_fd=seccomp_fd,
         )
         wrapped, more = bwrap_command(options, ["/bin/sh", LAUNCH_FILE])
         fds += more

@@ -81,8 +81,6 @@ def _first_line(text: str) -> str:
 
 def bwrap_probe(bwrap: str, seccomp: bytes | None = None) -> subprocess.CompletedProcess[str]:
     """Run /usr/bin/true exactly as a bot is launched (small /tmp), through bubblewrap."""
-    from pathlib import Path
-
     from arena.sandbox.launch import bot_env, bwrap_argv, bwrap_command, data_fd
     from arena.sandbox.spec import Limits
 
@@ -92,7 +90,6 @@ def bwrap_probe(bwrap: str, seccomp: bytes | None = None) -> subprocess.Complete
             fds.append(data_fd(seccomp))
         options = bwrap_argv(
             bwrap,
-            Path("/usr/bin"),
             Limits(tmp_bytes=1 << 20),
             bot_env(None),
             launch_fd=fds[0],
@@ -137,24 +134,22 @@ def _detect_bwrap() -> tuple[LayerStatus, str | None]:
 
 
 def _detect_seccomp(bwrap: str | None) -> tuple[LayerStatus, bytes | None]:
-    from arena.sandbox.seccomp import DENIED, SeccompUnavailable, bot_filter
+    from arena.sandbox.seccomp import SeccompUnavailable, profile
 
     if bwrap is None:
         return LayerStatus(SECCOMP, False, "needs bubblewrap (it loads the filter)"), None
     try:
-        program = bot_filter()
+        found = profile()
     except SeccompUnavailable as exc:
         return LayerStatus(SECCOMP, False, f"{exc}; " + FIXES[SECCOMP]), None
     try:
-        res = bwrap_probe(bwrap, program)
+        res = bwrap_probe(bwrap, found.program)
     except (OSError, subprocess.SubprocessError) as exc:
         return LayerStatus(SECCOMP, False, f"bwrap --seccomp cannot run: {exc}"), None
     if res.returncode != 0:
         why = _first_line(res.stderr)
         return LayerStatus(SECCOMP, False, f"bwrap refuses the filter ({why})"), None
-    return LayerStatus(
-        SECCOMP, True, f"libseccomp filter: {', '.join(DENIED)} denied (no kernel keyrings)"
-    ), program
+    return LayerStatus(SECCOMP, True, f"libseccomp filter: {found.describe()}"), found.program
 
 
 def _detect_uid() -> tuple[LayerStatus, str | None]:

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,10 +53,20 @@ def hostile_names() -> list[str]:
     return sorted(d.name for d in FIXTURES.iterdir() if (d / "bot.toml").is_file())
 
 
+ORIGIN_FILE = ".azul-test-origin"
+"""Written into every copied bot: a random token, so that the tests can tell which copy a
+sandboxed process runs (through ``/proc/PID/root/bot``; no host path is visible inside,
+not even in its mount table)."""
+_ORIGINS: dict[str, Path] = {}
+
+
 def copy_bot(src: Path, dest_dir: Path) -> Path:
     """A world-readable copy of a bot folder, symlinks dereferenced, build outputs left out."""
     dest = dest_dir / src.name
     shutil.copytree(src, dest, ignore=shutil.ignore_patterns("bot", "__pycache__"))
+    token = uuid.uuid4().hex
+    (dest / ORIGIN_FILE).write_text(token)
+    _ORIGINS[token] = dest
     for p in [dest, *dest.rglob("*")]:
         p.chmod(p.stat().st_mode | (0o755 if p.is_dir() else 0o644))
     return dest
@@ -203,21 +214,23 @@ def bot_uid_keys() -> set[tuple[int, int]]:
     return {p.key for p in processes().values() if p.uid in BOT_UIDS}
 
 
-def _mounts_mention(pid: int, tokens: Sequence[str]) -> bool:
-    """Does the process's mount namespace bind one of our folders (a sandboxed bot)?"""
+def _runs_from(pid: int, tokens: Sequence[str]) -> bool:
+    """Does the process run a copy of a bot folder under one of ``tokens`` (host paths)?
+    A sandboxed bot's /bot holds the copy's origin token (see :data:`ORIGIN_FILE`)."""
     try:
-        text = Path(f"/proc/{pid}/mountinfo").read_text(errors="replace")
-    except OSError:
+        token = Path(f"/proc/{pid}/root/bot/{ORIGIN_FILE}").read_text().strip()
+    except (OSError, UnicodeDecodeError):
         return False
-    return any(token in text for token in tokens)
+    origin = _ORIGINS.get(token)
+    return origin is not None and any(str(origin).startswith(t) for t in tokens)
 
 
 def leftovers(roots: Sequence[Path], before: Iterable[tuple[int, int]] = ()) -> list[ProcInfo]:
     """Processes started for the tests' folders that are still alive.
 
     Ours: a command line or working directory pointing into ``roots``, or a process of a
-    per-bot uid (new since ``before``) whose mount namespace binds a folder in ``roots``
-    (inside bubblewrap a bot's cwd is /bot and its command line names no host path).
+    per-bot uid (new since ``before``) running a copy of a bot folder in ``roots``
+    (inside bubblewrap a bot's cwd is /bot and nothing it shows names a host path).
     """
     tokens = [str(r) for r in roots]
     old = set(before)
@@ -227,7 +240,7 @@ def leftovers(roots: Sequence[Path], before: Iterable[tuple[int, int]] = ()) -> 
         if info.pid == me:
             continue
         if any(t in info.cmdline or info.cwd.startswith(t) for t in tokens) or (
-            info.uid in BOT_UIDS and info.key not in old and _mounts_mention(info.pid, tokens)
+            info.uid in BOT_UIDS and info.key not in old and _runs_from(info.pid, tokens)
         ):
             found.append(info)
     return found
@@ -275,7 +288,7 @@ class SandboxMonitor:
                 start = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[19])
                 if (int(entry), start) in self.before:
                     continue
-                if not _mounts_mention(int(entry), [self.token]):
+                if not _runs_from(int(entry), [self.token]):
                     continue
                 spaces.add(os.stat(f"/proc/{entry}/ns/pid").st_ino)
             except (OSError, ValueError, IndexError):

@@ -52,6 +52,7 @@ from arena.tournament.store import Store
 from .hostile_support import (
     BUILD_OUTPUTS,
     GOOD,
+    REPO,
     TRIGGER,
     CliRun,
     Listeners,
@@ -235,8 +236,11 @@ def play(name: str, root: Path, expect: Expect) -> Played:
                 # Host details the bot must not see (host-details): host paths, the
                 # launch command's options.
                 "hide": [
+                    str(root),  # the tests' tmp folder: bots, results, the build cache
                     str(bots_dir),
                     str(out),
+                    str(cache),
+                    str(REPO),  # the checkout
                     "--reuid",
                     "setpriv",
                     "prlimit",
@@ -244,9 +248,9 @@ def play(name: str, root: Path, expect: Expect) -> Played:
                 ],
             },
         )
-        # Bots run from their built copies in the test's build cache: that folder is
-        # what their sandboxes mount (and how the monitor recognises them).
-        built = build_bot(load_bot(hostile), Level.STRICT, cache=cache).spec.folder
+        # Bots run from their built copies in the test's build cache, unpacked into each
+        # sandbox; the monitor recognises them by the origin token of the copy.
+        build_bot(load_bot(hostile), Level.STRICT, cache=cache)
         files_before = snapshot(root, skip=[out, cache, *build_outputs])
         shared_before = shared_tmp_entries()
         uids_before = bot_uid_keys()
@@ -259,7 +263,7 @@ def play(name: str, root: Path, expect: Expect) -> Played:
             move_ms=expect.move_ms,
             init_ms=INIT_MS,
         )
-        with SandboxMonitor(built, uids_before) as monitor:
+        with SandboxMonitor(hostile, uids_before) as monitor:
             run = run_cli(cmd, timeout_s=TOURNAMENT_TIMEOUT_S, cache=cache)
         left = wait_for_no_leftovers([root], uids_before)
         kill_all(left)  # recorded for the assertion; do not let them linger

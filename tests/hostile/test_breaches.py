@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import json
 import os
 import re
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,12 +31,18 @@ from arena.protocol.messages import GameStart
 from arena.referee import BotSeat, ManifestError, SandboxSettings, load_bot
 from arena.sandbox import Level, SandboxBusy, layers, reaper, spawn, uids
 from arena.sandbox.stage import remove_tree
+from arena.textsafe import NEUTRALISED
 
 from .conftest import require_full_sandbox
 from .hostile_support import FIXTURES, REPO, copy_bot, make_public, snapshot
 
 BUILDS = FIXTURES / "builds"
-CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def unsafe_characters(text: str) -> list[str]:
+    """Control, format and separator characters (what textsafe neutralises), newline
+    aside."""
+    return sorted({c for c in text if c != "\n" and unicodedata.category(c) in NEUTRALISED})
 
 
 def arena(*args: str, cache: Path, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
@@ -331,6 +339,30 @@ def test_no_per_uid_kernel_state_outlives_a_bot_or_crosses_to_another(root: Path
     assert keys_while_running <= 2, f"the bot's uid owns {keys_while_running} keys"
 
 
+def test_the_strict_sandbox_refuses_the_kernel_surface_a_bot_never_needs(root: Path) -> None:
+    """Issue 22: ``io_uring_setup`` worked inside the strict sandbox (the filter was a
+    three-call denylist).  The default-deny allowlist refuses io_uring, bpf,
+    perf_event_open, userfaultfd, mounts, namespaces, kexec, ptrace, keyrings, modules,
+    reboot and swap with EPERM; each is called with arguments the kernel would reject
+    otherwise (EINVAL/EFAULT), so the EPERM is the filter's."""
+    require_full_sandbox()
+    folder = root / "surface"
+    folder.mkdir(mode=0o755)
+    shutil.copy(FIXTURES / "kernel-surface" / "surface.py", folder / "surface.py")
+    (folder / "surface.py").chmod(0o644)
+    with spawn(["/usr/bin/python3", "surface.py"], folder, level=Level.STRICT) as proc:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        proc.wait(20)
+    assert line, proc.stderr_tail()
+    report = json.loads(line)
+    found = report["errno"]
+    assert found.pop("getpid") == 0  # the control: an allowed call works
+    refused = {name: code for name, code in found.items() if code == errno.EPERM}
+    assert refused == found, f"reached the kernel: {sorted(set(found) - set(refused))}"
+    assert {"io_uring_setup", "bpf", "perf_event_open", "userfaultfd"} <= set(refused)
+
+
 def test_without_namespaces_the_reaper_clears_what_a_uid_left(root: Path) -> None:
     """``--sandbox off`` as root: no ipc namespace, no seccomp, but still a bot uid.
     What the bot leaves in host-wide kernel state (SysV IPC, /dev/shm, its keyrings) is
@@ -371,7 +403,8 @@ def test_without_namespaces_the_reaper_clears_what_a_uid_left(root: Path) -> Non
 
 
 def test_bot_text_reaches_no_terminal_as_control_characters(root: Path) -> None:
-    """Breach 7: author/version in check-bot, stderr tail and last line in match."""
+    """Breach 7: author/version in check-bot, stderr tail and last line in match; issue 22:
+    zero-width and other format characters (Trojan Source) too."""
     level = harmless_sandbox()
     bot = copy_bot(FIXTURES / "terminal-escapes", root / "bots")
     cache = root / "cache"
@@ -390,8 +423,9 @@ def test_bot_text_reaches_no_terminal_as_control_characters(root: Path) -> None:
         text = run.stdout + run.stderr
         assert "azul-hostile" in text, text  # the strings are shown...
         assert "\\x1b" in text, text  # ...with their control characters visible
-        bad = sorted(set(CONTROL.findall(text)) - {"\n"})
-        assert not bad, f"raw control characters reached the terminal: {bad!r}\n{text!r}"
+        assert "\\u202e" in text and "\\u200b" in text and "\\U000e0041" in text, text
+        bad = unsafe_characters(text)
+        assert not bad, f"raw control/format characters reached the terminal: {bad!r}\n{text!r}"
     assert "malformed" in match.stdout
 
 
@@ -412,14 +446,15 @@ def test_report_outputs_show_control_characters_escaped() -> None:
                 "kind": "malformed",
                 "round": 1,
                 "forfeit": True,
-                "message": "bad\x1b]52;c;eA==\x07 \x9b2J",
+                "message": "bad\x1b]52;c;eA==\x07 \x9b2J \u202eevil\u2066 zero\u200bwidth\ufeff",
             }
         ]
     )
     shown = fault_log_display(log)
     for rendered in (markdown_table(shown), html_table(shown)):
         assert "\\x1b]52" in rendered and "\\x9b" in rendered
-        assert not CONTROL.search(rendered.replace("\n", ""))
+        assert "\\u202eevil\\u2066" in rendered and "zero\\u200bwidth\\ufeff" in rendered
+        assert not unsafe_characters(rendered)
 
 
 # ---------------------------------------------------------------- transcripts

@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -606,3 +607,55 @@ def test_a_probe_left_by_a_killed_run_is_swept_in_every_hierarchy(
     assert left
     cgroups.sweep_stale(support)
     assert not [d for d in left if d.exists()], (left, unused)
+
+
+def test_no_host_path_is_visible_to_a_bot_or_its_build(
+    make_bot: MakeBot, world_dir: Path, require_layer: RequireLayer
+) -> None:
+    """Issue 22: the mount table showed the build-cache path of the bot's copy.  The
+    folder is unpacked into the sandbox's own tmpfs, so neither the build nor the bot
+    sees a host path: the build cache, the tests' tmp folder, the checkout."""
+    require_layer(BWRAP, layers.SECCOMP, UID, CGROUPS)
+    source = make_bot("paths", "hostpaths.py")
+    cache = Path(tempfile.mkdtemp(prefix="arena-test-cache-", dir="/var/tmp"))
+    try:
+        cache.chmod(0o755)
+        built = cache / "entry" / "bot"
+        built.parent.mkdir(mode=0o755)
+        result = build(
+            f"{PYTHON} hostpaths.py > build-view.json",
+            source,
+            built,
+            BuildLimits(timeout_s=60),
+            level=Level.STRICT,
+        )
+        assert result.ok, result.output
+        build_view = json.loads((built / "build-view.json").read_text())
+        play_view = run_json([PYTHON, "hostpaths.py"], built, level=Level.STRICT)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    assert play_view["/proc/self/cwd"] == "/bot" and "/bot" in play_view["/proc/self/mountinfo"]
+    repo = str(Path(__file__).resolve().parents[2])
+    hidden = [str(cache), str(world_dir), str(source), repo]
+    for who, view in (("build", build_view), ("bot", play_view)):
+        shown = {place: t for place, text in view.items() for t in hidden if t in text}
+        assert not shown, f"the {who} sees host paths: {shown}"
+
+
+def test_a_bot_file_above_the_file_size_limit_is_unpacked_and_the_limit_still_holds(
+    make_bot: MakeBot, require_layer: RequireLayer
+) -> None:
+    """The folder is unpacked inside the sandbox under the chain's rlimits: a file larger
+    than the bot's file-size limit still arrives whole, and the bot then has its limit."""
+    require_layer(BWRAP)
+    folder = make_bot("big")
+    (folder / "big.bin").write_bytes(b"x" * (3 << 20))
+    (folder / "big.bin").chmod(0o644)
+    script = "wc -c < big.bin; grep 'Max file size' /proc/self/limits"
+    limits = Limits(file_size_bytes=1 << 20)
+    with spawn(["/bin/sh", "-c", script], folder, limits=limits) as proc:
+        assert proc.stdout is not None
+        out = proc.stdout.read().decode()
+        proc.wait(20)
+    assert out.split()[0] == str(3 << 20), (out, proc.stderr_tail())
+    assert out.split()[4:6] == [str(1 << 20), str(1 << 20)], out

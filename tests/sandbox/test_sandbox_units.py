@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from pathlib import Path
@@ -71,12 +72,18 @@ def test_prlimit_uses_data_not_as() -> None:
 
 
 def test_bwrap_argv_shows_only_usr_etc_and_the_bot(tmp_path: Path) -> None:
-    argv = bwrap_argv("/usr/bin/bwrap", tmp_path, Limits(tmp_bytes=1234), {"PATH": "/usr/bin"})
+    """Only /usr (and /etc entries) are bound from the host: the bot folder arrives as an
+    archive (``--file``) in its own tmpfs, so no host path is a mount source."""
+    argv = bwrap_argv(
+        "/usr/bin/bwrap", Limits(tmp_bytes=1234), {"PATH": "/usr/bin"}, bot_area=5678, bundle_fd=9
+    )
     assert "--unshare-net" in argv and "--unshare-pid" in argv
     assert "--die-with-parent" in argv
     binds = [argv[i + 1] for i, a in enumerate(argv) if a in ("--bind", "--ro-bind")]
-    assert set(binds) <= {"/usr", str(tmp_path)}
-    assert argv[argv.index("--ro-bind", argv.index("/usr") + 1) + 1] == str(tmp_path)
+    assert set(binds) == {"/usr"}
+    at = argv.index("/bot")
+    assert argv[at - 5 : at] == ["--perms", "0555", "--size", "5678", "--tmpfs"]
+    assert argv[at + 1 : at + 6] == ["--perms", "0400", "--file", "9", "/bot/.arena-bundle"]
     assert "--clearenv" in argv
     assert argv[argv.index("--size") + 1] == "1234"
     for i, a in enumerate(argv):
@@ -183,3 +190,29 @@ def test_forked_child_does_not_keep_uid_locks(require_layer: RequireLayer) -> No
         again.release()
     finally:
         os.waitpid(pid, 0)
+
+
+def test_seccomp_profile_is_a_default_deny_allowlist() -> None:
+    """Issue 22: the filter allows a list and denies the rest; what must never be allowed
+    is named, and ``arena doctor`` reports the profile."""
+    pytest.importorskip("pyseccomp")
+    from arena.sandbox import seccomp
+
+    assert not seccomp.ALLOWED & seccomp.DENIED
+    assert not set(seccomp.CONDITIONAL) & seccomp.DENIED
+    assert {"io_uring_setup", "bpf", "perf_event_open", "userfaultfd", "mount"} <= seccomp.DENIED
+    assert {"ptrace", "process_vm_readv", "kexec_load", "keyctl", "init_module"} <= seccomp.DENIED
+    assert not {"flock", "inotify_init1", "fanotify_init"} & seccomp.ALLOWED
+    import pyseccomp
+
+    rules, _count = seccomp._rules()
+    assert rules.get_attr(pyseccomp.Attr.ACT_DEFAULT) == pyseccomp.ERRNO(errno.EPERM)
+    assert rules.get_attr(pyseccomp.Attr.ACT_BADARCH) == pyseccomp.KILL  # foreign ABIs
+    found = seccomp.profile()
+    assert 200 < found.allowed < 400
+    assert f"allowlist, {found.allowed} system calls" in found.describe()
+    status = layers_mod._detect_seccomp(
+        "/usr/bin/bwrap" if os.path.exists("/usr/bin/bwrap") else None
+    )
+    if status[0].on:
+        assert f"allowlist, {found.allowed} system calls" in status[0].reason

@@ -17,7 +17,6 @@ from arena.errors import ArenaError
 from arena.referee.clock import TimeControl
 from arena.referee.settings import PlaySettings
 from arena.sandbox import Level
-from arena.server import submissions
 from arena.server.submissions import process_submission
 from arena.server.uploads import UploadLimits, unpack_upload
 
@@ -33,7 +32,7 @@ for line in sys.stdin:
     if msg.get("type") == "hello":
         print(json.dumps({"type": "ready", "protocol": 1, "name": "garbage"}), flush=True)
     elif msg.get("type") == "decide":
-        print("my move is \\x1b[31mthe best one", flush=True)
+        print("my move is \\x1b[31mthe\\u200b best\\u202e one", flush=True)
 """
 
 
@@ -94,8 +93,9 @@ def test_a_bot_that_answers_garbage_is_rejected_by_check_bot(tmp_path: Path) -> 
     assert outcome.verdict.startswith("rejected by check-bot: malformed in the 2-player")
     assert "how to fix malformed" in outcome.log
     # The bot's own line is shown, its escape sequence made visible, never raw.
-    assert "\\x1b[31mthe best one" in outcome.log
-    assert "\x1b" not in outcome.log and "\x1b" not in outcome.verdict
+    assert "\\x1b[31mthe\\u200b best\\u202e one" in outcome.log
+    for raw in ("\x1b", "\u200b", "\u202e"):  # nor zero-width or bidi (issue 22)
+        assert raw not in outcome.log and raw not in outcome.verdict
 
 
 def test_a_bad_manifest_is_a_verdict_not_an_exception(tmp_path: Path) -> None:
@@ -114,7 +114,9 @@ def test_a_missing_sandbox_layer_under_strict_is_the_arenas_problem(
     def missing() -> list[LayerStatus]:
         return [LayerStatus("bubblewrap", False, "not installed (apt-get install bubblewrap)")]
 
-    monkeypatch.setattr(submissions, "detect_layers", missing)
+    import arena.sandbox.layers
+
+    monkeypatch.setattr(arena.sandbox.layers, "detect_layers", missing)
     folder = tmp_path / "bot"
     shutil.copytree(REPO / "bots" / "python-random", folder)
     with pytest.raises(ArenaError, match="bubblewrap"):

@@ -19,10 +19,28 @@
     no_tiles: "no tile left to deal",
   };
 
+  // arena/textsafe.py's rule: control, format and separator characters (Cc, Cf, Zl, Zp,
+  // lone surrogates) are shown as escapes (\x1b, \u202e, \U000e0041); newline and tab
+  // are kept. Bot text is never obeyed as bidi control or hidden as zero-width.
+  var UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+  function hex(code, width) {
+    var digits = code.toString(16);
+    while (digits.length < width) digits = "0" + digits;
+    return digits;
+  }
+  function visible(text) {
+    return String(text).replace(UNSAFE, function (ch) {
+      if (ch === "\n" || ch === "\t") return ch;
+      var code = ch.codePointAt(0);
+      if (code < 0x100) return "\\x" + hex(code, 2);
+      return code < 0x10000 ? "\\u" + hex(code, 4) : "\\U" + hex(code, 8);
+    });
+  }
+
   function el(tag, cls, text) {
     var node = document.createElement(tag);
     if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = visible(text);
     return node;
   }
 
@@ -123,7 +141,7 @@
       board.setAttribute("data-seat", String(seat));
       var head = el("div", "az-board-head");
       var name = el("span", "az-name", (names[seat] || "seat " + seat) + " · seat " + seat);
-      name.title = names[seat] || "";
+      name.title = visible(names[seat] || "");
       head.appendChild(name);
       var scoreText = "score " + player.s;
       if (opts.finalScores) scoreText = "final " + opts.finalScores[seat];
@@ -492,7 +510,7 @@
       try {
         var data = JSON.parse(node.textContent);
         mount(target, data);
-        if (game !== null) document.title = data.record.players.join(" vs ") + " \u2014 Azul Arena replay";
+        if (game !== null) document.title = visible(data.record.players.join(" vs ")) + " \u2014 Azul Arena replay";
       } catch (err) {
         target.textContent = "This replay could not be shown: " + err;
       }
