@@ -22,8 +22,9 @@ from fastapi import Request
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
+from arena.competition.config import UploadLimits
 from arena.errors import ArenaError
-from arena.server.uploads import UploadLimits, UploadRejected, archive_format, check_upload
+from arena.server.uploads import UploadRejected, archive_format, check_upload
 
 _log = logging.getLogger("arena.server")
 

@@ -2,7 +2,7 @@
 build worker, and ``arena token``.
 
 The web app (``create_app``) runs under uvicorn in the main thread; the ladder
-(:class:`arena.server.ladder.Ladder`) and the build worker run on threads beside it and
+(:class:`arena.competition.ladder.Ladder`) and the build worker run on threads beside it and
 share one :class:`CompetitionStore`. SIGTERM or Ctrl-C stops the web server, abandons
 the running games (their bots are killed) and schedules them again; a kill -9 loses
 nothing either: finished games are in the store, and at the next start the games
@@ -25,10 +25,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from arena.competition.config import CompetitionConfig, load_competition
+from arena.competition.ladder import BOTS_FOLDER, Ladder, make_executor
 from arena.errors import ArenaError
 from arena.play.executors import Executor
-from arena.server.config import CompetitionConfig, load_competition
-from arena.server.ladder import BOTS_FOLDER, Ladder, make_executor
 from arena.server.models import Version
 from arena.server.store import CompetitionStore, Conflict
 

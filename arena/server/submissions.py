@@ -16,6 +16,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.competition.config import UploadLimits
 from arena.errors import ArenaError
 from arena.play.build import BuildError, build_bot
 from arena.play.checkbot import CheckReport, check_bot
@@ -25,7 +26,7 @@ from arena.referee.seats import SandboxSettings
 from arena.referee.settings import PlaySettings
 from arena.referee.toolchains import explain_build_failure
 from arena.sandbox import SandboxBusy, SandboxError, SandboxUnavailable, check_level
-from arena.server.uploads import UploadLimits, UploadRejected, validate_manifest
+from arena.server.uploads import UploadRejected, validate_manifest
 from arena.textsafe import visible
 
 MAX_LOG_CHARS = 64 * 1024

@@ -230,7 +230,7 @@ def test_every_toml_example_loads(where: str, text: str, tmp_path: Path) -> None
     """A bot.toml, a tournament file or a competition.toml: each through its real loader."""
     data = tomllib.loads(text)
     if "competition" in data:
-        from arena.server.config import load_competition
+        from arena.competition.config import load_competition
 
         path = tmp_path / "competition.toml"
         path.write_text(text)

@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("sqlalchemy", reason="the server extra is not installed")
 
+from arena.competition.config import CompetitionConfig
 from arena.errors import ArenaError
-from arena.server.config import CompetitionConfig
 from arena.server.models import Version
 from arena.server.service import BuildVerdict, BuildWorker
 from arena.server.store import CompetitionStore
@@ -95,10 +95,10 @@ def test_an_active_versions_build_survives_the_build_cache_collector(
     import time
 
     import arena.server.submissions as submissions
+    from arena.competition.ladder import Ladder
     from arena.play.build import build_bot, collect_garbage
     from arena.play.job import GameJob, GameResult
     from arena.referee.manifest import load_bot
-    from arena.server.ladder import Ladder
     from arena.server.service import build_submission
     from arena.server.submissions import SubmissionOutcome
 

@@ -24,7 +24,7 @@ def _hosting_doc() -> str:
 
 
 def test_the_documented_example_competition_loads(tmp_path: Path) -> None:
-    from arena.server.config import load_competition
+    from arena.competition.config import load_competition
 
     blocks = re.findall(r"```toml\n(.*?)```", _hosting_doc(), re.S)
     assert len(blocks) == 1

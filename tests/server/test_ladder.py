@@ -16,13 +16,13 @@ import pytest
 
 pytest.importorskip("sqlalchemy", reason="the server extra is not installed")
 
+from arena.competition.config import LadderSection
+from arena.competition.ladder import Ladder, choose_game
 from arena.play.executors import LocalPoolExecutor
 from arena.play.job import FaultRow, GameJob, GameResult, SeatRow
 from arena.play.worker import tag_failure
 from arena.referee.settings import PlaySettings
 from arena.sandbox import SandboxUnavailable
-from arena.server.config import LadderSection
-from arena.server.ladder import Ladder, choose_game
 from arena.server.store import CompetitionStore
 
 
@@ -272,9 +272,9 @@ def test_pause_and_challenges_first(store: CompetitionStore, tmp_path: Path) -> 
 def test_a_game_the_arena_cannot_play_is_voided(
     store: CompetitionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import arena.server.ladder
+    import arena.competition.ladder
 
-    monkeypatch.setattr(arena.server.ladder, "ERROR_BACKOFF_S", (30.0, 60.0))
+    monkeypatch.setattr(arena.competition.ladder, "ERROR_BACKOFF_S", (30.0, 60.0))
     _add_bots(store, ["a", "b"], tmp_path / "built")
     calls = []
 
@@ -605,3 +605,27 @@ def test_a_replaced_version_keeps_its_copy_while_a_game_of_it_is_in_flight(
     store.void_game(running.id, "arena error")
     assert ladder.collect_builds() == 1
     assert not (home / str(ids[0])).exists() and (home / str(ids[2])).is_dir()
+
+
+def test_the_ladder_is_a_scheduler_handing_out_challenges_first(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    """The tournament's scheduler seam, open-ended: a challenge before ladder games, each
+    claimed in the store and seated by version id."""
+    from arena.competition.ladder import LadderScheduler
+
+    versions = _add_bots(store, ["a", "b", "c"], tmp_path / "built")
+    author = store.author_by_name("alice")
+    assert author is not None
+    challenge = store.add_challenge(author.id, ["c", "a"], 2, "gray")
+    scheduler = LadderScheduler(store, LadderSection(players={2: 1.0}))
+    assert scheduler.expected is None
+    (first,) = scheduler.next()
+    assert first.game_id == challenge.id and first.bots == ("c", "a")
+    assert first.versions == (str(versions[2]), str(versions[0]))
+    assert store.game(challenge.id).status == "running"  # type: ignore[union-attr]
+    (second,) = scheduler.next()
+    assert second.game_index == first.game_index + 1 and second.n_players == 2
+    assert {int(v) for v in second.versions} <= set(versions)
+    store.freeze()  # a frozen ranking: scheduled games still play, no new ladder game
+    assert scheduler.next() == []

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from arena.competition.config import UploadLimits
 from arena.errors import ArenaError
 from arena.referee.clock import TimeControl
 from arena.referee.settings import PlaySettings
 from arena.sandbox import Level
 from arena.server.submissions import process_submission
-from arena.server.uploads import UploadLimits, unpack_upload
+from arena.server.uploads import unpack_upload
 
 from .upload_corpus import Member, make_tgz
 

@@ -345,8 +345,8 @@ def test_submit_against_the_real_app_and_build_worker(
 ) -> None:
     """`arena submit --wait` through the real web app (create_app) and the real build
     worker: a good bot becomes active, a broken one is rejected with its build log."""
+    from arena.competition.config import CompetitionConfig
     from arena.server.app import ServerContext, WebSettings, create_app
-    from arena.server.config import CompetitionConfig
     from arena.server.service import BuildWorker
     from arena.server.store import CompetitionStore, sqlite_url
 

@@ -22,8 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from arena.competition.config import UploadLimits
 from arena.errors import ArenaError
-from arena.server.uploads import UploadLimits, UploadRejected, unpack_upload
+from arena.server.uploads import UploadRejected, unpack_upload
 
 from .upload_corpus import (
     BOT_PY,

@@ -20,9 +20,9 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from arena.competition.config import CompetitionConfig
 from arena.engine import Game
 from arena.server.app import ServerContext, WebSettings, create_app
-from arena.server.config import CompetitionConfig
 from arena.server.store import (
     CompetitionStore,
     FinishedFault,

@@ -67,8 +67,8 @@ def test_workers_has_one_default_and_one_meaning(tmp_path: Path) -> None:
     processes, 0 (the default everywhere) one per core."""
     import os
 
+    from arena.competition.config import LadderSection
     from arena.play.executors import worker_count
-    from arena.server.config import LadderSection
     from arena.sprt.runner import SprtConfig
 
     cores = os.cpu_count() or 1

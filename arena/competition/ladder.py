@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena.competition.config import LadderSection
 from arena.play.bots import BotNotReady, stored_bot
 from arena.play.executors import Executor, LocalPoolExecutor
 from arena.play.job import GameJob, GameResult, ScheduledGame
@@ -28,8 +29,6 @@ from arena.play.worker import failed_game
 from arena.referee.manifest import BotManifest
 from arena.referee.settings import PlaySettings
 from arena.sandbox import Level
-from arena.server.config import LadderSection
-from arena.server.models import GameRow, SeatRow
 from arena.server.store import (
     CompetitionStore,
     FinishedFault,
@@ -38,8 +37,9 @@ from arena.server.store import (
     StoreError,
 )
 from arena.textsafe import visible
+from arena.tournament.schedule import Finished, Scheduler
 
-_log = logging.getLogger("arena.server.ladder")
+_log = logging.getLogger("arena.competition.ladder")
 
 BOTS_FOLDER = "bots"
 """``data_dir/bots/<version id>``: each accepted version's built bot, as the ladder runs it."""
@@ -119,6 +119,76 @@ def choose_game(
     return Choice(tuple(chosen), players, variant, rng.randrange(2**62))
 
 
+class LadderScheduler:
+    """The ladder as a scheduler (the tournament's ``Scheduler`` seam, open-ended): each
+    :meth:`next` is the oldest game scheduled in the competition store (a challenge, a
+    re-run, a game re-queued after a restart) or else a new ladder game chosen by
+    :func:`choose_game` and scheduled there, claimed (running) before it is handed out.
+    The store is the ledger: what finished is read from it, so :meth:`finished` and
+    :meth:`state` keep nothing."""
+
+    expected: int | None = None
+    """Never known: the ladder runs until the organiser stops it."""
+
+    def __init__(self, store: CompetitionStore, config: LadderSection) -> None:
+        self.store = store
+        self.config = config
+        self._rng = random.Random(config.master_seed)
+        self._index = 0
+
+    def next(self) -> list[ScheduledGame]:
+        """The next game, or none (frozen with nothing scheduled, or too few versions)."""
+        game = self.store.claim_scheduled_game()
+        if game is None:
+            if self.store.frozen() is not None:
+                return []
+            choice = self._choose()
+            if choice is None:
+                return []
+            self.store.schedule_game(
+                kind="ladder",
+                players=choice.players,
+                variant=choice.variant,
+                seed=choice.seed,
+                version_ids=choice.version_ids,
+                rated=True,
+            )
+            game = self.store.claim_scheduled_game()
+            if game is None:  # pragma: no cover - only this thread claims games
+                return []
+        self._index += 1
+        return [
+            ScheduledGame(
+                game_index=self._index,
+                game_id=game.id,
+                n_players=game.players,
+                variant=game.variant,
+                seed_index=0,
+                deal_seed=game.seed,
+                rotation=0,
+                bots=tuple(s.bot_name for s in game.seats),
+                versions=tuple(str(s.version_id) for s in game.seats),
+            )
+        ]
+
+    def finished(self, game: Finished) -> None:
+        """Nothing to remember: the next choice reads the loads from the store."""
+
+    def state(self) -> dict[str, str]:
+        return {}
+
+    def _choose(self) -> Choice | None:
+        store = self.store
+        active = [v.id for v in store.active_versions()]
+        load = {v: sum(per.values()) for v, per in store.ladder_load().items()}
+        share = store.fair_shares(active)
+        by_players, by_variant = store.ladder_mix()
+        pairs = store.pair_counts(active)
+        return choose_game(
+            active, load, share, pairs, by_players, by_variant, self.config, self._rng
+        )
+
+
 # ---------------------------------------------------------------- running games
 
 
@@ -173,11 +243,10 @@ class Ladder:
         self._stop = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
+        self.scheduler: Scheduler = LadderScheduler(store, ladder)
         self._running: dict[int, str] = {}
         """Games handed to the executor: its game index → the game id."""
-        self._next_index = 0
         self._unsaved: list[tuple[str, GameResult]] = []
-        self._rng = random.Random(ladder.master_seed)
         self._backoff = 0.0
         self._not_before = 0.0
         self.wake_builder: Callable[[], None] = lambda: None
@@ -312,45 +381,22 @@ class Ladder:
         if self.store.paused() or time.monotonic() < self._not_before:
             return
         while len(self._running) < self.config.games_in_flight and not self._stop.is_set():
-            game = self.store.claim_scheduled_game()
-            if game is None:
-                if self.store.frozen() is not None:
-                    return
-                choice = self._choose()
-                if choice is None:
-                    return
-                self.store.schedule_game(
-                    kind="ladder",
-                    players=choice.players,
-                    variant=choice.variant,
-                    seed=choice.seed,
-                    version_ids=choice.version_ids,
-                    rated=True,
-                )
-                game = self.store.claim_scheduled_game()
-                if game is None:  # pragma: no cover - only this thread claims games
-                    return
-            if not self._start(game):
-                return  # a game was voided: look again at the next pass, never in a loop
+            games = self.scheduler.next()
+            if not games:
+                return
+            for game in games:
+                if not self._start(game):
+                    return  # a game was voided: look again at the next pass, never in a loop
 
-    def _choose(self) -> Choice | None:
-        active = [v.id for v in self.store.active_versions()]
-        load = {v: sum(per.values()) for v, per in self.store.ladder_load().items()}
-        share = self.store.fair_shares(active)
-        by_players, by_variant = self.store.ladder_mix()
-        pairs = self.store.pair_counts(active)
-        return choose_game(
-            active, load, share, pairs, by_players, by_variant, self.config, self._rng
-        )
-
-    def _start(self, game: GameRow) -> bool:
+    def _start(self, game: ScheduledGame) -> bool:
         """Hand ``game`` to the executor; False when it was voided instead (a build missing)."""
         bots = []
-        for seat in game.seats:
-            info = self.store.launch_info(seat.version_id)
+        for version in game.versions:
+            version_id = int(version)
+            info = self.store.launch_info(version_id)
             try:
                 if info is None:
-                    raise BotNotReady(f"version {seat.version_id} has no build")
+                    raise BotNotReady(f"version {version_id} has no build")
                 bots.append(
                     stored_bot(
                         Path(info.built_path),
@@ -360,22 +406,10 @@ class Ladder:
                     )
                 )
             except BotNotReady:
-                self._build_missing(game, seat)
+                self._build_missing(game.game_id, version_id)
                 return False
-        index = self._next_index
-        self._next_index += 1
-        scheduled = ScheduledGame(
-            game_index=index,
-            game_id=game.id,
-            n_players=game.players,
-            variant=game.variant,
-            seed_index=0,
-            deal_seed=game.seed,
-            rotation=0,
-            bots=tuple(b.spec.name for b in bots),
-        )
         job = GameJob(
-            scheduled,
+            game,
             tuple(bots),
             self.play,
             persistent=False,
@@ -383,26 +417,27 @@ class Ladder:
             replay_frames=False,
             collect_stderr=True,
         )
-        self._running[index] = game.id
+        self._running[game.game_index] = game.game_id
         self.executor.submit(job)
         return True
 
-    def _build_missing(self, game: GameRow, seat: SeatRow) -> None:
+    def _build_missing(self, game_id: str, version_id: int) -> None:
         """A seat's build copy (``data_dir/bots/<version>``) is gone: void the game once
         and, if the version is on the ladder, take it off until the build worker has
         rebuilt it from its archive (so no further game is voided for it)."""
-        self.store.void_game(game.id, "bot build missing")
+        self.store.void_game(game_id, "bot build missing")
         self.voided += 1
         reason = (
-            f"taken off the ladder: its build was missing when game {game.id} was due; "
+            f"taken off the ladder: its build was missing when game {game_id} was due; "
             "rebuilding it from the uploaded archive"
         )
-        requeued = self.store.rebuild_version(seat.version_id, reason)
+        requeued = self.store.rebuild_version(version_id, reason)
+        version = self.store.version(version_id)
         _log.error(
-            "game %s voided: the build of %s v%d is missing%s",
-            game.id,
-            visible(seat.bot_name),
-            seat.version_number,
+            "game %s voided: the build of %s v%s is missing%s",
+            game_id,
+            visible(version.bot_name) if version else f"version {version_id}",
+            version.number if version else "?",
             "; the version is off the ladder and queued for a rebuild" if requeued else "",
         )
         if requeued:

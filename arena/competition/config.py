@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from arena.errors import ArenaError
 from arena.play.executors import WORKERS_HELP, worker_count
 from arena.referee.settings import PlaySettings
-from arena.server.uploads import UploadLimits
+from arena.sandbox import BuildLimits
+from arena.sandbox.spec import MIB
 
 STORE_ENV = "ARENA_SERVER_STORE"
 """Environment variable that overrides ``[competition] store`` (e.g. a PostgreSQL URL
@@ -27,6 +28,52 @@ with a password that should not sit in the file)."""
 STORE_FILE = "competition.sqlite"
 ORGANISER_TOKEN_FILE = "organiser.token"
 _K = TypeVar("_K")
+
+
+class UploadLimits(BaseModel):
+    """How big an uploaded bot may be, and what its build may use: the ``[limits]``
+    table of ``competition.toml`` (the defaults live here and only here)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    upload_mb: int = Field(
+        default=16, ge=1, le=4096, description="Largest archive accepted (MiB); else HTTP 413."
+    )
+    unpacked_mb: int = Field(
+        default=128, ge=1, le=4096, description="Most bytes an archive may unpack to (MiB)."
+    )
+    max_files: int = Field(
+        default=10_000, ge=1, le=1_000_000, description="Most files, folders and links."
+    )
+    max_ratio: int = Field(
+        default=200,
+        ge=10,
+        description="Largest unpacked/archive size ratio (past 8 MiB unpacked): a zip bomb.",
+    )
+    build_seconds: float = Field(
+        default=300.0, gt=0, le=3600, description="Wall-clock time a build may take (s)."
+    )
+    memory_mb: int = Field(default=2048, ge=64, description="Memory a build may use (MiB).")
+
+    @property
+    def upload_bytes(self) -> int:
+        return self.upload_mb * MIB
+
+    @property
+    def unpacked_bytes(self) -> int:
+        return self.unpacked_mb * MIB
+
+    def build_limits(self) -> BuildLimits:
+        """The build sandbox's limits for a submission (the build area always holds at
+        least the unpacked source)."""
+        host = BuildLimits()
+        return BuildLimits(
+            timeout_s=self.build_seconds,
+            area_bytes=max(host.area_bytes, self.unpacked_bytes),
+            memory_bytes=self.memory_mb * MIB,
+            max_processes=host.max_processes,
+            max_entries=max(host.max_entries, self.max_files),
+        )
 
 
 class CompetitionConfigError(ArenaError):
