@@ -1,0 +1,50 @@
+"""The few statements whose spelling differs between SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+
+
+def insert(conn: Connection, table: sa.Table) -> Any:
+    """The dialect's INSERT, which knows ``ON CONFLICT`` (both have it)."""
+    module = postgresql if conn.dialect.name == "postgresql" else sqlite
+    return module.insert(table)
+
+
+def upsert(
+    conn: Connection,
+    table: sa.Table,
+    values: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None,
+    keys: Sequence[str],
+    *,
+    update: bool = True,
+) -> Any:
+    """INSERT ... ON CONFLICT (``keys``): replace the other columns (``update``) or keep
+    the row already there (insert-if-absent). ``values`` None: bound at execution."""
+    stmt = insert(conn, table)
+    if values is not None:
+        stmt = stmt.values(values)
+    if not update:
+        return stmt.on_conflict_do_nothing(index_elements=list(keys))
+    rest = {c.name: stmt.excluded[c.name] for c in table.columns if c.name not in keys}
+    return stmt.on_conflict_do_update(index_elements=list(keys), set_=rest)
+
+
+def concat_ids(conn: Connection, column: str, table: str, where: str, order: str) -> str:
+    """SQL of a correlated subquery giving ``column`` of the ``table`` rows matching
+    ``where``, comma-separated in ``order`` (SQLite 3.40 has no ORDER BY in aggregates:
+    it concatenates an ordered subquery, which it keeps in order)."""
+    if conn.dialect.name == "postgresql":
+        return (
+            f"(SELECT string_agg(CAST({column} AS TEXT), ',' ORDER BY {order}) "
+            f"FROM {table} WHERE {where})"
+        )
+    return (
+        f"(SELECT group_concat({column}) FROM (SELECT {column} FROM {table} "
+        f"WHERE {where} ORDER BY {order}) AS ordered)"
+    )
