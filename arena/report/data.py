@@ -13,7 +13,6 @@ Only finished games count: a scheduled game without a ``games`` row is still to 
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,11 +138,8 @@ def load_results(outdir: Path) -> Results:
     path = store_path(outdir)
     if not path.is_file():
         raise StoreError(f"{outdir}: no tournament store here ({STORE_NAME} is missing)")
-    with Store(path, readonly=True) as store:
-        try:
-            return _snapshot(store, outdir if outdir.is_dir() else path.parent)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{path}: not a usable tournament store ({exc})") from None
+    with Store(path, readonly=True) as store:  # its errors are StoreErrors
+        return _snapshot(store, outdir if outdir.is_dir() else path.parent)
 
 
 def _snapshot(store: Store, outdir: Path) -> Results:
