@@ -11,6 +11,7 @@ be reached.
 from __future__ import annotations
 
 import errno
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -197,5 +198,6 @@ def store_error(
     return StoreError(message, resumable=DAMAGED not in message)
 
 
-DB_ERRORS: tuple[type[BaseException], ...] = (sa.exc.DBAPIError, OSError)
-"""What a database call raises when the database, disk or server fails."""
+DB_ERRORS: tuple[type[BaseException], ...] = (sa.exc.DBAPIError, sqlite3.Error, OSError)
+"""What a database call raises when the database, disk or server fails (``sqlite3``'s
+own errors: the tournament store's reads on the driver's connection)."""

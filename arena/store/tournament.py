@@ -405,6 +405,11 @@ class Store:
         self._columns: dict[str, set[str]] = {}
         self._tables: set[str] | None = None
         self._conns: list[Connection] = []
+        self._raw: sqlite3.Connection | None = None
+        """SQLite: the reader's own driver connection. Single-statement reads (the hot
+        per-game lookups, the report's aggregates) run on it as written, ``:name``
+        parameters included, without the per-call cost of a Core execution; inside
+        :meth:`snapshot` they see the snapshot (the same connection)."""
         try:
             self._open()
         except BaseException:
@@ -428,6 +433,10 @@ class Store:
             self.writer = self.reader if self.readonly else self._connect()
             if not self.readonly:
                 self.writer.info["immediate"] = True
+            if self.is_sqlite:
+                raw = self.reader.connection.driver_connection
+                assert isinstance(raw, sqlite3.Connection)
+                self._raw = raw
             if not self.is_sqlite and not self.readonly:
                 self._take_advisory_lock()
             self._check_version(writable=not self.readonly)
@@ -494,6 +503,7 @@ class Store:
             self._lock = None
 
     def close(self) -> None:
+        self._raw = None
         for conn in self._conns:
             with contextlib.suppress(*DB_ERRORS):
                 conn.close()
@@ -541,10 +551,20 @@ class Store:
             raise self._error(exc) from None
 
     def _all(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Any]:
+        if self._raw is not None:
+            try:
+                return self._raw.execute(sql, params or {}).fetchall()
+            except sqlite3.Error as exc:
+                raise self._error(exc) from None
         with self._read() as conn:
             return list(conn.execute(sa.text(sql), params or {}).all())
 
     def _one(self, sql: str, params: Mapping[str, Any] | None = None) -> Any:
+        if self._raw is not None:
+            try:
+                return self._raw.execute(sql, params or {}).fetchone()
+            except sqlite3.Error as exc:
+                raise self._error(exc) from None
         with self._read() as conn:
             return conn.execute(sa.text(sql), params or {}).first()
 
@@ -552,6 +572,12 @@ class Store:
         self, sql: str | sa.TextClause, params: Mapping[str, Any] | None = None, chunk: int = 5000
     ) -> Iterator[tuple[Any, ...]]:
         """Rows streamed (PostgreSQL: a server-side cursor), in one read transaction."""
+        if self._raw is not None and isinstance(sql, str):
+            try:
+                yield from self._raw.execute(sql, params or {})
+            except sqlite3.Error as exc:
+                raise self._error(exc) from None
+            return
         stmt = sa.text(sql) if isinstance(sql, str) else sql
         with self._read() as conn:
             result = conn.execution_options(yield_per=chunk).execute(stmt, params or {})
