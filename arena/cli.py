@@ -463,6 +463,7 @@ def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
         "master_seed": args.master_seed,
         "workers": args.workers,
         "output": args.out,
+        "store": getattr(args, "store", None),
         "fault_policy": args.fault_policy,
         "sandbox": args.sandbox,
         "toolchains": args.toolchain,
@@ -997,6 +998,12 @@ def build_parser() -> argparse.ArgumentParser:
         "ray://HOST:10001 a remote one; unset starts a local one",
     )
     p.add_argument("--out", help="output folder (default results/tournament)")
+    p.add_argument(
+        "--store",
+        metavar="URL",
+        help="keep the games in a database (postgresql+psycopg://user@host/db) instead of "
+        "tournament.sqlite in --out; the folder still holds the report and logs",
+    )
     p.add_argument(
         "--per-game-processes", action="store_true", help="start bots afresh for every game"
     )

@@ -61,6 +61,7 @@ __all__ = [
     "LOCK_NAME",
     "SCHEMA_VERSION",
     "STORE_NAME",
+    "STORE_URL_NAME",
     "BotEntry",
     "BotStats",
     "GameSummary",
@@ -71,13 +72,17 @@ __all__ = [
     "Tally",
     "Totals",
     "iter_records",
+    "remember_location",
     "store_file",
+    "store_location",
     "upgrade_store",
 ]
 
 SCHEMA_VERSION = 3
 STORE_NAME = "tournament.sqlite"
 LOCK_NAME = "tournament.lock"
+STORE_URL_NAME = "store.url"
+"""In a tournament folder whose games are in a database: that database's URL."""
 LEGACY_VERSION = "v1-unknown"
 """The version of bots of a schema-1 store, which did not record versions."""
 ADVISORY_LOCK = 0x4152454E41
@@ -388,6 +393,50 @@ class Totals:
 def store_file(outdir: Path) -> Path:
     """The store file of a tournament folder (or the file itself if given one)."""
     return outdir if outdir.is_file() else outdir / STORE_NAME
+
+
+def store_location(outdir: Path, url: str | None = None) -> Path | str:
+    """Where a tournament folder's games are: the database its ``store.url`` names, else
+    its ``tournament.sqlite`` (or the file itself if given one). ``url``: where the user
+    asks for them, checked against the folder (a folder's games stay where they are)."""
+    outdir = Path(outdir)
+    if outdir.is_file():
+        return outdir
+    pointer = outdir / STORE_URL_NAME
+    try:
+        named = pointer.read_text(encoding="utf-8").strip() if pointer.is_file() else None
+    except OSError as exc:
+        raise StoreError(explain(exc, str(pointer), "cannot read")) from None
+    if url is None or url == named:
+        return named or outdir / STORE_NAME
+    if named is not None:
+        raise StoreError(
+            f"{outdir}: this tournament's games are in {describe_url(named)}, not in "
+            f"{describe_url(url)}",
+            hint="resume it with the store it names, or give another --out",
+        )
+    if (outdir / STORE_NAME).exists():
+        raise StoreError(
+            f"{outdir}: this tournament's games are in {outdir / STORE_NAME}, not in "
+            f"{describe_url(url)}",
+            hint="resume it without --store, or give another --out",
+        )
+    return url
+
+
+def remember_location(outdir: Path, url: str) -> None:
+    """Name a database store in its tournament folder (``store.url``, readable by its
+    owner only: the URL may hold a password), so reports and replays find the games."""
+    pointer = Path(outdir) / STORE_URL_NAME
+    try:
+        if pointer.is_file() and pointer.read_text(encoding="utf-8").strip() == url:
+            return
+        pointer.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(pointer, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(url + "\n")
+    except OSError as exc:
+        raise StoreError(explain(exc, str(pointer)), resumable=True) from None
 
 
 class Store:
@@ -807,7 +856,10 @@ class Store:
             rows.append((g, lineup))
         new = 0
         with self._write() as conn:
-            stmt = insert(conn, schedule_t).on_conflict_do_nothing()
+            # RETURNING tells what was inserted (PostgreSQL's driver gives no rowcount)
+            stmt = (
+                insert(conn, schedule_t).on_conflict_do_nothing().returning(schedule_t.c.game_index)
+            )
             for g, lineup in rows:
                 cur = conn.execute(
                     stmt,
@@ -821,7 +873,7 @@ class Store:
                         "rotation": g.rotation,
                     },
                 )
-                if cur.rowcount:
+                if cur.first() is not None:
                     new += 1
                     conn.execute(sa.insert(lineup_t), lineup)
             if state:
@@ -945,7 +997,7 @@ class Store:
         text = (lambda v: v) if self.is_sqlite else _text
         with self._write() as conn:
             cur = conn.execute(
-                insert(conn, games_t).on_conflict_do_nothing(),
+                insert(conn, games_t).on_conflict_do_nothing().returning(games_t.c.game_index),
                 {
                     "game_index": result.game_index,
                     "finished_at": time.time(),
@@ -956,8 +1008,8 @@ class Store:
                     "record": record,
                 },
             )
-            if not cur.rowcount:
-                return False
+            if cur.first() is None:
+                return False  # already stored
             conn.execute(
                 sa.insert(seats_t),
                 [

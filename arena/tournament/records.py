@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from arena.engine import GameRecord
-from arena.tournament.store import STORE_NAME, Store, StoreError
+from arena.tournament.store import Store, StoreError, store_location
 
 
 def stored_records(folder: Path, game_ids: Sequence[str] = ()) -> Iterator[tuple[str, GameRecord]]:
@@ -16,7 +16,7 @@ def stored_records(folder: Path, game_ids: Sequence[str] = ()) -> Iterator[tuple
     or only ``game_ids``. Raises ``StoreError`` for an unusable folder, an unknown game id
     or an invalid stored record."""
     try:
-        store = Store(folder / STORE_NAME, readonly=True)
+        store = Store(store_location(folder), readonly=True)
     except StoreError as exc:
         raise StoreError(f"{folder}: not a record file nor a tournament folder ({exc})") from None
     with store:  # a damaged store or record: the store's StoreError says so

@@ -6,6 +6,7 @@ from arena.store.tournament import (
     LOCK_NAME,
     SCHEMA_VERSION,
     STORE_NAME,
+    STORE_URL_NAME,
     BotEntry,
     BotStats,
     GameSummary,
@@ -16,7 +17,9 @@ from arena.store.tournament import (
     Tally,
     Totals,
     iter_records,
+    remember_location,
     store_file,
+    store_location,
     upgrade_store,
 )
 
@@ -25,6 +28,7 @@ __all__ = [
     "LOCK_NAME",
     "SCHEMA_VERSION",
     "STORE_NAME",
+    "STORE_URL_NAME",
     "BotEntry",
     "BotStats",
     "GameSummary",
@@ -35,6 +39,8 @@ __all__ = [
     "Tally",
     "Totals",
     "iter_records",
+    "remember_location",
     "store_file",
+    "store_location",
     "upgrade_store",
 ]
