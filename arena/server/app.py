@@ -28,11 +28,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.server.auth import AuthError, cookie_author, csrf_token, remember_csrf
 from arena.server.config import CompetitionConfig
-from arena.server.models import Author
 from arena.server.ratelimit import RateLimited, SlidingWindow
 from arena.server.receive import MULTIPART_OVERHEAD, UploadError, too_large
-from arena.server.store import CompetitionStore, Conflict, Invalid, NotFound, StoreError
 from arena.server.uploads import UploadLimits
+from arena.store.competition import CompetitionStore, Conflict, Invalid, NotFound, StoreError
+from arena.store.competition_models import Author
 from arena.textsafe import visible
 
 SMALL_BODY = 64 * 1024

@@ -28,14 +28,14 @@ from arena.play.job import GameResult, ScheduledGame
 from arena.referee.manifest import BotManifest, BotSpec
 from arena.referee.settings import PlaySettings
 from arena.server.config import LadderSection
-from arena.server.models import GameRow, SeatRow
-from arena.server.store import (
+from arena.store.competition import (
     CompetitionStore,
     FinishedFault,
     FinishedSeat,
     GameOutcome,
     StoreError,
 )
+from arena.store.competition_models import GameRow, SeatRow
 from arena.textsafe import visible
 
 _log = logging.getLogger("arena.server.ladder")

@@ -66,6 +66,7 @@ def make_engine(
     readonly: bool = False,
     pool: dict[str, Any] | None = None,
     threads: bool = False,
+    durable: bool = False,
 ) -> Engine:
     """An engine for ``sqlite:///path`` or ``postgresql+psycopg://...``.
 
@@ -73,7 +74,9 @@ def make_engine(
     connection whose ``info["immediate"]`` is set begins with ``BEGIN IMMEDIATE``, so a
     write never fails half-way on a lock upgrade). PostgreSQL: a liveness check on
     checkout; ``readonly`` sessions refuse writes. ``threads``: connections are shared
-    between threads (the server's pool)."""
+    between threads (the server's pool). ``durable``: SQLite syncs every commit
+    (``synchronous=FULL``; else NORMAL, which in WAL mode may lose the last commits on a
+    power cut, never consistency)."""
     shown = describe_url(url)
     try:
         parsed = sa.engine.make_url(url)
@@ -108,11 +111,11 @@ def make_engine(
     except (sa.exc.ArgumentError, ImportError) as exc:
         raise StoreError(f"cannot use the database {shown}: {exc}") from None
     if engine.dialect.name == "sqlite":
-        _sqlite_pragmas(engine, readonly)
+        _sqlite_pragmas(engine, readonly, "FULL" if durable else "NORMAL")
     return engine
 
 
-def _sqlite_pragmas(engine: Engine, readonly: bool) -> None:
+def _sqlite_pragmas(engine: Engine, readonly: bool, synchronous: str) -> None:
     """SQLite: WAL (readers never block the writer), foreign keys, a busy timeout, and
     explicit BEGIN so write transactions take the lock up front (BEGIN IMMEDIATE)."""
 
@@ -122,7 +125,7 @@ def _sqlite_pragmas(engine: Engine, readonly: bool) -> None:
         cur = dbapi_conn.cursor()
         if not readonly:
             cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute(f"PRAGMA synchronous={synchronous}")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA busy_timeout=30000")
         cur.close()

@@ -33,18 +33,3 @@ def upsert(
         return stmt.on_conflict_do_nothing(index_elements=list(keys))
     rest = {c.name: stmt.excluded[c.name] for c in table.columns if c.name not in keys}
     return stmt.on_conflict_do_update(index_elements=list(keys), set_=rest)
-
-
-def concat_ids(conn: Connection, column: str, table: str, where: str, order: str) -> str:
-    """SQL of a correlated subquery giving ``column`` of the ``table`` rows matching
-    ``where``, comma-separated in ``order`` (SQLite 3.40 has no ORDER BY in aggregates:
-    it concatenates an ordered subquery, which it keeps in order)."""
-    if conn.dialect.name == "postgresql":
-        return (
-            f"(SELECT string_agg(CAST({column} AS TEXT), ',' ORDER BY {order}) "
-            f"FROM {table} WHERE {where})"
-        )
-    return (
-        f"(SELECT group_concat({column}) FROM (SELECT {column} FROM {table} "
-        f"WHERE {where} ORDER BY {order}) AS ordered)"
-    )

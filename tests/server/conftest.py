@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("sqlalchemy", reason="the server extra is not installed")
 
 
-from arena.server.store import CompetitionStore
+from arena.store.competition import CompetitionStore
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
