@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -197,7 +198,7 @@ def test_the_same_master_seed_gives_the_same_records_and_ratings_on_both(
         assert done.returncode == 0, done.stdout + done.stderr
     assert not (on_postgres / STORE_NAME).exists()
 
-    def stored(folder: Path) -> tuple[list[tuple[str, object]], list[object], object]:
+    def stored(folder: Path) -> tuple[Any, Any, Any]:
         with Store(store_location(folder), readonly=True) as store:
             assert store.integrity_problems() == []
             seats = [(r[0], r[1], r[2], r[3], r[8], r[11]) for r in store.seat_rows()]
