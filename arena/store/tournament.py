@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import gzip
+import itertools
 import json
 import os
 import sqlite3
@@ -310,6 +311,9 @@ _LABEL = (
 )
 """How a bot is shown and keyed in ratings and reports: its name, or ``name@version`` when
 the store holds more than one version of that name (never silently mixed)."""
+
+_CURSORS = itertools.count()
+"""Names of PostgreSQL server-side cursors (unique per process)."""
 
 _CPU_COLUMNS = ("cpu_mean_ms", "cpu_max_ms")
 """Schema 3's per-seat CPU time per decision (NULL: not measured)."""
@@ -638,7 +642,9 @@ class Store:
         with self._read() as conn:
             dbapi = conn.connection.dbapi_connection
             assert dbapi is not None
-            cur = dbapi.cursor(name="chunks") if not self.is_sqlite else dbapi.cursor()
+            # PostgreSQL: a server-side cursor (named: one per stream) keeps memory flat
+            name = f"chunks_{next(_CURSORS)}"
+            cur = dbapi.cursor(name=name) if not self.is_sqlite else dbapi.cursor()
             try:
                 cur.execute(sql)
                 while rows := cur.fetchmany(chunk):
@@ -673,11 +679,16 @@ class Store:
     def _check_version(self, writable: bool) -> None:
         tables = self.tables()
         if "meta" not in tables:
-            if "schedule" in tables or not writable:
-                if not writable and not tables:
-                    raise StoreError(f"{self.where}: not a usable tournament store (empty)")
-                if tables:
-                    raise StoreError(f"{self.where}: not a usable tournament store (no meta table)")
+            if not writable and not tables:
+                raise StoreError(f"{self.where}: not a usable tournament store (empty)")
+            if "schedule" in tables:
+                raise StoreError(f"{self.where}: not a usable tournament store (no meta table)")
+            if tables:  # e.g. a competition's database: never mixed
+                raise StoreError(
+                    f"{self.where}: not a tournament store (it holds other tables: "
+                    f"{', '.join(sorted(tables)[:6])})",
+                    hint="give the tournament a store of its own (an empty database)",
+                )
             return
         found = self.get_meta("schema_version")
         if found is None or found == str(SCHEMA_VERSION):

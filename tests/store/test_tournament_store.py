@@ -252,3 +252,63 @@ def test_the_tournament_file_names_the_store(tmp_path: Path) -> None:
     file.write_text('bots = ["a", "b"]\nstore = "mysql://db/games"\n')
     with pytest.raises(ConfigError, match="not a database URL"):
         load_config(file, {})
+
+
+def test_a_competition_database_is_not_taken_for_a_tournament(postgres_url: str) -> None:
+    from arena.store.competition import CompetitionStore
+
+    CompetitionStore.open(postgres_url).close()
+    with pytest.raises(StoreError, match=r"not a tournament store \(it holds other tables"):
+        Store(postgres_url)
+
+
+@pytest.mark.slow
+def test_kill_and_resume_on_postgresql_equals_an_uninterrupted_sqlite_run(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """kill -9 of a tournament writing to PostgreSQL: its session (and the writer's
+    advisory lock) ends with it; the resumed run stores every game once, with the
+    results of an uninterrupted run into tournament.sqlite."""
+    import signal
+    import time
+
+    _make_public(tmp_path)
+    bots = []
+    for name in ("python-greedy", "python-random", "c-greedy"):
+        dest = tmp_path / "bots" / name
+        shutil.copytree(REPO / "bots" / name, dest, ignore=shutil.ignore_patterns("bot"))
+        bots.append(str(dest))
+    _make_public(tmp_path / "bots")
+    base = [sys.executable, "-m", "arena.cli", "tournament", "--quiet", "--bots", *bots]
+    base += ["--players", "2", "3", "--seeds", "4", "--workers", "2"]
+    out = tmp_path / "killed"
+    cmd = [*base, "--out", str(out), "--store", postgres_url]
+
+    def finished() -> int:
+        try:
+            with Store(postgres_url, readonly=True) as store:
+                return store.finished_count()
+        except StoreError:
+            return 0  # not created yet
+
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while finished() < 10 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the tournament ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    assert finished() >= 10
+    resumed = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    clean = tmp_path / "clean"
+    once = subprocess.run([*base, "--out", str(clean)], cwd=REPO, capture_output=True, timeout=300)
+    assert once.returncode == 0, once.stderr
+
+    def seats(location: Path | str) -> list[tuple[object, ...]]:
+        with Store(location, readonly=True) as store:
+            assert store.integrity_problems() == []
+            assert store.finished_count() == store.scheduled_count()
+            return [(r[0], r[1], r[2], r[3], r[8], r[11]) for r in store.seat_rows()]
+
+    assert seats(postgres_url) == seats(clean / STORE_NAME)
