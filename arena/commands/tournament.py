@@ -71,6 +71,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--out", help="output folder (default results/tournament)")
     p.add_argument(
+        "--store",
+        metavar="URL",
+        help="keep the games in a database (postgresql+psycopg://user@host/db) instead of "
+        "tournament.sqlite in --out; the folder still holds the report and logs",
+    )
+    p.add_argument(
         "--per-game-processes", action="store_true", help="start bots afresh for every game"
     )
     p.add_argument(
@@ -104,6 +110,7 @@ def tournament_config(args: argparse.Namespace) -> TournamentConfig:
         "master_seed": args.master_seed,
         "workers": args.workers,
         "output": args.out,
+        "store": getattr(args, "store", None),
         "persistent": False if args.per_game_processes else None,
         "executor": args.executor,
         "ray_address": args.ray_address,

@@ -1,4 +1,4 @@
-"""``arena upgrade``: bring a tournament store written by an older arena up to date."""
+"""``arena upgrade``: bring a store written by an older arena up to date (or refuse it)."""
 
 from __future__ import annotations
 
@@ -13,20 +13,31 @@ from arena.commands.output import console
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "upgrade",
-        help="upgrade a tournament store written by an older arena",
+        help="upgrade a store (tournament, competition) written by an older arena",
         description=(
-            "Upgrade OUTDIR/tournament.sqlite in place to this arena's store schema (a copy "
-            "of the old file is kept next to it). Results, faults and records are kept; bots "
-            "of a schema-1 store get their versions when the tournament is next resumed."
+            "Upgrade a store in place to this arena's schema: a tournament folder's "
+            "tournament.sqlite (a copy of the old file is kept next to it) or database, a "
+            "store file, a competition (its competition.toml or database URL). Results, "
+            "faults and records are kept; bots of a schema-1 tournament get their versions "
+            "when it is next resumed. A store written by a newer arena, or anything that is "
+            "not an arena store, is refused with what was found."
         ),
     )
-    p.add_argument("outdir", metavar="OUTDIR", help="tournament output folder")
+    p.add_argument(
+        "outdir",
+        metavar="TARGET",
+        help="tournament folder, store file, competition.toml or database URL",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from arena.tournament.store import upgrade_store
+    from arena.store.upgrade import upgrade
 
-    done = upgrade_store(Path(args.outdir))
-    console.print(f"{escape(args.outdir)}: " + ("upgraded" if done else "already up to date"))
+    target: str | Path = args.outdir if "://" in args.outdir else Path(args.outdir)
+    if isinstance(target, Path) and target.suffix == ".toml" and target.is_file():
+        from arena.competition.config import load_competition
+
+        target = load_competition(target).store_url  # the competition's database
+    console.print(escape(upgrade(target).describe()))
     return 0

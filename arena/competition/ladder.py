@@ -29,7 +29,7 @@ from arena.play.worker import failed_game
 from arena.referee.manifest import BotManifest
 from arena.referee.settings import PlaySettings
 from arena.sandbox import Level
-from arena.server.store import (
+from arena.store.competition import (
     CompetitionStore,
     FinishedFault,
     FinishedSeat,

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from arena.report.names import short_names
 from arena.textsafe import visible
-from arena.tournament.store import STORE_NAME, Store
+from arena.tournament.store import Store, store_location
 
 REPORT_JSON = Path("report") / "report.json"
 
@@ -23,7 +23,7 @@ def report_is_current(outdir: Path) -> bool:
     """The report files were written from the store as it is now."""
     try:
         summary = json.loads((Path(outdir) / REPORT_JSON).read_text(encoding="utf-8"))["summary"]
-        with Store(Path(outdir) / STORE_NAME, readonly=True) as store:
+        with Store(store_location(Path(outdir)), readonly=True) as store:
             return bool(summary.get("store_fingerprint") == store.fingerprint())
     except (OSError, ValueError, KeyError, TypeError):
         return False
@@ -39,7 +39,7 @@ _OTHER_CELLS = 2 + 12 + 6 + 5 + 5 + 6 + 3 * len(STORED_COLUMNS) - 1
 def stored_leaderboard(outdir: Path, limit: int = 20, width: int | None = None) -> Table:
     """Bots by stored TrueSkill rating (mu - 3 sigma), with games, wins and faults; with
     ``width`` (the terminal's) long names are elided in the middle to fit."""
-    with Store(Path(outdir) / STORE_NAME, readonly=True) as store:
+    with Store(store_location(Path(outdir)), readonly=True) as store:
         _, ratings = store.ratings()
         stats = {s.bot: s for s in store.bot_stats()}
         versions = {b.label: b.version for b in store.bots()}

@@ -13,7 +13,6 @@ Only finished games count: a scheduled game without a ``games`` row is still to 
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from arena.ratings.games import GameTable
-from arena.tournament.store import STORE_NAME, Store, StoreError, store_file
+from arena.tournament.store import STORE_NAME, Store, StoreError, store_location
 
 BOT_TOTAL_COLUMNS = [
     "games",
@@ -96,8 +95,9 @@ class Results:
         return self.scheduled > 0 and self.finished >= self.scheduled
 
     @property
-    def store_path(self) -> Path:
-        return store_file(self.outdir)
+    def store_path(self) -> Path | str:
+        """The store file, or the URL of the database holding the games."""
+        return store_location(self.outdir)
 
     def game_ids(self) -> dict[int, str]:
         """Game id of every finished game of the snapshot, by schedule position."""
@@ -126,9 +126,10 @@ def _contains(sorted_values: npt.NDArray[np.int64], value: int) -> bool:
     return at < len(sorted_values) and int(sorted_values[at]) == value
 
 
-def store_path(outdir: Path) -> Path:
-    """The store file of a tournament folder (or the file itself if given one)."""
-    return store_file(outdir)
+def store_path(outdir: Path) -> Path | str:
+    """The store of a tournament folder: its file (or the file itself if given one), or
+    the URL of the database its ``store.url`` names."""
+    return store_location(outdir)
 
 
 def load_results(outdir: Path) -> Results:
@@ -137,13 +138,10 @@ def load_results(outdir: Path) -> Results:
     if not outdir.exists():
         raise StoreError(f"{outdir}: no such folder")
     path = store_path(outdir)
-    if not path.is_file():
+    if isinstance(path, Path) and not path.is_file():
         raise StoreError(f"{outdir}: no tournament store here ({STORE_NAME} is missing)")
-    with Store(path, readonly=True) as store:
-        try:
-            return _snapshot(store, outdir if outdir.is_dir() else path.parent)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{path}: not a usable tournament store ({exc})") from None
+    with Store(path, readonly=True) as store:  # its errors are StoreErrors
+        return _snapshot(store, outdir if outdir.is_dir() else outdir.parent)
 
 
 def _snapshot(store: Store, outdir: Path) -> Results:

@@ -47,7 +47,7 @@ from arena.report.format import MISSING, leaderboard_display, pairs_display
 from arena.report.plots import BotFigures, rating_history_svg, thin
 from arena.report.sections import overview_lines, status_line
 from arena.textsafe import visible
-from arena.tournament.store import STORE_NAME, Store
+from arena.tournament.store import Store, store_location
 from arena.viewer.frames import assemble_json, viewer_data
 from arena.viewer.page import asset, page, replay_block_page, script_json, script_safe
 
@@ -152,7 +152,7 @@ def write_site(
     env.filters["slug"] = slug
     env.globals["site_nav"] = _nav
     metadata = bot_metadata(report.results.config)
-    _add_stored_identity(metadata, report.results.outdir / STORE_NAME)
+    _add_stored_identity(metadata, store_location(report.results.outdir))
     bot_files = {}
     losses = worst_losses(rows)
     for bot in order:
@@ -178,7 +178,7 @@ def _games(
     """Every finished game's row and the fault groups, from the store's columns (no record
     parsed but one per fault group's example); then the replay page of each game that has
     none yet (a finished game never changes, so pages already drawn are kept)."""
-    store_file = report.results.outdir / STORE_NAME
+    store_file = store_location(report.results.outdir)
     with Store(store_file, readonly=True) as store:
         game_faults, groups, examples = _fault_groups(store)
         rows = [
@@ -320,7 +320,7 @@ def _draw_block(job: BlockJob) -> tuple[int, list[str]]:
     store_file, games, path, digest = job
     store = _STORES.get(store_file)
     if store is None:
-        store = _STORES[store_file] = Store(Path(store_file), readonly=True)
+        store = _STORES[store_file] = Store(store_file, readonly=True)
     items: list[tuple[str, str]] = []
     problems: list[str] = []
     for index, game_id in games:
@@ -470,7 +470,7 @@ def bot_metadata(config: dict[str, Any] | None) -> dict[str, dict[str, str]]:
     return out
 
 
-def _add_stored_identity(metadata: dict[str, dict[str, str]], store_path: Path) -> None:
+def _add_stored_identity(metadata: dict[str, dict[str, str]], store_path: Path | str) -> None:
     """Per bot label, what the store recorded: the version that played (content hash,
     which the folder may no longer have) and what the bot announced in ``ready``."""
     with Store(store_path, readonly=True) as store:

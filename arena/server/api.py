@@ -20,10 +20,10 @@ from starlette.concurrency import run_in_threadpool
 from arena.server import views
 from arena.server.app import AppState
 from arena.server.auth import AuthError, bearer_author, require_author, require_organiser
-from arena.server.models import Author, GameRow, Version
 from arena.server.ratelimit import WINDOW_SECONDS, RateLimited
 from arena.server.receive import UploadError, check_received, receive_upload
-from arena.server.store import NotFound
+from arena.store.competition import NotFound
+from arena.store.competition_models import Author, GameRow, Version
 
 BOT_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 

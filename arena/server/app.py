@@ -28,10 +28,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.competition.config import CompetitionConfig, UploadLimits
 from arena.server.auth import AuthError, cookie_author, csrf_token, remember_csrf
-from arena.server.models import Author
 from arena.server.ratelimit import RateLimited, SlidingWindow
 from arena.server.receive import MULTIPART_OVERHEAD, UploadError, too_large
-from arena.server.store import CompetitionStore, Conflict, Invalid, NotFound, StoreError
+from arena.store.competition import CompetitionStore, Conflict, Invalid, NotFound, StoreError
+from arena.store.competition_models import Author
 from arena.textsafe import visible
 
 SMALL_BODY = 64 * 1024

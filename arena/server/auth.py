@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 from fastapi import Request, Response
 
-from arena.server.models import Author
+from arena.store.competition_models import Author
 
 if TYPE_CHECKING:
-    from arena.server.store import CompetitionStore
+    from arena.store.competition import CompetitionStore
 
 TOKEN_COOKIE = "arena_token"
 CSRF_COOKIE = "arena_csrf"

@@ -26,10 +26,10 @@ from arena.server.auth import (
     remember_csrf,
     start_session,
 )
-from arena.server.models import Author
 from arena.server.plots import rating_svg
 from arena.server.ratelimit import RateLimited
-from arena.server.store import Invalid, NotFound
+from arena.store.competition import Invalid, NotFound
+from arena.store.competition_models import Author
 from arena.viewer.frames import viewer_data
 from arena.viewer.page import replay_page
 

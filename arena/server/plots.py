@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena.server.models import RatingPoint
+from arena.store.competition_models import RatingPoint
 
 WIDTH, HEIGHT = 640, 200
 PAD_LEFT, PAD_RIGHT, PAD_Y = 44, 12, 14

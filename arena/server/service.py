@@ -29,8 +29,8 @@ from arena.competition.config import CompetitionConfig, load_competition
 from arena.competition.ladder import BOTS_FOLDER, Ladder, make_executor
 from arena.errors import ArenaError
 from arena.play.executors import Executor
-from arena.server.models import Version
-from arena.server.store import CompetitionStore, Conflict
+from arena.store.competition import CompetitionStore, Conflict
+from arena.store.competition_models import Version
 
 _log = logging.getLogger("arena.server")
 
@@ -453,9 +453,9 @@ def _shown_store(config: CompetitionConfig) -> str:
     url = config.store_url
     if url.startswith("sqlite:"):
         return url.removeprefix("sqlite:///")
-    import sqlalchemy as sa
+    from arena.store.engine import describe_url
 
-    return sa.engine.make_url(url).render_as_string(hide_password=True)
+    return describe_url(url)
 
 
 # ---------------------------------------------------------------- arena token

@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.server.models import (
+from arena.server.redact import redact_record
+from arena.store.competition import CompetitionStore
+from arena.store.competition_models import (
     Author,
     Bot,
     FaultGroup,
@@ -22,8 +24,6 @@ from arena.server.models import (
     RatingPoint,
     Version,
 )
-from arena.server.redact import redact_record
-from arena.server.store import CompetitionStore
 
 RECENT_GAMES = 20
 OWN_STDERR_GAMES = 10

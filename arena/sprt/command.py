@@ -22,7 +22,7 @@ from arena.referee.settings import PlaySettings
 from arena.referee.toolchains import explain_build_failure
 from arena.sprt.runner import SprtConfig, SprtError, SprtStatus, run_sprt
 from arena.sprt.stats import EloEstimate, SprtBounds, Verdict
-from arena.sprt.store import SprtStoreError
+from arena.store.sprt import SprtStoreError
 
 DESCRIPTION = """\
 Is NEW stronger than OLD? Plays 2-player game pairs (the same deal twice, seats

@@ -17,7 +17,7 @@ from arena.play.executors import Executor, InlineExecutor, LocalPoolExecutor
 from arena.play.job import GameJob, GameResult, ScheduledGame
 from arena.referee.manifest import Built
 from arena.referee.settings import PlaySettings
-from arena.sprt.store import LegResult
+from arena.store.sprt import LegResult
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from arena.sprt.stats import (
     elo_estimate,
     llr_logistic,
 )
-from arena.sprt.store import STORE_NAME, SprtStore
+from arena.store.sprt import STORE_NAME, SprtStore
 from arena.tournament.schedule import deal_seed
 
 NAME_LIMIT = 64

@@ -58,6 +58,12 @@ class TournamentConfig(PlaySettings):
         "unset starts a local one.",
     )
     output: Path = Path("results/tournament")
+    store: str | None = Field(
+        default=None,
+        exclude=True,  # never copied into the store or a report: the URL may hold a password
+        description="Where the games are stored: a database URL "
+        "(postgresql+psycopg://user@host/db); unset: tournament.sqlite in the output folder.",
+    )
 
     @field_validator("players", "variants")
     @classmethod
@@ -65,6 +71,16 @@ class TournamentConfig(PlaySettings):
         if len(set(value)) != len(value):
             raise ValueError("duplicate entries")
         return sorted(value)
+
+    @field_validator("store")
+    @classmethod
+    def _database_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("postgresql", "sqlite:")):
+            raise ValueError(
+                "not a database URL: use postgresql+psycopg://user@host/db "
+                "(or leave it unset for tournament.sqlite in the output folder)"
+            )
+        return value
 
     @model_validator(mode="after")
     def _enough_bots(self) -> TournamentConfig:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
-import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from arena.engine import GameRecord
-from arena.tournament.store import STORE_NAME, Store, StoreError
+from arena.tournament.store import Store, StoreError, store_location
 
 
 def stored_records(folder: Path, game_ids: Sequence[str] = ()) -> Iterator[tuple[str, GameRecord]]:
@@ -18,24 +16,18 @@ def stored_records(folder: Path, game_ids: Sequence[str] = ()) -> Iterator[tuple
     or only ``game_ids``. Raises ``StoreError`` for an unusable folder, an unknown game id
     or an invalid stored record."""
     try:
-        store = Store(folder / STORE_NAME, readonly=True)
+        store = Store(store_location(folder), readonly=True)
     except StoreError as exc:
         raise StoreError(f"{folder}: not a record file nor a tournament folder ({exc})") from None
-    with store:
-        try:
-            unknown = [g for g in game_ids if store.game_index_of(g) is None]
-            if unknown:
-                raise StoreError(f"{folder}: no game {sorted(unknown)[0]!r} in this tournament")
-            for game_id, data in store.records(game_ids):
-                try:
-                    record = GameRecord.model_validate_json(data)
-                except ValidationError as exc:
-                    raise StoreError(
-                        f"{folder}: stored record of {game_id} is invalid: {exc}"
-                    ) from None
-                yield f"{folder}:{game_id}", record
-        except (sqlite3.Error, OSError, zlib.error, EOFError) as exc:
-            raise StoreError(
-                f"{folder}: the store is damaged ({exc}); the games before this one were "
-                f"checked. Rescue what is left with: sqlite3 {folder / STORE_NAME} .recover"
-            ) from None
+    with store:  # a damaged store or record: the store's StoreError says so
+        unknown = [g for g in game_ids if store.game_index_of(g) is None]
+        if unknown:
+            raise StoreError(f"{folder}: no game {sorted(unknown)[0]!r} in this tournament")
+        for game_id, data in store.records(game_ids):
+            try:
+                record = GameRecord.model_validate_json(data)
+            except ValidationError as exc:
+                raise StoreError(
+                    f"{folder}: stored record of {game_id} is invalid: {exc}"
+                ) from None
+            yield f"{folder}:{game_id}", record

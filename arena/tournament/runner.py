@@ -34,7 +34,14 @@ from arena.tournament.schedule import (
     exhaustive_count,
     one_challenger,
 )
-from arena.tournament.store import LEGACY_VERSION, STORE_NAME, Store, StoreError, Tally
+from arena.tournament.store import (
+    LEGACY_VERSION,
+    Store,
+    StoreError,
+    Tally,
+    remember_location,
+    store_location,
+)
 
 __all__ = ["Progress", "Tally", "run_tournament", "store_path"]
 
@@ -65,8 +72,10 @@ class Progress:
             tally.wins += rank == 1
 
 
-def store_path(config: TournamentConfig) -> Path:
-    return config.output / STORE_NAME
+def store_path(config: TournamentConfig) -> Path | str:
+    """Where the tournament's games are: its folder's ``tournament.sqlite``, or the
+    database of ``store`` (a URL) or of the folder's ``store.url``."""
+    return store_location(config.output, config.store)
 
 
 def load_bots(config: TournamentConfig) -> list[BotSpec]:
@@ -88,8 +97,11 @@ def open_tournament(
     bots' versions against it, record the definition. Returns the store and the config
     to play with: on resume, settings the user left unset are the stored ones
     (``resumed_config``)."""
-    store = Store(store_path(config))
+    location = store_path(config)
+    store = Store(location)
     try:
+        if isinstance(location, str):
+            remember_location(config.output, location)
         config = resumed_config(store, config)
         _check_definition(store, config, built, extend)
     except BaseException:

@@ -37,10 +37,10 @@ def replay_html(record: GameRecord, game_id: str | None = None) -> str:
 
 def tournament_games(folder: Path, wanted: Sequence[str]) -> Iterator[GameSource]:
     """The finished games of a tournament folder (only ``wanted`` ids when given)."""
-    from arena.tournament import STORE_NAME, Store, StoreError
+    from arena.tournament.store import Store, StoreError, store_location
 
     try:
-        store = Store(folder / STORE_NAME, readonly=True)
+        store = Store(store_location(folder), readonly=True)
     except StoreError as exc:
         raise ViewError(f"{folder}: not a record file nor a tournament folder ({exc})") from None
     with store:

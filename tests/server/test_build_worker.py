@@ -13,9 +13,9 @@ pytest.importorskip("sqlalchemy", reason="the server extra is not installed")
 
 from arena.competition.config import CompetitionConfig
 from arena.errors import ArenaError
-from arena.server.models import Version
 from arena.server.service import BuildVerdict, BuildWorker
-from arena.server.store import CompetitionStore
+from arena.store.competition import CompetitionStore
+from arena.store.competition_models import Version
 
 
 def _config(tmp_path: Path) -> CompetitionConfig:

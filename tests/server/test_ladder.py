@@ -23,7 +23,7 @@ from arena.play.job import FaultRow, GameJob, GameResult, SeatRow
 from arena.play.worker import tag_failure
 from arena.referee.settings import PlaySettings
 from arena.sandbox import SandboxUnavailable
-from arena.server.store import CompetitionStore
+from arena.store.competition import CompetitionStore
 
 
 class Simulation:
@@ -386,7 +386,7 @@ def test_real_games_on_ray(tmp_path: Path) -> None:
 
 
 def test_organiser_actions_while_the_ladder_runs(store: CompetitionStore, tmp_path: Path) -> None:
-    from arena.server.store import Conflict
+    from arena.store.competition import Conflict
 
     _add_bots(store, ["a", "b", "c"], tmp_path / "built")
     fake = FakeGames()
@@ -443,7 +443,7 @@ def test_organiser_actions_while_the_ladder_runs(store: CompetitionStore, tmp_pa
 def test_results_wait_out_a_database_outage(
     store: CompetitionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from arena.server.store import StoreError
+    from arena.store.competition import StoreError
 
     _add_bots(store, ["a", "b"], tmp_path / "built")
     real_finish = store.finish_game
@@ -534,7 +534,7 @@ def test_build_copies_of_versions_that_can_no_longer_play_are_deleted(
 ) -> None:
     """Replaced (with no game of theirs in flight) or disqualified: their copy in
     data_dir/bots goes; active versions, busy ones and folders elsewhere stay."""
-    from arena.server.store import Conflict
+    from arena.store.competition import Conflict
 
     author, _ = store.create_author("alice")
     home = tmp_path / "bots"

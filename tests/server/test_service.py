@@ -21,7 +21,7 @@ httpx = pytest.importorskip("httpx", reason="the server extra is not installed")
 from arena.competition.config import CompetitionConfigError, load_competition  # noqa: E402
 from arena.play.build import build_bot  # noqa: E402
 from arena.referee.manifest import load_bot  # noqa: E402
-from arena.server.store import CompetitionStore  # noqa: E402
+from arena.store.competition import CompetitionStore  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 ARENA = [sys.executable, "-m", "arena.cli"]

@@ -13,7 +13,7 @@ pytest.importorskip("sqlalchemy", reason="the server extra is not installed")
 
 import sqlalchemy as sa
 
-from arena.server.store import (
+from arena.store.competition import (
     CompetitionStore,
     Conflict,
     FinishedFault,

@@ -348,7 +348,7 @@ def test_submit_against_the_real_app_and_build_worker(
     from arena.competition.config import CompetitionConfig
     from arena.server.app import ServerContext, WebSettings, create_app
     from arena.server.service import BuildWorker
-    from arena.server.store import CompetitionStore, sqlite_url
+    from arena.store.competition import CompetitionStore, sqlite_url
 
     config = CompetitionConfig.model_validate(
         {

@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from arena.competition.config import CompetitionConfig
 from arena.engine import Game
 from arena.server.app import ServerContext, WebSettings, create_app
-from arena.server.store import (
+from arena.store.competition import (
     CompetitionStore,
     FinishedFault,
     FinishedSeat,

@@ -10,7 +10,7 @@ import pytest
 from arena.sprt import Pentanomial, SprtBounds, SprtConfig, SprtError, Verdict, run_sprt
 from arena.sprt.play import Leg
 from arena.sprt.runner import load_specs
-from arena.sprt.store import STORE_NAME, LegResult
+from arena.store.sprt import STORE_NAME, LegResult
 
 ROOT = Path(__file__).resolve().parents[2]
 GREEDY = ROOT / "bots" / "c-greedy"
@@ -132,9 +132,9 @@ def test_a_damaged_ledger_is_a_clear_error(tmp_path: Path) -> None:
     out = tmp_path / "t"
     out.mkdir()
     (out / STORE_NAME).write_bytes(b"this is not a database" * 100)
-    from arena.sprt.store import SprtStoreError
+    from arena.store.sprt import SprtStoreError
 
-    with pytest.raises(SprtStoreError, match="cannot open"):
+    with pytest.raises(SprtStoreError, match="not a usable SPRT ledger: damaged"):
         run_sprt(config(tmp_path), player=ScriptedPlayer(lambda p, g: 1.0))
 
 

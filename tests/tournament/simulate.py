@@ -9,9 +9,9 @@ from pathlib import Path
 
 from arena.play.job import GameResult, ScheduledGame, SeatRow
 from arena.tournament.config import TournamentConfig
-from arena.tournament.runner import make_scheduler
+from arena.tournament.runner import make_scheduler, store_path
 from arena.tournament.schedule import Entrant, Finished
-from arena.tournament.store import STORE_NAME, Store
+from arena.tournament.store import Store
 
 Outcome = Callable[[ScheduledGame], tuple[int, ...]]
 """Ranks by seat for a scheduled game."""
@@ -49,7 +49,7 @@ def simulate(
     the games in flight) after ``stop_after`` results. Returns the stored schedule."""
     entrants = [Entrant(p.name, "v1") for p in cfg.bots]
     rng = random.Random(seed)
-    with Store(cfg.output / STORE_NAME) as store:
+    with Store(store_path(cfg)) as store:
         scheduler = make_scheduler(cfg, store, entrants)
         leftover = list(store.unfinished())
         flight: list[ScheduledGame] = []

@@ -46,7 +46,7 @@ def test_damaged_bundle_and_links_are_refused(tmp_path: Path) -> None:
 
 def test_a_node_weaker_than_strict_refuses_work(monkeypatch: pytest.MonkeyPatch) -> None:
     layers = [LayerStatus("namespaces", False, "bwrap is not installed")]
-    monkeypatch.setattr("arena.sandbox.detect_layers", lambda: layers)
+    monkeypatch.setattr("arena.sandbox.layers.detect_layers", lambda: layers)
     monkeypatch.setattr(ray_executor, "_NODE", {})
     ray_executor.node_check(Level.AUTO)  # auto runs with what the node has
     with pytest.raises(ray_executor.NodeRefused, match="namespaces: bwrap is not installed"):

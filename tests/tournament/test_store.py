@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from arena.ratings import rate_games, seatings_to_games
 from arena.report.data import load_results
@@ -189,34 +190,19 @@ def test_one_writer_per_store_and_the_lock_names_it(tmp_path: Path) -> None:
         pass
 
 
-class FailingDB:
-    """A connection that fails the n-th write like a full disk or a read-only folder."""
+def fail_inserts(store: Store, error: str, after: int) -> Any:
+    """Make the store's n-th INSERT fail like a full disk or a read-only folder (the
+    driver's own error, as SQLite raises it). Returns the hook, to remove it."""
+    left = [after]
 
-    def __init__(self, db: sqlite3.Connection, error: str, after: int) -> None:
-        self._db, self._error, self._left = db, error, after
+    def check(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.lstrip().upper().startswith("INSERT"):
+            if left[0] == 0:
+                raise sqlite3.OperationalError(error)
+            left[0] -= 1
 
-    def _check(self, sql: str) -> None:
-        if sql.lstrip().upper().startswith("INSERT"):
-            if self._left == 0:
-                raise sqlite3.OperationalError(self._error)
-            self._left -= 1
-
-    def execute(self, sql: str, *args: Any) -> Any:
-        self._check(sql)
-        return self._db.execute(sql, *args)
-
-    def executemany(self, sql: str, *args: Any) -> Any:
-        self._check(sql)
-        return self._db.executemany(sql, *args)
-
-    def __enter__(self) -> Any:
-        return self._db.__enter__()
-
-    def __exit__(self, *exc: Any) -> Any:
-        return self._db.__exit__(*exc)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._db, name)
+    sa.event.listen(store.engine, "before_cursor_execute", check)
+    return check
 
 
 @pytest.mark.parametrize(
@@ -233,12 +219,11 @@ def test_a_failed_write_is_a_clear_resumable_error_and_leaves_the_store_consiste
     games = simulate(cfg, by_strength(STRENGTH), stop_after=2)
     with Store(cfg.output / STORE_NAME) as store:
         unfinished = list(store.unfinished())
-        real = store.db
-        store.db = FailingDB(real, error, after=2)  # type: ignore[assignment]
+        hook = fail_inserts(store, error, after=1)
         with pytest.raises(StoreError, match=says) as caught:
             store.add_result(result(unfinished[0], (1, 2)))  # fails on its seat rows
         assert caught.value.resumable
-        store.db = real
+        sa.event.remove(store.engine, "before_cursor_execute", hook)
         assert store.integrity_problems() == []
         assert store.finished_count() == 2  # the half-written game is not there
     assert len(games) > 2
@@ -331,4 +316,4 @@ def test_a_store_from_before_announcements_opens_and_gains_them(tmp_path: Path) 
     assert load_results(cfg.output).finished > 0
     with Store(path) as store:  # a writer's open adds the table
         assert store.announcements() == {}
-        assert "announced" in {r[0] for r in store.db.execute("SELECT name FROM sqlite_master")}
+        assert "announced" in store.tables()

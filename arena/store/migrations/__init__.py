@@ -45,7 +45,7 @@ def upgrade(connection: Connection) -> None:
     from alembic.script import ScriptDirectory
     from alembic.util.exc import CommandError
 
-    from arena.server.store import StoreError
+    from arena.store.engine import StoreError
 
     cfg = alembic_config(connection)
     script = ScriptDirectory.from_config(cfg)  # type: ignore[arg-type]

@@ -1,11 +1,11 @@
-"""The competition store: the ledger of `arena serve`, and the only SQL in arena/server.
+"""The competition store: the ledger of `arena serve` (arena/server holds no SQL).
 
 Authors and their (hashed) tokens, bots and versions with their build verdicts and logs,
 every game from scheduling to its result (seats, faults, the compressed record, per-seat
 stderr), ratings per version with a history row per game, and the organiser's switches
 (paused, frozen ranking). SQLAlchemy Core over SQLite (the default: one file, WAL) or
 PostgreSQL (``postgresql+psycopg://``); the schema is versioned by alembic migrations
-(``arena/server/migrations``) that :meth:`CompetitionStore.open` applies.
+(``arena/store/migrations``) that :meth:`CompetitionStore.open` applies.
 
 Every write is one transaction: a crash, kill -9 or a full disk leaves a game wholly
 finished or not at all. :meth:`CompetitionStore.finish_game` is idempotent, keyed by the
@@ -32,14 +32,12 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
-from arena.errors import ArenaError
 from arena.ratings.games import seatings_to_games
 from arena.ratings.kernel import update_one
 from arena.ratings.model import DEFAULT_PARAMS
-from arena.server.models import (
+from arena.store.competition_models import (
     Author,
     Bot,
     FaultGroup,
@@ -51,6 +49,8 @@ from arena.server.models import (
     SeatRow,
     Version,
 )
+from arena.store.engine import StoreError as StoreError
+from arena.store.engine import db_message, describe_url, make_engine
 
 STDERR_KEEP_BYTES = 256 * 1024
 """Per seat and game, at most this much of a bot's stderr is kept (the tail)."""
@@ -192,10 +192,6 @@ sa.Index("rating_history_version", rating_history.c.version_id)
 # ---------------------------------------------------------------- errors and inputs
 
 
-class StoreError(ArenaError):
-    """The store cannot do what was asked (unreachable, damaged, newer schema, ...)."""
-
-
 class NotFound(StoreError):
     """No such author, bot, version or game (HTTP 404)."""
 
@@ -300,13 +296,6 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite:///{Path(path).resolve()}"
 
 
-def _describe_url(url: str) -> str:
-    try:
-        return sa.engine.make_url(url).render_as_string(hide_password=True)
-    except sa.exc.ArgumentError:
-        return "(unparseable URL)"
-
-
 # ---------------------------------------------------------------- the store
 
 
@@ -327,42 +316,12 @@ class CompetitionStore:
         """Open (creating and migrating as needed) the store at ``url``: ``sqlite:///path``
         or ``postgresql+psycopg://user:pw@host/db``. Refuses a store written by a newer
         arena."""
-        from arena.server.migrations import upgrade
+        from arena.store.migrations import upgrade
 
-        shown = _describe_url(url)
-        try:
-            parsed = sa.engine.make_url(url)
-        except sa.exc.ArgumentError:
-            raise StoreError(
-                f"not a database URL: {shown!r}",
-                hint="use sqlite:///path/to/file.sqlite or postgresql+psycopg://user@host/db",
-            ) from None
+        shown = describe_url(url)
         # The web server's worker threads, the ladder and the build worker share the pool.
-        kwargs: dict[str, Any] = {"pool_size": 8, "max_overflow": 32, "pool_timeout": 60}
-        if parsed.get_backend_name() == "sqlite":
-            db = parsed.database
-            if db and db != ":memory:":
-                folder = Path(db).parent
-                try:
-                    folder.mkdir(parents=True, exist_ok=True)
-                except OSError as exc:
-                    raise StoreError(f"cannot create {folder}: {exc.strerror}") from None
-            kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
-            if not db or db == ":memory:":
-                raise StoreError(
-                    "an in-memory SQLite store would lose everything on exit",
-                    hint="use sqlite:///path/to/competition.sqlite",
-                )
-        elif parsed.get_backend_name() == "postgresql":
-            kwargs["pool_pre_ping"] = True
-        else:
-            raise StoreError(f"unsupported database {parsed.get_backend_name()!r} in {shown}")
-        try:
-            engine = sa.create_engine(url, **kwargs)
-        except (sa.exc.ArgumentError, ImportError) as exc:
-            raise StoreError(f"cannot use the database {shown}: {exc}") from None
-        if engine.dialect.name == "sqlite":
-            _sqlite_pragmas(engine)
+        pool = {"pool_size": 8, "max_overflow": 32, "pool_timeout": 60}
+        engine = make_engine(url, pool=pool, threads=True, durable=True)
         store = cls(engine, url)
         try:
             with store.engine.begin() as conn:
@@ -373,7 +332,7 @@ class CompetitionStore:
         except sa.exc.OperationalError as exc:
             engine.dispose()
             raise StoreError(
-                f"cannot open the store {shown}: {_db_message(exc)}",
+                f"cannot open the store {shown}: {db_message(exc)}",
                 hint="check that the database server runs and the URL, user and password",
             ) from None
         except sa.exc.DatabaseError as exc:
@@ -406,7 +365,7 @@ class CompetitionStore:
             except sa.exc.IntegrityError:
                 raise
             except sa.exc.OperationalError as exc:
-                raise StoreError(f"cannot write the store: {_db_message(exc)}") from None
+                raise StoreError(f"cannot write the store: {db_message(exc)}") from None
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Connection]:
@@ -414,7 +373,7 @@ class CompetitionStore:
             with self.engine.connect() as conn, conn.begin():
                 yield conn
         except sa.exc.OperationalError as exc:
-            raise StoreError(f"cannot read the store: {_db_message(exc)}") from None
+            raise StoreError(f"cannot read the store: {db_message(exc)}") from None
 
     # ------------------------------------------------------------ settings
 
@@ -1710,27 +1669,3 @@ def _ranked(row: LeaderRow, rank: int) -> LeaderRow:
     from dataclasses import replace
 
     return replace(row, rank=rank)
-
-
-def _db_message(exc: sa.exc.DBAPIError) -> str:
-    text = str(exc.orig).strip().splitlines()
-    return text[0] if text else type(exc.orig).__name__
-
-
-def _sqlite_pragmas(engine: Engine) -> None:
-    """SQLite: WAL (readers never block the writer), foreign keys, a busy timeout, and
-    explicit BEGIN so write transactions take the lock up front (BEGIN IMMEDIATE)."""
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        dbapi_conn.isolation_level = None
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute("PRAGMA busy_timeout=30000")
-        cur.execute("PRAGMA synchronous=FULL")
-        cur.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get("immediate") else "BEGIN")
