@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from tournament.simulate import by_strength, config, result, simulate
 
 from arena.play.job import FaultRow
 from arena.ratings import rate_games, seatings_to_games
@@ -32,7 +33,6 @@ from arena.store.tournament import (
 )
 from arena.tournament.ledger import RatingLedger
 from arena.tournament.runner import store_path
-from tournament.simulate import by_strength, config, result, simulate
 
 REPO = Path(__file__).resolve().parents[2]
 BOTS = [f"bot{i}" for i in range(5)]
