@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.bench.realgames import PoolGame, play_pool, stored_games
-from arena.tournament.store import STORE_NAME, Store
+from arena.store.tournament import STORE_NAME, Store
 
 if TYPE_CHECKING:
     from rich.console import Console

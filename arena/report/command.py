@@ -17,7 +17,7 @@ from arena.report.data import load_results
 from arena.report.files import write_report
 from arena.report.site import BotPlots, write_site
 from arena.report.terminal import fault_groups_table, leaderboard_table
-from arena.tournament.store import StoreError
+from arena.store.tournament import StoreError
 
 EXIT_OK = 0
 EXIT_WRITE_FAILED = 1

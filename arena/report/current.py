@@ -13,8 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.report.names import short_names
+from arena.store.tournament import Store, store_location
 from arena.textsafe import visible
-from arena.tournament.store import Store, store_location
 
 REPORT_JSON = Path("report") / "report.json"
 

@@ -22,7 +22,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from arena.ratings.games import GameTable
-from arena.tournament.store import STORE_NAME, Store, StoreError, store_location
+from arena.store.tournament import STORE_NAME, Store, StoreError, store_location
 
 BOT_TOTAL_COLUMNS = [
     "games",

@@ -46,8 +46,8 @@ from arena.report.files import _write_text, report_dir
 from arena.report.format import MISSING, leaderboard_display, pairs_display
 from arena.report.plots import BotFigures, rating_history_svg, thin
 from arena.report.sections import overview_lines, status_line
+from arena.store.tournament import Store, store_location
 from arena.textsafe import visible
-from arena.tournament.store import Store, store_location
 from arena.viewer.frames import assemble_json, viewer_data
 from arena.viewer.page import asset, page, replay_block_page, script_json, script_safe
 

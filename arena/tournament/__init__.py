@@ -1,9 +1,9 @@
 """Tournaments: config, schedule, the results store, resume. Games run in arena.play; no ratings."""
 
+from arena.store.tournament import STORE_NAME, Store, StoreError
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
 from arena.tournament.runner import Progress, run_tournament, store_path
 from arena.tournament.schedule import build_schedule
-from arena.tournament.store import STORE_NAME, Store, StoreError
 
 __all__ = [
     "STORE_NAME",

@@ -14,7 +14,7 @@ import time
 
 from arena.ratings import RatedGame
 from arena.ratings.incremental import IncrementalRatings, StateError
-from arena.tournament.store import Store
+from arena.store.tournament import Store
 
 
 class RatingLedger:

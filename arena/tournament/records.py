@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from arena.engine import GameRecord
-from arena.tournament.store import Store, StoreError, store_location
+from arena.store.tournament import Store, StoreError, store_location
 
 
 def stored_records(folder: Path, game_ids: Sequence[str] = ()) -> Iterator[tuple[str, GameRecord]]:

@@ -22,6 +22,14 @@ from arena.play.job import GameJob, GameResult, ScheduledGame
 from arena.referee import BotSpec, ManifestError, load_bot
 from arena.referee.clock import ClockKind
 from arena.referee.manifest import Built, unique_names
+from arena.store.tournament import (
+    LEGACY_VERSION,
+    Store,
+    StoreError,
+    Tally,
+    remember_location,
+    store_location,
+)
 from arena.tournament.config import ConfigError, TournamentConfig
 from arena.tournament.schedule import (
     Entrant,
@@ -33,14 +41,6 @@ from arena.tournament.schedule import (
     enumerate_games,
     exhaustive_count,
     one_challenger,
-)
-from arena.tournament.store import (
-    LEGACY_VERSION,
-    Store,
-    StoreError,
-    Tally,
-    remember_location,
-    store_location,
 )
 
 __all__ = ["Progress", "Tally", "run_tournament", "store_path"]

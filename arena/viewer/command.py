@@ -37,7 +37,7 @@ def replay_html(record: GameRecord, game_id: str | None = None) -> str:
 
 def tournament_games(folder: Path, wanted: Sequence[str]) -> Iterator[GameSource]:
     """The finished games of a tournament folder (only ``wanted`` ids when given)."""
-    from arena.tournament.store import Store, StoreError, store_location
+    from arena.store.tournament import Store, StoreError, store_location
 
     try:
         store = Store(store_location(folder), readonly=True)

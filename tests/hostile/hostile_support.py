@@ -435,7 +435,7 @@ def bot_owned(root: Path) -> list[str]:
 
 def stored_games(out: Path) -> int:
     """Games stored so far (0 while the store does not exist or is being created)."""
-    from arena.tournament.store import Store, StoreError
+    from arena.store.tournament import Store, StoreError
 
     if not (out / "tournament.sqlite").exists():
         return 0
@@ -449,7 +449,7 @@ def stored_games(out: Path) -> int:
 def store_problems(out: Path, expected_ids: Sequence[str]) -> list[str]:
     """Integrity: the store's own check (SQLite's included), and every scheduled game
     stored exactly once with one seat row per player."""
-    from arena.tournament.store import Store
+    from arena.store.tournament import Store
 
     problems = []
     with Store(out / "tournament.sqlite", readonly=True) as store:
@@ -469,7 +469,7 @@ def store_problems(out: Path, expected_ids: Sequence[str]) -> list[str]:
 
 def records_by_game_id(out: Path) -> dict[str, dict[str, Any]]:
     """Every stored game record (parsed JSON) by game id."""
-    from arena.tournament.store import Store
+    from arena.store.tournament import Store
 
     with Store(out / "tournament.sqlite", readonly=True) as store:
         return {game_id: json.loads(data) for game_id, data in store.records()}
@@ -501,7 +501,7 @@ def replay_problems(records: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def seat_rows(out: Path) -> list[tuple[Any, ...]]:
-    from arena.tournament.store import Store
+    from arena.store.tournament import Store
 
     with Store(out / "tournament.sqlite", readonly=True) as store:
         return [(r[0], r[1], r[2], r[3], r[8], r[11]) for r in store.seat_rows()]
@@ -509,7 +509,7 @@ def seat_rows(out: Path) -> list[tuple[Any, ...]]:
 
 def worker_pids(out: Path) -> set[int]:
     """Pids of the worker processes that stored games (a game's worker is host:pid)."""
-    from arena.tournament.store import Store
+    from arena.store.tournament import Store
 
     with Store(out / "tournament.sqlite", readonly=True) as store:
         return {int(str(row[12]).rsplit(":", 1)[1]) for row in store.game_rows()}

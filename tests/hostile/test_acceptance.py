@@ -47,7 +47,7 @@ import pytest
 from arena.play.build import build_bot
 from arena.referee import load_bot
 from arena.sandbox import Level
-from arena.tournament.store import Store
+from arena.store.tournament import Store
 
 from .hostile_support import (
     BUILD_OUTPUTS,

@@ -177,7 +177,7 @@ def store_after_kill(out: Path) -> list[str]:
     nothing to damage (the resumed run creates the schema in it)."""
     import sqlite3
 
-    from arena.tournament.store import Store
+    from arena.store.tournament import Store
 
     with sqlite3.connect(f"file:{out / 'tournament.sqlite'}?mode=ro", uri=True) as db:
         if not db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:

@@ -12,7 +12,7 @@ from arena.bench.report import GrowingStore, time_report
 from arena.cli import main
 from arena.engine import GameRecord, replay
 from arena.report import load_results
-from arena.tournament.store import STORE_NAME, Store
+from arena.store.tournament import STORE_NAME, Store
 
 
 def test_bench_stores_hold_real_verifiable_games_with_faults(tmp_path: Path) -> None:

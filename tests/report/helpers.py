@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.play.job import FaultRow, GameResult, ScheduledGame, SeatRow
-from arena.tournament.store import STORE_NAME, Store
+from arena.store.tournament import STORE_NAME, Store
 
 
 @dataclass(frozen=True)

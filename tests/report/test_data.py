@@ -11,7 +11,7 @@ import pytest
 
 from arena.play.job import FaultRow
 from arena.report import load_results
-from arena.tournament.store import STORE_NAME, Store, StoreError
+from arena.store.tournament import STORE_NAME, Store, StoreError
 
 from .conftest import hand_games
 from .helpers import game, make_store, result

@@ -9,7 +9,7 @@ import pytest
 
 from arena.report import build_report, load_results
 from arena.report.sections import sections
-from arena.tournament.store import STORE_NAME, Store
+from arena.store.tournament import STORE_NAME, Store
 
 from .helpers import Game, Seat, game, make_store
 

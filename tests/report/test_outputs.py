@@ -19,7 +19,7 @@ from arena.report import (
     report_dir,
 )
 from arena.report.plots import MAX_POINTS, thin
-from arena.tournament.store import STORE_NAME
+from arena.store.tournament import STORE_NAME
 
 from .conftest import hand_games
 from .helpers import game, make_store

@@ -192,7 +192,7 @@ def test_report_keeps_the_ratings_state_and_continues_it(tmp_path: Path) -> None
 
     from arena.ratings import IncrementalRatings
     from arena.report.build import RATINGS_CACHE, RATINGS_STATE
-    from arena.tournament.store import STORE_NAME, Store
+    from arena.store.tournament import STORE_NAME, Store
 
     from .helpers import result
 

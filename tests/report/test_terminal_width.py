@@ -166,8 +166,8 @@ def test_the_fault_groups_elide_names_too(tmp_path: Path) -> None:
 
 def test_the_stored_leaderboard_of_a_rerun_shows_faults_and_fits(tmp_path: Path) -> None:
     from arena.report.current import stored_leaderboard
+    from arena.store.tournament import STORE_NAME, Store
     from arena.tournament.ledger import RatingLedger
-    from arena.tournament.store import STORE_NAME, Store
 
     outdir = hostile_outdir(tmp_path)
     with Store(outdir / STORE_NAME) as store:

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from arena.play.job import GameResult, ScheduledGame, SeatRow
+from arena.store.tournament import Store
 from arena.tournament.config import TournamentConfig
 from arena.tournament.runner import make_scheduler, store_path
 from arena.tournament.schedule import Entrant, Finished
-from arena.tournament.store import Store
 
 Outcome = Callable[[ScheduledGame], tuple[int, ...]]
 """Ranks by seat for a scheduled game."""

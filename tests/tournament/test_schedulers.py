@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from arena.play.job import ScheduledGame
+from arena.store.tournament import STORE_NAME, Store
 from arena.tournament.runner import make_scheduler
 from arena.tournament.schedule import Entrant, exhaustive_count
 from arena.tournament.seating import is_follower_balanced, is_seat_balanced
-from arena.tournament.store import STORE_NAME, Store
 
 from .simulate import by_strength, config, simulate
 

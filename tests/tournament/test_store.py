@@ -16,9 +16,7 @@ import sqlalchemy as sa
 
 from arena.ratings import rate_games, seatings_to_games
 from arena.report.data import load_results
-from arena.tournament.config import TournamentConfig
-from arena.tournament.ledger import RatingLedger
-from arena.tournament.store import (
+from arena.store.tournament import (
     LEGACY_VERSION,
     SCHEMA_VERSION,
     STORE_NAME,
@@ -27,6 +25,8 @@ from arena.tournament.store import (
     StoreLocked,
     upgrade_store,
 )
+from arena.tournament.config import TournamentConfig
+from arena.tournament.ledger import RatingLedger
 
 from .simulate import by_strength, config, result, simulate
 
@@ -173,7 +173,7 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 def test_one_writer_per_store_and_the_lock_names_it(tmp_path: Path) -> None:
     with Store(tmp_path / STORE_NAME):
         code = (
-            "import sys; from pathlib import Path; from arena.tournament.store import Store, "
+            "import sys; from pathlib import Path; from arena.store.tournament import Store, "
             "StoreLocked\ntry:\n    Store(Path(sys.argv[1]))\nexcept StoreLocked as e:\n"
             "    print(e)"
         )

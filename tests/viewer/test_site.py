@@ -49,7 +49,7 @@ def test_replay_data_from_stored_frames_equals_the_engine_s(small_tournament: Pa
     import orjson
 
     from arena.engine import GameRecord
-    from arena.tournament.store import STORE_NAME, Store
+    from arena.store.tournament import STORE_NAME, Store
     from arena.viewer.frames import assemble, assemble_json, viewer_data
     from arena.viewer.page import script_safe
 
@@ -72,7 +72,7 @@ def test_a_store_without_frames_gets_the_same_replays(
     """Stores written before frames were stored: the report draws them with the engine."""
     import sqlite3
 
-    from arena.tournament.store import STORE_NAME
+    from arena.store.tournament import STORE_NAME
 
     copy = tmp_path / "old"
     copy.mkdir()
