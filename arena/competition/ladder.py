@@ -249,6 +249,7 @@ class Ladder:
         self._unsaved: list[tuple[str, GameResult]] = []
         self._backoff = 0.0
         self._not_before = 0.0
+        self._executor_failed = False
         self.wake_builder: Callable[[], None] = lambda: None
         """Called when a version goes back to the build queue (set by the service)."""
         self.finished = 0
@@ -311,6 +312,7 @@ class Ladder:
             if game_id is None:  # not one game's failure: the executor itself is unwell
                 _log.error("ladder: the executor failed: %s", visible(str(exc)))
                 self._back_off()
+                self._executor_failed = True
                 return False
             try:
                 self._void(game_id, f"{type(exc).__name__}: {exc}")
@@ -334,10 +336,13 @@ class Ladder:
         finish first and are stored) and schedule them again; how many were re-queued."""
         self.stop()
         self._idle.wait(60)  # the loop starts no game after this
-        if not abort:
+        if not abort:  # let the running games finish (a broken executor: not for long)
             deadline = time.monotonic() + 600
+            self._executor_failed = False
             while self._running and time.monotonic() < deadline:
                 self._collect(POLL_S)
+                if self._executor_failed:
+                    break
         self.executor.close(abort=abort)
         self._retry_unsaved()
         requeued = self.store.requeue_running()
