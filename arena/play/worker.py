@@ -104,12 +104,16 @@ def run_job(state: WorkerState, job: GameJob) -> GameResult:
     own (in a worker state of its own, closed after the game), read back and deleted."""
     if job.collect_stderr:
         return _run_collecting_stderr(state.worker_id, job)
+    return _play(state, job)[0]
+
+
+def _play(state: WorkerState, job: GameJob) -> tuple[GameResult, list[BotSeat]]:
     started = time.monotonic()
     keep = {_key(bot) for bot in job.bots}
-    seats: list[Seat] = [state.seat_for(job, i, keep) for i in range(len(job.bots))]
+    seats = [state.seat_for(job, i, keep) for i in range(len(job.bots))]
     settings = job.settings.game(job.game.variant, job.game.deal_seed)
     outcome = play_game(seats, settings, job.game.game_id)
-    return game_result(
+    result = game_result(
         job.game.game_index,
         outcome,
         duration_s=time.monotonic() - started,
@@ -117,6 +121,7 @@ def run_job(state: WorkerState, job: GameJob) -> GameResult:
         announced=tuple(_announcement(seat) for seat in seats),
         frames=job.replay_frames,
     )
+    return result, seats
 
 
 def _run_collecting_stderr(worker_id: int, job: GameJob) -> GameResult:
@@ -125,12 +130,8 @@ def _run_collecting_stderr(worker_id: int, job: GameJob) -> GameResult:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         folder.chmod(0o755)
-        started = time.monotonic()
-        keep = {_key(bot) for bot in job.bots}
         try:
-            seats = [state.seat_for(job, i, keep) for i in range(len(job.bots))]
-            settings = job.settings.game(job.game.variant, job.game.deal_seed)
-            outcome = play_game(seats, settings, job.game.game_id)
+            result, seats = _play(state, job)
         finally:
             state.close()
         stderr = []
@@ -138,14 +139,6 @@ def _run_collecting_stderr(worker_id: int, job: GameJob) -> GameResult:
             text = _tail(seat.stderr_log) if seat.stderr_log is not None else ""
             if text:
                 stderr.append((index, text))
-        result = game_result(
-            job.game.game_index,
-            outcome,
-            duration_s=time.monotonic() - started,
-            worker=f"{os.uname().nodename}:{os.getpid()}",
-            announced=tuple(_announcement(seat) for seat in seats),
-            frames=job.replay_frames,
-        )
         return dataclasses.replace(result, stderr=tuple(stderr))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
