@@ -83,9 +83,9 @@ SCHEMA_VERSION = 3
 STORE_NAME = "tournament.sqlite"
 LOCK_NAME = "tournament.lock"
 STORE_URL_NAME = "store.url"
+"""In a tournament folder whose games are in a database: that database's URL."""
 EXPECTED_KEY = "expected_games"
 """Meta key: how many games the scheduler will hand out in all (kept for reports)."""
-"""In a tournament folder whose games are in a database: that database's URL."""
 LEGACY_VERSION = "v1-unknown"
 """The version of bots of a schema-1 store, which did not record versions."""
 ADVISORY_LOCK = 0x4152454E41

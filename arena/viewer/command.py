@@ -116,7 +116,7 @@ def write_views(
             if path in seen and seen[path] != target:
                 raise ViewError(
                     f"{seen[path]} and {target} would both be written to {path}: "
-                    "omit --out to write each replay beside its record"
+                    "omit --out to write each replay beside its own record or folder"
                 )
             seen[path] = target
     written: list[list[Path]] = []
