@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 from pathlib import Path
@@ -49,8 +50,15 @@ def record_bytes(record: GameRecord, compress: bool = False) -> bytes:
 
 
 def save_record(record: GameRecord, path: Path) -> None:
-    """Write atomically (temp file + rename), gzip when the name ends in ``.gz``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write atomically (temp file + rename), gzip when the name ends in ``.gz``. A failed
+    write (full disk, folder gone read-only) is one :class:`RecordFileError`, no partial file."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(record_bytes(record, compress=path.suffix == ".gz"))
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(record_bytes(record, compress=path.suffix == ".gz"))
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        reason = exc.strerror or exc
+        raise RecordFileError(f"cannot write the game record {path}: {reason}") from None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -33,17 +35,31 @@ def new_match_folder(root: Path, stamp: str | None = None) -> Path:
     raise FileExistsError(f"{root}: no free folder name for {stamp}")
 
 
+def writable_folder(folder: Path) -> Path:
+    """``folder``, created if needed, once a file could be written in it: checked before the
+    bots are built and the game played, so an unwritable ``--out`` never costs a game."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".arena-probe-") as probe:
+            probe.write(b"probe")
+            probe.flush()
+            os.fsync(probe.fileno())
+    except OSError as exc:
+        raise ArenaError(f"cannot write to {folder}: {exc.strerror or exc}") from None
+    return folder
+
+
 def match_folder(out: Path | None, parent: Path) -> Path:
     """``out`` if it holds no record yet, else a new timestamped folder in ``parent``:
-    a match never overwrites an earlier one."""
+    a match never overwrites an earlier one. Either is checked writable."""
     if out is not None:
         if (out / "record.json").exists():
             raise ArenaError(f"{out} already holds a game record; choose another --out")
-        return out
+        return writable_folder(out)
     try:
-        return new_match_folder(parent)
+        return writable_folder(new_match_folder(parent))
     except OSError as exc:
-        raise ArenaError(f"cannot create a folder in {parent}: {exc}") from None
+        raise ArenaError(f"cannot create a folder in {parent}: {exc.strerror or exc}") from None
 
 
 @dataclass(frozen=True)

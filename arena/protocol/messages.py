@@ -23,9 +23,12 @@ MAX_LINE_BYTES = 65536
 
 
 class _Referee(BaseModel):
-    """Messages the referee sends: strict, so our schema documents exactly what we write."""
+    """Messages the referee sends. The models forbid extra fields, so what we write is
+    exactly what they say; their published schemas allow extra fields
+    (``additionalProperties: true``), since bots must ignore fields a later referee adds
+    (SPEC §10): a bot that validates its input with our schemas keeps working."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"additionalProperties": True})
 
 
 class _Bot(BaseModel):
@@ -53,8 +56,9 @@ class Limits(_Referee):
     )
     wall_ceiling: float | None = Field(
         default=None,
-        description="CPU clock only: a decision also ends after this many times its time "
-        "in wall-clock time (a bot that sleeps or blocks still times out).",
+        description="CPU clock only: a decision also ends once the bot has been idle "
+        "(sleeping or blocked, not waiting for a CPU) for this many times its time, so a bot "
+        "that sleeps or blocks still times out. Null on the wall clock.",
     )
 
 

@@ -150,7 +150,7 @@ def _snapshot(store: Store, outdir: Path) -> Results:
         fingerprint = store.fingerprint()
         versions = {b.label: b.version for b in store.bots()}
         ratings_state = store.ratings_state()
-        scheduled = store.scheduled_count()
+        scheduled = store.expected_count()  # the whole schedule, not those handed out yet
         finished_index = _int_column(store.finished_index_chunks())
         rated = _rated(store)
         mean_duration, first_at, last_at = store.game_times()

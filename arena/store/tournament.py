@@ -84,6 +84,8 @@ STORE_NAME = "tournament.sqlite"
 LOCK_NAME = "tournament.lock"
 STORE_URL_NAME = "store.url"
 """In a tournament folder whose games are in a database: that database's URL."""
+EXPECTED_KEY = "expected_games"
+"""Meta key: how many games the scheduler will hand out in all (kept for reports)."""
 LEGACY_VERSION = "v1-unknown"
 """The version of bots of a schema-1 store, which did not record versions."""
 ADVISORY_LOCK = 0x4152454E41
@@ -899,7 +901,15 @@ class Store:
         return self._one("SELECT 1 FROM schedule WHERE game_id = :g", {"g": game_id}) is not None
 
     def scheduled_count(self) -> int:
+        """Games handed out so far (a lazy scheduler hands out a few ahead of play)."""
         return int(self._one("SELECT COUNT(*) FROM schedule")[0])
+
+    def expected_count(self) -> int:
+        """Games the whole tournament plays: what the scheduler said it would hand out
+        (meta ``expected_games``), or those handed out when it did not say (or handed out
+        more)."""
+        expected = self.get_meta(EXPECTED_KEY)
+        return max(self.scheduled_count(), int(expected) if expected else 0)
 
     def finished_count(self) -> int:
         return int(self._one("SELECT COUNT(*) FROM games")[0])
@@ -1164,7 +1174,7 @@ class Store:
 
     def totals(self) -> Totals:
         """Counts and per-bot (games, wins) of finished games, aggregated in SQL."""
-        totals = Totals(scheduled=self.scheduled_count(), finished=self.finished_count())
+        totals = Totals(scheduled=self.expected_count(), finished=self.finished_count())
         labels = self._label_map()
         for bot_id, games, wins in self._all(
             f"SELECT bot_id, COUNT(*), {_ones('rank = 1')} FROM seats GROUP BY bot_id"

@@ -23,6 +23,7 @@ from arena.referee import BotSpec, ManifestError, load_bot
 from arena.referee.clock import ClockKind
 from arena.referee.manifest import Built, unique_names
 from arena.store.tournament import (
+    EXPECTED_KEY,
     LEGACY_VERSION,
     Store,
     StoreError,
@@ -340,6 +341,8 @@ def run_tournament(
     try:
         entrants = [Entrant(b.spec.name, b.version) for b in built]
         scheduler = make_scheduler(config, store, entrants)
+        if scheduler.expected is not None:  # a report of a stopped run shows the whole total
+            store.set_meta(EXPECTED_KEY, str(scheduler.expected))
         totals = store.totals()
         total = max(totals.scheduled, scheduler.expected or 0)
         progress = Progress(
@@ -389,7 +392,7 @@ def run_tournament(
 
         first = pull()
         if first is None:
-            progress.total = max(progress.done, store.scheduled_count())
+            progress.total = _all_handed_out(store, progress.done)
             return progress  # nothing to play: no pool started
         ledger.prepare()  # load the rating libraries before play, not between results
         executor = executor or make_executor(config, built=built)
@@ -416,7 +419,7 @@ def run_tournament(
                     Finished(result.game_index, tuple(names), tuple(s.rank for s in result.seats))
                 )
                 progress.done += 1
-                progress.total = max(progress.total, store.scheduled_count())
+                progress.total = max(progress.total, store.expected_count())
                 progress.last = result
                 progress.add([(s.bot, s.rank) for s in result.seats])
                 if on_progress:
@@ -425,7 +428,15 @@ def run_tournament(
         finally:
             executor.close(abort=aborted)
         ledger.advance()  # the ratings of every game stored (after a stop: on resume)
-        progress.total = max(progress.done, store.scheduled_count())
+        progress.total = _all_handed_out(store, progress.done)
         return progress
     finally:
         store.close()
+
+
+def _all_handed_out(store: Store, done: int) -> int:
+    """The scheduler has handed out its last game: the tournament's total is what it
+    handed out (an adaptive scheduler may stop short of what it expected)."""
+    scheduled = store.scheduled_count()
+    store.set_meta(EXPECTED_KEY, str(scheduled))
+    return max(done, scheduled)

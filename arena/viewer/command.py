@@ -68,18 +68,10 @@ def tournament_games(folder: Path, wanted: Sequence[str]) -> Iterator[GameSource
         yield GameSource(game_id, load)
 
 
-def write_views(
-    target: Path,
-    games: Sequence[str] = (),
-    out: Path | None = None,
-    open_browser: bool = False,
-    say: Callable[[str], None] = print,
-) -> list[Path]:
-    """Write the replay page(s) of a record file or a tournament folder; return their paths.
-
-    A record file gives ``<name>.html`` beside it; a tournament folder gives
-    ``OUTDIR/replays/<game id>.html``. ``out`` is a file (one game) or a folder.
-    """
+def _plan(
+    target: Path, games: Sequence[str], out: Path | None, out_is_folder: bool
+) -> list[tuple[GameSource, Path]]:
+    """The games of one record file or tournament folder, each with the page it is written to."""
     if target.is_dir():
         sources = list(tournament_games(target, games))
         if not sources:
@@ -88,32 +80,64 @@ def write_views(
         paths = [folder / f"{source.game_id}.html" for source in sources]
         if out is not None and out.suffix == ".html" and len(sources) == 1:
             paths = [out]
-    else:
-        if games:
-            raise ViewError("--game picks a game of a tournament folder, not of a record file")
-        try:
-            record = load_record(target)
-        except RecordFileError as exc:
-            raise ViewError(str(exc)) from None
-        sources = [GameSource(None, lambda: record)]
-        name = target.name.removesuffix(".gz").removesuffix(".json") + ".html"
-        default = target.with_name(name)
-        paths = [default if out is None else (out / name if out.is_dir() else out)]
-    written = []
-    for source, path in zip(sources, paths, strict=True):
-        text = replay_html(source.load(), source.game_id)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(path)
-        except OSError as exc:
-            raise ViewError(f"cannot write {path}: {exc.strerror or exc}") from None
-        written.append(path)
-    if len(written) == 1:
-        say(f"replay: {written[0]}")
-    else:
-        say(f"{len(written)} replays in {written[0].parent}/")
+        return list(zip(sources, paths, strict=True))
+    if games:
+        raise ViewError("--game picks a game of a tournament folder, not of a record file")
+    try:
+        record = load_record(target)
+    except RecordFileError as exc:
+        raise ViewError(str(exc)) from None
+    name = target.name.removesuffix(".gz").removesuffix(".json") + ".html"
+    default = target.with_name(name)
+    path = default if out is None else (out / name if out_is_folder or out.is_dir() else out)
+    return [(GameSource(None, lambda: record), path)]
+
+
+def write_views(
+    targets: Sequence[Path],
+    games: Sequence[str] = (),
+    out: Path | None = None,
+    open_browser: bool = False,
+    say: Callable[[str], None] = print,
+) -> list[Path]:
+    """Write the replay page(s) of record files and tournament folders; return their paths.
+
+    A record file gives ``<name>.html`` beside it; a tournament folder gives
+    ``OUTDIR/replays/<game id>.html``. ``out`` is a file (one game) or a folder. With
+    ``open_browser`` the first replay of each target opens (one tab per target), so a glob
+    over several matches shows every match.
+    """
+    if len(targets) > 1 and out is not None and out.suffix == ".html":
+        raise ViewError("--out names one file, but several targets were given: pass a folder")
+    plans = [_plan(target, games, out, len(targets) > 1) for target in targets]
+    seen: dict[Path, Path] = {}
+    for target, plan in zip(targets, plans, strict=True):
+        for _, path in plan:
+            if path in seen and seen[path] != target:
+                raise ViewError(
+                    f"{seen[path]} and {target} would both be written to {path}: "
+                    "omit --out to write each replay beside its own record or folder"
+                )
+            seen[path] = target
+    written: list[list[Path]] = []
+    for plan in plans:
+        written.append([])
+        for source, path in plan:
+            text = replay_html(source.load(), source.game_id)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_name(path.name + ".tmp")
+                tmp.write_text(text, encoding="utf-8")
+                tmp.replace(path)
+            except OSError as exc:
+                raise ViewError(f"cannot write {path}: {exc.strerror or exc}") from None
+            written[-1].append(path)
+    for paths in written:
+        if len(paths) == 1:
+            say(f"replay: {paths[0]}")
+        else:
+            say(f"{len(paths)} replays in {paths[0].parent}/")
     if open_browser:
-        webbrowser.open(written[0].resolve().as_uri())
-    return written
+        for paths in written:
+            webbrowser.open(paths[0].resolve().as_uri())
+    return [path for paths in written for path in paths]

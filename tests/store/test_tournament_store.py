@@ -21,6 +21,7 @@ from arena.play.job import FaultRow
 from arena.ratings import rate_games, seatings_to_games
 from arena.report.data import load_results
 from arena.store.tournament import (
+    EXPECTED_KEY,
     SCHEMA,
     STORE_NAME,
     STORE_URL_NAME,
@@ -117,6 +118,25 @@ def test_one_writer_at_a_time_readers_welcome(tmp_path: Path, store_url: str | N
                 reader.put_meta(x="1")
         writer.put_meta(x="1")
     Store(location).close()  # released on close
+
+
+def test_the_expected_total_outlives_a_stopped_run(tmp_path: Path, store_url: str | None) -> None:
+    """A report of a stopped run counts the whole schedule the scheduler announced, and
+    never fewer games than were handed out."""
+    cfg = config(tmp_path, BOTS, players=[2, 3], seeds=2, store=store_url)
+    simulate(cfg, by_strength(STRENGTH), seed=1, stop_after=3)
+    if store_url is not None:
+        remember_location(cfg.output, store_url)  # the report finds the database
+    with Store(store_path(cfg)) as store:
+        handed_out = store.scheduled_count()
+        assert store.expected_count() == handed_out  # nothing announced: what was handed out
+        store.set_meta(EXPECTED_KEY, str(handed_out + 100))
+    with Store(store_path(cfg), readonly=True) as reader:
+        assert reader.expected_count() == reader.totals().scheduled == handed_out + 100
+    assert load_results(cfg.output).scheduled == handed_out + 100
+    with Store(store_path(cfg)) as store:
+        store.set_meta(EXPECTED_KEY, "1")
+        assert store.expected_count() == handed_out
 
 
 def test_a_folder_keeps_its_games_where_they_are(tmp_path: Path, postgres_url: str) -> None:

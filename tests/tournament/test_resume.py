@@ -209,3 +209,32 @@ def test_a_second_writer_is_refused_naming_the_first(bot_dirs: list[Path], tmp_p
     assert second.returncode == 2
     assert f"another arena run (pid {os.getpid()})".encode() in second.stderr
     assert b"Traceback" not in second.stderr
+
+
+def test_the_report_of_an_interrupted_tournament_counts_the_whole_schedule(
+    bot_dirs: list[Path], tmp_path: Path
+) -> None:
+    """Stopped early, the report's total is the schedule's (144 games here), not the
+    few games the scheduler had handed out when the run stopped."""
+    out = tmp_path / "stopped"
+    python_bots = [str(d) for d in bot_dirs if d.name.startswith("python-")]
+    cmd = [
+        *command(bot_dirs, out)[:6],  # through --bots
+        *python_bots,
+        "--players", "2", "--variants", "coloured", "gray", "--seeds", "36",
+        "--workers", "2", "--out", str(out),
+    ]  # fmt: skip
+    assert interrupt_after(cmd, out, 4, signal.SIGINT) == 130
+    finished = stored(out)
+    assert 4 <= finished < 144
+    report = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "report", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert report.returncode == 0, report.stderr
+    assert f"Leaderboard ({finished}/144 games finished)" in report.stdout, report.stdout
+    markdown = (out / "report" / "report.md").read_text()
+    assert f"{finished}/144 games finished (incomplete" in markdown

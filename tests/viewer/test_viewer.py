@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,8 @@ from arena.viewer import position, replay_page, script_json, viewer_data
 from arena.viewer.command import ViewError, replay_html
 
 from .helpers import HOSTILE, random_record
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def expand(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -127,3 +132,47 @@ def test_arena_view_explains_bad_input(tmp_path: Path, capsys: pytest.CaptureFix
     err = capsys.readouterr().err
     assert "not JSON" in err and "no such file" in err
     assert "Traceback" not in err
+
+
+def test_arena_view_of_several_records_opens_each(tmp_path: Path) -> None:
+    """``arena view results/matches/*/record.json --open`` as a user types it, two matches in."""
+    matches = tmp_path / "results" / "matches"
+    for i, name in enumerate(["20260101-120000", "20260101-120500"]):
+        (matches / name).mkdir(parents=True)
+        save_record(random_record(2, seed=20 + i), matches / name / "record.json")
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.py"
+    browser.write_text(f"import sys\nopen({str(opened)!r}, 'a').write(sys.argv[1] + '\\n')\n")
+    env = {**os.environ, "BROWSER": f"{sys.executable} {browser} %s"}
+    records = sorted(str(p) for p in matches.glob("*/record.json"))
+    run = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "view", *records, "--open"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    pages = sorted(p for p in matches.glob("*/record.html"))
+    assert len(pages) == 2 and all("azul-game" in p.read_text() for p in pages)
+    assert run.stdout.splitlines() == [f"replay: {p}" for p in pages]
+    assert sorted(opened.read_text().split()) == [p.resolve().as_uri() for p in pages]
+
+
+def test_several_records_into_one_out_folder_must_not_collide(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = tmp_path / "a" / "record.json", tmp_path / "b" / "record.json"
+    for i, path in enumerate([a, b]):
+        path.parent.mkdir()
+        save_record(random_record(2, seed=30 + i), path)
+    c = tmp_path / "other.json"
+    save_record(random_record(2, seed=40), c)
+    assert main(["view", str(a), str(b), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "would both be written to" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+    assert main(["view", str(a), str(c), "--out", str(tmp_path / "out")]) == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["other.html", "record.html"]
+    assert main(["view", str(a), str(c), "--out", str(tmp_path / "one.html")]) == 2
