@@ -79,6 +79,11 @@ class Support:
                 h.version == 2 and (h.base / "cpu.pressure").exists() for h in self.hierarchies
             )
             parts.append(f"CPU clock: {source}" + (" + cpu.pressure" if waits else ""))
+        freezes = any(h.version == 2 for h in self.hierarchies)  # (BotCgroup.freeze)
+        parts.append(
+            "between turns: "
+            + ("frozen (cgroup.freeze)" if freezes else "charged (no cgroup v2 to freeze)")
+        )
         if self.problems:
             parts.append("; ".join(self.problems))
         return "; ".join(parts)
