@@ -113,6 +113,11 @@ def test_a_pondering_bot_is_frozen_between_its_turns(tmp_path: Path) -> None:
         thinking = ponder.cpu_reading()
         time.sleep(WINDOW_S)  # after the game too (and before game_start of the next)
         resting = ((ponder.cpu_reading() or 0) - (thinking or 0)) / 1e6
+        proc = ponder._proc
+        assert proc is not None and proc.frozen
+        ponder.abandon()  # killed while frozen: SIGKILL reaches frozen tasks
+    assert proc.poll() is not None
+    assert not any(d.exists() for d in proc.cgroup_dirs)
     assert record.faults == []
     assert len(watcher.windows) >= 10
     assert max(watcher.windows) < FROZEN_SLACK_MS, watcher.windows
