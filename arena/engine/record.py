@@ -60,6 +60,12 @@ class DecisionRecord(_Model):
         description="CPU time the bot's process tree used meanwhile (absent when not "
         "measured, and in older records).",
     )
+    between_ms: float | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,  # frozen bots (the usual case) look the same
+        description="CPU time the bot used after its previous reply and before this request "
+        "(pondering): charged to this decision on CPU clocks; absent when ~0.",
+    )
     auto: bool = Field(
         default=False, description="Played by the referee's random policy for a faulted bot."
     )

@@ -148,11 +148,14 @@ class Spent:
     """The clock that applied (CPU falls back to wall when CPU time is unreadable)."""
     wait_ms: float | None = None
     """Time the bot was ready to run but the host gave its CPU to others (None: unknown)."""
+    between_ms: float = 0.0
+    """CPU time the bot used after its previous reply and before this request (pondering,
+    background threads): charged to this decision on CPU clocks, never free."""
 
     @property
     def charged_ms(self) -> float:
         if self.clock is ClockKind.CPU and self.cpu_ms is not None:
-            return self.cpu_ms
+            return self.cpu_ms + self.between_ms
         return self.wall_ms
 
     @property
@@ -228,12 +231,15 @@ class Stopwatch:
         "_cpu0",
         "_meter",
         "_now",
+        "_prior",
         "_wait0",
         "_wait_read",
         "allowance_ms",
+        "between_ms",
         "budget_ms",
         "ceiling",
         "clock",
+        "closing_ns",
         "hard_ms",
         "idle_limit_ms",
         "start",
@@ -250,14 +256,23 @@ class Stopwatch:
         clock: ClockKind | None = None,
         now: Callable[[], float] = time.monotonic,
         read_now: bool = True,
+        prior_ns: int | None = None,
     ) -> None:
         """``meter`` is read whatever the clock, so a record shows CPU time under wall
         clocks too; ``clock`` overrides ``control.clock`` (a seat's fallback).
 
         ``read_now=False``: the opening CPU reading waits for :meth:`open`, which the
         referee calls just after writing the request, so the bot does not wait for a
-        system call (the wall clock starts now either way)."""
+        system call (the wall clock starts now either way).
+
+        ``prior_ns``: the meter's reading at the bot's previous reply. What it used since
+        then, up to the opening reading, is :attr:`between_ms`, charged to this decision
+        (CPU clocks): CPU time between turns is never free."""
         self._now = now
+        self._prior = prior_ns
+        self.between_ms = 0.0
+        self.closing_ns: int | None = None
+        """The latest reading taken by :meth:`stop` (None: none yet, or unknown)."""
         self._meter = meter
         self._cpu0: int | None = None
         self._wait0: int | None = None
@@ -299,8 +314,16 @@ class Stopwatch:
         clock (the meter is unreadable: the bot's accounting is gone)."""
         meter = self._meter
         cpu0 = self._cpu0 = meter.cpu_ns() if meter is not None else None
-        if cpu0 is None and self.clock is not ClockKind.WALL:
-            self._set_clock(ClockKind.WALL, self._cores)
+        if cpu0 is None:
+            if self.clock is not ClockKind.WALL:
+                self._set_clock(ClockKind.WALL, self._cores)
+            return
+        prior = self._prior
+        if prior is not None and cpu0 > prior:
+            between = self.between_ms = (cpu0 - prior) / 1e6
+            if self.clock is ClockKind.CPU:  # less is left: look sooner
+                left_s = max(0.0, self.budget_ms - between) / self._cores / 1000
+                self.wake_at = min(self.wake_at, self.start + left_s)
 
     def _since_start(self, reading: int | None, first: int | None) -> float | None:
         return None if reading is None or first is None else max(0, reading - first) / 1e6
@@ -316,7 +339,10 @@ class Stopwatch:
         went past :attr:`wake_at`. Then the closing CPU reading may wait until the bot
         is idle again (:meth:`cpu_ms_at`). None: call :meth:`stop`, which reads it now."""
         wall_ms = (self._now() - self.start) * 1000
-        if self._wait_read or (wall_ms + 1.0) * MACHINE_CORES >= self.allowance_ms:
+        if (
+            self._wait_read
+            or (wall_ms + 1.0) * MACHINE_CORES + self.between_ms >= self.allowance_ms
+        ):
             return None
         return wall_ms
 
@@ -329,7 +355,8 @@ class Stopwatch:
         """The cost so far (call it when the reply is in)."""
         wall_ms = (self._now() - self.start) * 1000
         meter = self._meter
-        cpu_ms = self._since_start(meter.cpu_ns() if meter else None, self._cpu0)
+        reading = self.closing_ns = meter.cpu_ns() if meter else None
+        cpu_ms = self._since_start(reading, self._cpu0)
         wait_ms = None
         if (
             meter is not None
@@ -337,7 +364,7 @@ class Stopwatch:
             and wall_ms >= self.idle_limit_ms - _EPS_MS
         ):
             wait_ms = self._since_start(meter.cpu_wait_ns(), self._wait0)  # only when needed
-        return Spent(wall_ms, cpu_ms, self.clock, wait_ms)
+        return Spent(wall_ms, cpu_ms, self.clock, wait_ms, self.between_ms)
 
     def verdict(self, spent: Spent) -> str | None:
         """Why ``spent`` is over the time, or None if it is within it."""
@@ -345,7 +372,13 @@ class Stopwatch:
             if spent.wall_ms > self.budget_ms:
                 return f"no move within {self.allowance_ms} ms"
             return None
-        if spent.cpu_ms > self.budget_ms:
+        if spent.cpu_ms + spent.between_ms > self.budget_ms:
+            if spent.between_ms >= 0.5:
+                return (
+                    f"used {spent.cpu_ms + spent.between_ms:.0f} ms of CPU time, over its "
+                    f"{self.allowance_ms} ms: {spent.between_ms:.0f} ms of it between its "
+                    f"turns, after its previous reply (wall time {spent.wall_ms:.0f} ms)"
+                )
             return (
                 f"used {spent.cpu_ms:.0f} ms of CPU time, over its {self.allowance_ms} ms "
                 f"(wall time {spent.wall_ms:.0f} ms)"
@@ -387,7 +420,7 @@ class Stopwatch:
             return why
         if self.clock is ClockKind.WALL or spent.cpu_ms is None:
             return f"no move within {self.allowance_ms} ms"  # woke at the deadline
-        cpu_left_ms = (self.budget_ms - spent.cpu_ms) / self._cores
+        cpu_left_ms = (self.budget_ms - spent.cpu_ms - spent.between_ms) / self._cores
         idle_left_ms = self.idle_limit_ms - spent.idle_ms  # idle time grows at most as fast
         step_s = max(MIN_CHECK_S, min(cpu_left_ms, idle_left_ms) / 1000)
         self.wake_at = min(self.ceiling, self._now() + step_s)

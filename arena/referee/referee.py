@@ -166,6 +166,8 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
             cpu_ms = answer.cpu_ms
             if cpu_ms is not None:
                 decision["cpu_ms"] = int(cpu_ms * 1000.0 + 0.5) / 1000.0
+            if answer.between_ms >= 0.001:  # (charged; ~0 when the bot was frozen)
+                decision["between_ms"] = int(answer.between_ms * 1000.0 + 0.5) / 1000.0
             if answer.stderr is not None and stderr_room[seat_index] > 0:
                 decision["stderr"] = _capped(answer.stderr, stderr_room[seat_index])
                 stderr_room[seat_index] -= len(answer.stderr)

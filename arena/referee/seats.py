@@ -57,7 +57,7 @@ class Choice:
     wait on; see :func:`settle_cpu`): :attr:`cpu_ms` and :attr:`stderr` are then filled
     in on first use."""
 
-    __slots__ = ("_cpu_ms", "_pending", "_stderr", "clock", "index", "think_ms")
+    __slots__ = ("_cpu_ms", "_pending", "_stderr", "between_ms", "clock", "index", "think_ms")
 
     def __init__(
         self,
@@ -66,6 +66,7 @@ class Choice:
         stderr: str | None = None,
         cpu_ms: float | None = None,
         clock: ClockKind = ClockKind.WALL,
+        between_ms: float = 0.0,
     ) -> None:
         self.index = index
         self.think_ms = think_ms
@@ -74,6 +75,9 @@ class Choice:
         self._cpu_ms = cpu_ms
         self.clock = clock
         """The clock the decision was charged on."""
+        self.between_ms = between_ms
+        """CPU time used since the bot's previous reply, before this request (charged
+        to this decision on CPU clocks; ~0 when the bot was frozen between its turns)."""
         self._pending: tuple[Stopwatch, BotSeat, StderrSink | None, int] | None = None
         """Set while the closing CPU reading is still to be taken: the decision's
         stopwatch, its seat, and the seat's stderr sink with its position at the request."""
@@ -92,9 +96,10 @@ class Choice:
             self.settle()
         return self._stderr
 
-    def settle(self, reading: int | None = None, *, read: bool = True) -> None:
+    def settle(self, reading: int | None = None, *, read: bool = True, freeze: bool = True) -> None:
         """Take the closing CPU reading now (or use ``reading``, taken while the bot was
-        idle) and collect its stderr; a no-op when it was done already."""
+        idle), freeze the bot until its next request (unless ``freeze`` is False) and
+        collect its stderr; a no-op when it was done already."""
         pending = self._pending
         if pending is None:
             return
@@ -103,13 +108,14 @@ class Choice:
         if read:
             reading = seat.cpu_reading()
         cpu_ms = self._cpu_ms = watch.cpu_ms_at(reading)
-        seat._busy_s += (cpu_ms if cpu_ms is not None else self.think_ms) / 1000
+        seat._busy_s += (cpu_ms + self.between_ms if cpu_ms is not None else self.think_ms) / 1000
+        seat.rest(reading, freeze=freeze)
         if sink is not None:
             self._stderr = sink.since(mark, DECISION_STDERR_BYTES)
 
     @property
     def spent(self) -> Spent:
-        return Spent(self.think_ms, self.cpu_ms, self.clock)
+        return Spent(self.think_ms, self.cpu_ms, self.clock, None, self.between_ms)
 
     def __repr__(self) -> str:
         return f"Choice(index={self.index}, think_ms={self.think_ms:.3f}, cpu_ms={self.cpu_ms})"
@@ -234,6 +240,9 @@ class BotSeat:
         so a persistent process is recycled before it reaches its CPU-seconds rlimit."""
         self._unsettled: Choice | None = None
         """This seat's last answer while its closing CPU reading is deferred."""
+        self._last_cpu: int | None = None
+        """The bot's CPU reading at its last reply (or ``ready``): whatever it uses after
+        that and before its next request is charged to that request (None: unknown)."""
         self.clock = self.time_control.clock
         """The clock that applies to the current process (CPU falls back to wall when
         the bot's CPU time cannot be read)."""
@@ -303,7 +312,16 @@ class BotSeat:
             self.kill()
             return fault
         self.handshake_ms = (time.monotonic() - t0) * 1000
+        self.rest(proc.cpu_ns())  # start-up is over: from here on its CPU time is a decision's
         return None
+
+    def rest(self, reading: int | None, *, freeze: bool = True) -> None:
+        """Between turns: note the bot's CPU time ``reading`` (what it uses from now until
+        its next request is charged to that request) and freeze it, so that it cannot
+        compute while the other bots think nor slow them down on a shared core."""
+        self._last_cpu = reading
+        if freeze and self._proc is not None:
+            self._proc.freeze()
 
     def _usable_clock(self, proc: BotProcess) -> ClockKind:
         if self.time_control.clock is ClockKind.CPU and proc.cpu_ns() is None:
@@ -370,8 +388,9 @@ class BotSeat:
     def close(self) -> None:
         """Say ``quit``, give the bot a moment to exit, then kill whatever is left."""
         if self.alive and self._chan is not None:
-            self._chan.send(encode(Quit()), time.monotonic() + 0.05)
             assert self._proc is not None
+            self._proc.thaw()
+            self._chan.send(encode(Quit()), time.monotonic() + 0.05)
             with contextlib.suppress(Exception):
                 self._proc.wait(0.2)
         self.kill()
@@ -387,8 +406,9 @@ class BotSeat:
 
     def kill(self) -> None:
         if self._unsettled is not None:  # its last CPU reading, while it still exists
-            self._unsettled.settle()
+            self._unsettled.settle(freeze=False)
             self._unsettled = None
+        self._last_cpu = None
         if self._chan is not None:
             self._chan.close()
             if self._chan.transcript is not None:
@@ -438,19 +458,26 @@ class BotSeat:
         # stderr is collected before this decision's starts. Otherwise the opening
         # reading waits until the request is out (the bot is only being woken then): the
         # bots never wait for that system call.
+        # What the bot used since its last reply is charged to this decision (that reply's
+        # closing reading is the baseline; with its own answer still open the baseline is
+        # this opening reading, which closes both).
+        proc = self._proc
         watch = Stopwatch(
             time_left_ms,
             self.time_control,
-            self._proc,
+            proc,
             cores=self.sandbox.limits.cpu_quota,
             clock=self.clock,
             read_now=own is not None,
+            prior_ns=self._last_cpu if own is None else None,
         )
         if own is not None:
-            own.settle(watch.opening_ns, read=False)
+            own.settle(watch.opening_ns, read=False, freeze=False)
         sink = self._sink
         stderr_mark = sink.mark() if sink is not None else 0
         error = chan.send(payload, watch.ceiling)  # writing costs a bot no CPU time
+        if proc is not None:
+            proc.thaw()  # after the write: the bot finds its request when it wakes
         if own is None:
             watch.open()
         if _UNSETTLED.choices:
@@ -500,7 +527,7 @@ class BotSeat:
                 ):
                     stderr = sink.since(stderr_mark, DECISION_STDERR_BYTES)
                     sink = None
-                choice = Choice(result, wall_ms, stderr, None, self.clock)
+                choice = Choice(result, wall_ms, stderr, None, self.clock, watch.between_ms)
                 choice._pending = (watch, self, sink, stderr_mark)
                 self._unsettled = choice
                 _UNSETTLED.choices.append(choice)
@@ -512,13 +539,18 @@ class BotSeat:
                 if over:  # but a flood of them must not stop the clock
                     return self._fault("timeout", over, line)
                 continue
-            self._busy_s += (spent.cpu_ms if spent.cpu_ms is not None else spent.wall_ms) / 1000
+            self._busy_s += (
+                spent.cpu_ms + spent.between_ms if spent.cpu_ms is not None else spent.wall_ms
+            ) / 1000
             if isinstance(result, Fault):
                 return result
             if over:  # answered, but after its time (CPU clocks check between readings)
                 return self._fault("timeout", over, line)
+            self.rest(watch.closing_ns)
             stderr = sink.since(stderr_mark, DECISION_STDERR_BYTES) if sink is not None else None
-            return Choice(result, spent.wall_ms, stderr, spent.cpu_ms, spent.clock)
+            return Choice(
+                result, spent.wall_ms, stderr, spent.cpu_ms, spent.clock, spent.between_ms
+            )
 
     def _parse_reply(self, line: bytes, req_id: int, options: list[AnyMove]) -> int | Fault | None:
         """The chosen option's index, a fault, or None for a late answer to an earlier
@@ -576,6 +608,8 @@ class BotSeat:
             # the death is the fault, not the text.
             kind = "init" if kind == "init" else "crash"
             message = f"{memory_message(self.sandbox.limits)}: {message}"
+        if self._proc is not None and kind != "init":
+            self.rest(self._proc.cpu_ns())  # a bot playing on after a fault rests too
         return Fault(kind, message, _text(last), tail or None)  # type: ignore[arg-type]
 
     def _died_of_memory(self, kind: str, last: bytes | None, tail: str | None) -> bool:

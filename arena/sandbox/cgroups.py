@@ -79,6 +79,11 @@ class Support:
                 h.version == 2 and (h.base / "cpu.pressure").exists() for h in self.hierarchies
             )
             parts.append(f"CPU clock: {source}" + (" + cpu.pressure" if waits else ""))
+        freezes = any(h.version == 2 for h in self.hierarchies)  # (BotCgroup.freeze)
+        parts.append(
+            "between turns: "
+            + ("frozen (cgroup.freeze)" if freezes else "charged (no cgroup v2 to freeze)")
+        )
         if self.problems:
             parts.append("; ".join(self.problems))
         return "; ".join(parts)
@@ -372,6 +377,7 @@ class BotCgroup:
     _cpu_fd: int | None = field(default=None, repr=False)
     _cpu_v1: bool = field(default=False, repr=False)
     _wait_fd: int | None = field(default=None, repr=False)
+    _freeze_fd: int | None = field(default=None, repr=False)
 
     @classmethod
     def create(cls, support: Support, limits: Limits, tag: str = "bot") -> BotCgroup:
@@ -442,6 +448,30 @@ class BotCgroup:
         total = self._pread(self._wait_fd).split(b"\n", 1)[0].rpartition(b"total=")[2]
         return int(total) * 1000 if total.strip().isdigit() else None
 
+    def freeze(self, frozen: bool) -> bool:
+        """Freeze (or thaw) every process of the bot: cgroup v2 ``cgroup.freeze``, one
+        write() to a file kept open; the kernel stops the tasks asynchronously. False
+        where there is no v2 cgroup to freeze (v1's freezer is synchronous and slow)."""
+        fd = self._freeze_fd
+        if fd is None:
+            d = next((d for d, h in self.dirs.items() if h.version == 2), None)
+            fd = -1
+            if d is not None:
+                try:
+                    fd = os.open(d / "cgroup.freeze", os.O_WRONLY | os.O_CLOEXEC)
+                except OSError:
+                    fd = -1
+                else:
+                    self._fds.append(fd)
+            self._freeze_fd = fd
+        if fd < 0:
+            return False
+        try:
+            os.write(fd, b"1" if frozen else b"0")
+        except OSError:
+            return False
+        return True
+
     def _open(self, path: Path) -> int:
         """A descriptor kept open on a counter file (-1 if it cannot be opened)."""
         try:
@@ -463,7 +493,7 @@ class BotCgroup:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._fds.clear()
-        self._cpu_fd = self._wait_fd = -1
+        self._cpu_fd = self._wait_fd = self._freeze_fd = -1
 
     def _dir_of(self, h: Hierarchy | None) -> Path | None:
         return next((d for d, owner in self.dirs.items() if owner == h), None)

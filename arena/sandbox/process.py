@@ -83,6 +83,7 @@ class BotProcess:
         self._cgroup = cgroup
         self._kill_lock = threading.Lock()
         self._killed = False
+        self._frozen = False
         self.uid = uid
         self._lease = lease
         self.pid = popen.pid
@@ -143,6 +144,25 @@ class BotProcess:
             if used is not None:
                 return used
         return cputime.tree_cpu_ns(self.pid, self.uid)
+
+    def freeze(self) -> bool:
+        """Stop every process of the bot until :meth:`thaw` (between its turns, so that
+        it cannot compute while others think); False where it cannot be frozen."""
+        if self._cgroup is None or self._killed:
+            return False
+        self._frozen = self._cgroup.freeze(True)
+        return self._frozen
+
+    def thaw(self) -> None:
+        """Let the bot run again (a no-op unless :meth:`freeze` froze it)."""
+        if self._frozen:
+            self._frozen = False
+            if self._cgroup is not None:
+                self._cgroup.freeze(False)
+
+    @property
+    def frozen(self) -> bool:
+        return self._frozen
 
     def cpu_wait_ns(self) -> int | None:
         """Time the bot's tasks waited for a CPU while runnable (ns; cgroup v2 pressure
@@ -220,7 +240,10 @@ class BotProcess:
 
     def _kill_tree(self) -> None:
         if self._cgroup is not None:
-            self._cgroup.kill()
+            self._cgroup.kill()  # SIGKILL reaches frozen tasks on cgroup v2
+            if self._frozen:
+                self._frozen = False
+                self._cgroup.freeze(False)
         if self._popen.returncode is None:
             # The group leader is not reaped yet, so its pgid cannot have been reused.
             reaper.kill_group(self.pid)

@@ -476,13 +476,14 @@ def records_by_game_id(out: Path) -> dict[str, dict[str, Any]]:
 
 
 def without_timing(record: dict[str, Any]) -> dict[str, Any]:
-    """A record minus what the clock measured (wall and CPU think times): what must be
-    reproducible."""
+    """A record minus what the clock measured (wall, CPU and between-turn CPU times):
+    what must be reproducible."""
     copy: dict[str, Any] = json.loads(json.dumps(record))
     for rnd in copy["rounds"]:
         for decision in rnd["decisions"]:
             decision.pop("think_ms", None)
             decision.pop("cpu_ms", None)
+            decision.pop("between_ms", None)
     return copy
 
 

@@ -115,6 +115,8 @@ PLAYS_ON = Expect(None, answered=None)
 EXPECTED: dict[str, Expect] = {
     # resources
     "cpu-burn": Expect("timeout"),
+    # Frozen between its turns (cgroup v2), its thread ponders only on its own time.
+    "ponder": PLAYS_ON,
     "sleep-forever": Expect("timeout"),
     "memory-bomb": Expect("crash", log=r"MemoryError"),
     # The cgroup's OOM killer stops the child; the bot waits for that before it answers

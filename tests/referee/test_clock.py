@@ -216,3 +216,41 @@ def test_replay_show_prints_both_times_per_decision() -> None:
     assert times_text(DecisionRecord(seat=1, move="col1", auto=True)) == (
         "  (played by the referee)"
     )
+
+
+def test_cpu_used_since_the_previous_reply_is_charged_to_the_next_decision() -> None:
+    """Pondering is never free: with the previous reply's reading as ``prior_ns``, what
+    the bot used before the request counts against this decision's allowance."""
+    host = FakeHost()
+    prior = host.cpu
+    host.run(0.5, 0.6)  # 300 ms of CPU while the others thought
+    w = Stopwatch(1000, CPU, host, now=host.now, prior_ns=prior)
+    assert w.between_ms == pytest.approx(300, abs=0.01)
+    result = host.think(w, cpu_needed_s=0.2, cpu_share=1)
+    assert isinstance(result, Spent)
+    assert result.cpu_ms == pytest.approx(200, abs=1)
+    assert result.between_ms == pytest.approx(300, abs=0.01)
+    assert result.charged_ms == pytest.approx(500, abs=1)
+
+
+def test_a_bot_that_pondered_past_its_time_times_out_naming_it() -> None:
+    host = FakeHost()
+    prior = host.cpu
+    host.run(2.0, 0.6)  # 1200 ms between its turns, more than its 1000 ms
+    w = Stopwatch(1000, CPU, host, now=host.now, prior_ns=prior)
+    assert w.quick_stop() is None  # an instant reply cannot skip the closing reading
+    assert w.wake_at == host.t  # no time left: look at once
+    result = host.think(w, cpu_needed_s=0.001, cpu_share=1)
+    assert isinstance(result, str)
+    assert "between its turns" in result and "1200 ms" in result
+
+
+def test_pondering_on_the_wall_clock_is_recorded_not_charged() -> None:
+    host = FakeHost()
+    prior = host.cpu
+    host.run(0.5, 1)
+    w = Stopwatch(1000, WALL, host, now=host.now, prior_ns=prior)
+    result = host.think(w, cpu_needed_s=0.1, cpu_share=1)
+    assert isinstance(result, Spent)
+    assert result.between_ms == pytest.approx(500, abs=0.01)
+    assert result.charged_ms == pytest.approx(100, abs=1)

@@ -27,6 +27,9 @@ class FakeSeat:
     def cpu_reading(self) -> int | None:
         return self.host.cpu_ns()
 
+    def rest(self, reading: int | None, *, freeze: bool = True) -> None:
+        self.rested = reading
+
 
 def answered(host: FakeHost, cpu_s: float, control: TimeControl = CPU) -> tuple[Choice, Any]:
     """A bot that computes ``cpu_s`` on one core and answers: the seat's quick path."""
@@ -111,6 +114,15 @@ class _FakeProcess:
     def kill(self) -> None:
         return None
 
+    frozen = False
+
+    def freeze(self) -> bool:
+        self.frozen = True
+        return True
+
+    def thaw(self) -> None:
+        self.frozen = False
+
 
 class _InstantChannel:
     """Answers every ``decide`` with option 0 at once; notes the readings taken by then."""
@@ -162,6 +174,44 @@ def test_the_opening_reading_is_taken_after_the_request_is_written() -> None:
         game.apply(options[choice.index])
     settle_cpu()
     assert [c.cpu_ms for c in choices] == pytest.approx([1.0] * 6)
+
+
+def test_a_seat_is_frozen_from_its_settled_reply_until_its_next_request() -> None:
+    """Between its turns a bot is frozen (it cannot ponder, nor slow the one thinking);
+    the freeze waits for its closing reading, off the path from reply to request."""
+    host = FakeHost()
+    game = Game.new(players=2, seed=1)
+    seats = [_seat(host), _seat(host)]
+    procs = [seat._proc for seat, _ in seats]
+    for req_id in range(1, 7):
+        current = game.current_player
+        seat, _ = seats[current]
+        options = game.legal_moves()
+        choice = seat.decide(req_id, game, options, 1000, "g")
+        assert isinstance(choice, Choice)
+        assert not procs[current].frozen  # type: ignore[union-attr]  # its answer is open
+        if req_id > 1:
+            assert procs[1 - current].frozen  # type: ignore[union-attr]  # settled: frozen
+        game.apply(options[choice.index])
+    settle_cpu()
+    assert all(p.frozen for p in procs)  # type: ignore[union-attr]
+
+
+def test_cpu_used_between_turns_is_charged_to_the_next_decision() -> None:
+    """Where a bot cannot be frozen, what it used after its reply is charged to its next
+    decision (``between_ms``), on top of what it used while deciding."""
+    host = FakeHost()
+    game = Game.new(players=2, seed=1)
+    seat, _ = _seat(host)
+    first = seat.decide(1, game, game.legal_moves(), 1000, "g")
+    assert isinstance(first, Choice)
+    settle_cpu()
+    host.run(0.3, 1.0)  # pondering while another bot thinks
+    second = seat.decide(2, game, game.legal_moves(), 1000, "g")
+    assert isinstance(second, Choice)
+    assert second.between_ms == pytest.approx(300, abs=0.01)
+    assert second.cpu_ms == pytest.approx(1.0)
+    assert second.spent.charged_ms == pytest.approx(301, abs=0.01)
 
 
 def test_an_unreadable_meter_after_the_request_falls_back_to_the_wall_clock() -> None:

@@ -179,6 +179,7 @@ def moves(record_json: bytes) -> object:
         for decision in round_["decisions"]:
             decision.pop("think_ms", None)
             decision.pop("cpu_ms", None)
+            decision.pop("between_ms", None)
     return record
 
 
