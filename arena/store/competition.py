@@ -251,6 +251,15 @@ class LaunchInfo:
     """The unpacked submission (what a Ray node builds from)."""
 
 
+def new_token_text() -> str:
+    """A fresh author token: 32 random bytes, URL-safe, never starting with ``-`` (a token
+    like ``-x...`` would be read as an option by ``arena submit --token T``)."""
+    while True:
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        if not token.startswith("-"):
+            return token
+
+
 def hash_token(token: str) -> str:
     """How tokens are kept at rest (sha256: tokens are 32 random bytes, no salt needed)."""
     return hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
@@ -403,7 +412,7 @@ class CompetitionStore:
         name = name.strip()
         if not name or len(name) > 64 or not name.isprintable():
             raise Invalid("an author name is 1 to 64 printable characters")
-        token = secrets.token_urlsafe(TOKEN_BYTES)
+        token = new_token_text()
         created = _now()
         try:
             with self._write() as conn:
@@ -423,7 +432,7 @@ class CompetitionStore:
 
     def new_token(self, name: str) -> str:
         """Issue a fresh token to an existing author (the old one stops working)."""
-        token = secrets.token_urlsafe(TOKEN_BYTES)
+        token = new_token_text()
         with self._write() as conn:
             done = conn.execute(
                 sa.update(authors)

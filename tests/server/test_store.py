@@ -339,3 +339,13 @@ def test_ladder_bookkeeping(store: CompetitionStore) -> None:
     assert [(r["bot"], r["games"]) for r in balance["versions"]] == [("a", 6), ("b", 5), ("c", 2)]
     assert balance["players"] == {"2": 5, "3": 1} and balance["variants"] == {"coloured": 6}
     assert balance["spread"] == pytest.approx((6 - 13 / 3) - (2 - 5 / 3), abs=0.1)
+
+
+def test_a_token_never_starts_like_an_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`arena submit --token T` must accept every token issued (one in 64 random tokens
+    started with '-', which argparse reads as an option: a flaky submit test found it)."""
+    import arena.store.competition as competition
+
+    draws = iter(["-starts-like-an-option", "-again", "fine-token"])
+    monkeypatch.setattr(competition.secrets, "token_urlsafe", lambda n: next(draws))
+    assert competition.new_token_text() == "fine-token"
