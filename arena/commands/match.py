@@ -83,11 +83,13 @@ def _score_table(result: MatchResult, seed: int) -> Table:
 
     record = result.outcome.record
     table = Table(
-        title=f"{record.variant} wall, seed {seed}, end: {record.end_reason}, {record.clock} clock"
+        title=f"{record.variant} wall, seed {seed}, end: {record.end_reason}, {record.clock} clock",
+        caption="bonus: rows + columns + colours; ms: mean / max per decision",
     )
-    cols = ("rank", "seat", "bot", "rounds", "+rows", "+cols", "+colours", "total", "think ms")
-    for col in (*cols, "cpu ms"):
-        table.add_column(col, justify="right" if col not in ("bot",) else "left")
+    for col in ("#", "seat", "bot", "rounds", "bonus", "total", "think ms", "cpu ms"):
+        # The bot's name never wraps or shrinks: fits 80 columns with 20-character names.
+        bot = col == "bot"
+        table.add_column(col, justify="left" if bot else "right", no_wrap=True)
     cpu: dict[int, list[float]] = {}
     for rnd in record.rounds:
         for d in rnd.decisions:
@@ -99,13 +101,11 @@ def _score_table(result: MatchResult, seed: int) -> Table:
         table.add_row(
             str(f.rank),
             str(f.seat),
-            f.player,
+            shown(f.player),
             str(f.rounds),
-            str(f.rows),
-            str(f.columns),
-            str(f.colours),
+            f"{f.rows}+{f.columns}+{f.colours}",
             f"[bold]{f.total}[/bold]",
-            f"{stats.mean_ms:.1f} avg / {stats.max_ms:.1f} max" if stats.decisions else "-",
-            f"{sum(used) / len(used):.1f} avg / {max(used):.1f} max" if used else "-",
+            f"{stats.mean_ms:.1f}/{stats.max_ms:.1f}" if stats.decisions else "-",
+            f"{sum(used) / len(used):.1f}/{max(used):.1f}" if used else "-",
         )
     return table

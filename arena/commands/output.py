@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Console
 from rich.markup import escape
 
@@ -12,10 +14,17 @@ from arena.textsafe import visible
 
 
 def _console(stderr: bool = False) -> Console:
-    """Tables stay readable when output goes to a file or CI log (rich assumes 80 columns)."""
+    """Tables stay readable when output goes to a file or CI log (rich assumes 80 columns):
+    160 columns there, unless the user says otherwise with ``COLUMNS``."""
     probe = Console(stderr=stderr)
-    width = None if probe.is_terminal else 160
+    width = None if probe.is_terminal or _columns() else 160
     return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+
+
+def _columns() -> int | None:
+    """``COLUMNS`` when it is a usable width (rich reads it itself)."""
+    text = os.environ.get("COLUMNS", "")
+    return int(text) if text.isdigit() and int(text) >= 20 else None
 
 
 console = _console()

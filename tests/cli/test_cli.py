@@ -135,3 +135,33 @@ def test_a_bad_flag_value_is_a_user_error(capsys: pytest.CaptureFixture[str]) ->
     assert main(["match", *bots, "--fault-policy", "sometimes"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "fault_policy" in err and "Traceback" not in err
+
+
+def test_match_output_fits_80_columns_when_piped(tmp_path: Path) -> None:
+    """COLUMNS=80 is honoured when output is piped (it was forced to 160), and the score
+    table fits it with every bot's name whole."""
+    import os
+    import subprocess
+    import sys
+
+    bots = [str(REPO / "bots" / b) for b in ("python-greedy", "python-random", "js-random")]
+    env = {**os.environ, "COLUMNS": "80"}
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "match", *bots, "--out", str(tmp_path / "m")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    boxed = [line for line in lines if line[:1] in "┏┃┡│└"]  # paths may run longer: whole
+    assert len(boxed) == 7 and max(len(line) for line in boxed) <= 80
+    table = [line for line in lines if line.startswith("│")]
+    assert len(table) == 3
+    assert {
+        name
+        for line in table
+        for name in ("python-greedy", "python-random", "js-random")
+        if f" {name} " in line
+    } == {"python-greedy", "python-random", "js-random"}
