@@ -122,7 +122,7 @@ class LocalPoolExecutor:
 
         self.workers = workers
         self._pool: Any = multiprocess.Pool(
-            workers, initializer=init_pool_worker, initargs=(None, one_core)
+            workers, initializer=init_pool_worker, initargs=(None, one_core, os.getpid())
         )
         self._done: queue.SimpleQueue[GameResult | BaseException] = queue.SimpleQueue()
 

@@ -23,6 +23,7 @@ from arena.play.job import Announcement, FaultRow, GameJob, GameResult, SeatRow
 from arena.referee import BotSeat, SandboxSettings, Seat, play_game
 from arena.referee.manifest import Built
 from arena.referee.referee import GameOutcome
+from arena.sandbox import abort_all
 from arena.sandbox.affinity import pin_worker, unpin
 from arena.viewer.frames import replay_frames
 
@@ -84,12 +85,6 @@ class WorkerState:
     def close(self) -> None:
         for bot, _ in self.seats.values():
             bot.close()
-        self.seats.clear()
-
-    def kill(self) -> None:
-        """Kill every bot at once (no ``quit``, no wait): the run is being aborted."""
-        for bot, _ in self.seats.values():
-            bot.kill()
         self.seats.clear()
 
 
@@ -242,14 +237,18 @@ def _on_term(signum: int, frame: FrameType | None) -> None:
     """Terminated (Ctrl-C in the parent, or the parent died): kill our bots at once, then
     exit.
 
-    Further SIGTERMs (pool.terminate() and the parent-death signal can both arrive)
-    are ignored from here on: a nested handler would deadlock inside kill().
+    This handler may run in the middle of anything the worker does, a bot's own
+    ``kill()`` included (holding its lock), so it takes no lock and waits for nothing
+    (:func:`arena.sandbox.process.abort_all`), and an alarm ends the process should even
+    that stall.  Further SIGTERMs (pool.terminate() and the parent-death signal can both
+    arrive) are ignored from here on.
     """
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.alarm(2)
     try:
         unpin()  # a worker on one core may share it with a busy process: use any core now
-        if _STATE is not None:
-            _STATE.kill()  # no polite quit: each would wait for its bot to exit
+        abort_all()  # no polite quit: each would wait for its bot to exit
     finally:
         os._exit(1)
 
@@ -261,10 +260,12 @@ def _close_state() -> None:
         _STATE.close()
 
 
-def init_pool_worker(worker_id: int | None = None, one_core: bool = False) -> None:
-    """Pool initializer: own bot processes, die with the parent, leave Ctrl-C to it;
-    with ``one_core``, run on one core (with the bots it starts), workers spread
-    round-robin over the cores (see :mod:`arena.sandbox.affinity`)."""
+def init_pool_worker(
+    worker_id: int | None = None, one_core: bool = False, parent: int | None = None
+) -> None:
+    """Pool initializer: own bot processes, die with the parent (pid ``parent``), leave
+    Ctrl-C to it; with ``one_core``, run on one core (with the bots it starts), workers
+    spread round-robin over the cores (see :mod:`arena.sandbox.affinity`)."""
     global _STATE
     if worker_id is None:
         import multiprocess
@@ -279,7 +280,7 @@ def init_pool_worker(worker_id: int | None = None, one_core: bool = False) -> No
     util.Finalize(None, _close_state, exitpriority=10)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_term)
-    _die_with_parent(signal.SIGTERM)
+    _die_with_parent(signal.SIGTERM, parent)
 
 
 def pool_run_job(job: GameJob) -> GameResult:
@@ -304,8 +305,10 @@ def failed_game(exc: BaseException) -> int | None:
     return index if isinstance(index, int) else None
 
 
-def _die_with_parent(sig: int) -> None:
-    """Linux: deliver ``sig`` to this process when its parent dies (kill -9 included)."""
+def _die_with_parent(sig: int, parent: int | None) -> None:
+    """Linux: deliver ``sig`` to this process when its parent dies (kill -9 included).
+    A parent that died before this was set is noticed by our new parent's pid (a
+    subreaper's, not always 1's)."""
     try:
         import ctypes
 
@@ -314,5 +317,6 @@ def _die_with_parent(sig: int) -> None:
         libc.prctl(pr_set_pdeathsig, sig, 0, 0, 0)
     except (OSError, AttributeError):
         pass
-    if os.getppid() == 1:  # the parent is already gone
+    adopter = os.getppid()
+    if adopter == 1 or (parent is not None and adopter != parent):  # the parent is gone
         os.kill(os.getpid(), sig)

@@ -9,7 +9,7 @@ gives back their pipes, and cleans up after them.
 from arena.sandbox.bench import SpawnTiming, measure_spawn
 from arena.sandbox.build import BuildLimits, BuildResult, build
 from arena.sandbox.layers import check_level, detect_layers, sandbox_warning
-from arena.sandbox.process import BotProcess, spawn
+from arena.sandbox.process import BotProcess, abort_all, spawn
 from arena.sandbox.spec import (
     DEFAULT_LEVEL,
     LayerStatus,
@@ -39,6 +39,7 @@ __all__ = [
     "StagingError",
     "StderrSink",
     "TreeLimits",
+    "abort_all",
     "build",
     "check_level",
     "copy_checked",

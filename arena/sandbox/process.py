@@ -49,6 +49,13 @@ def _kill_leftovers() -> None:
             proc.kill()
 
 
+def abort_all() -> None:
+    """:meth:`BotProcess.abort` every bot this process started (see there)."""
+    for proc in list(_live):
+        with contextlib.suppress(Exception):
+            proc.abort()
+
+
 def _normalize(code: int | None, via_bwrap: bool) -> int | None:
     """Map bwrap's ``128 + signal`` exit status back to Popen's ``-signal`` convention."""
     if code is None or not via_bwrap or code <= 128:
@@ -237,6 +244,22 @@ class BotProcess:
                 self._sink.close()
 
     close = kill
+
+    def abort(self) -> None:
+        """SIGKILL the tree now, taking no lock and waiting for nothing: for a signal
+        handler that is about to exit the process.  The handler may have interrupted
+        :meth:`kill` itself (holding its lock), so it must not call it.  What this
+        leaves (reaping, the cgroup directories, the uid lease) goes with our exit:
+        bwrap's --die-with-parent, the lease's lock, and the next run's sweep."""
+        if self._killed:
+            return
+        if self._cgroup is not None:
+            with contextlib.suppress(OSError):
+                self._cgroup.kill(timeout_s=0.2)
+        if self._popen.returncode is None:
+            reaper.kill_group(self.pid)
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
 
     def _kill_tree(self) -> None:
         if self._cgroup is not None:

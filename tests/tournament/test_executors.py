@@ -84,3 +84,67 @@ def test_workers_has_one_default_and_one_meaning(tmp_path: Path) -> None:
     assert (
         LadderSection(workers=3).worker_count == TournamentConfig(bots=bots, workers=3).worker_count
     )
+
+
+TERMINATED_MID_KILL = r"""
+import os, signal, sys, time
+from pathlib import Path
+from arena.play import worker
+from arena.play.job import GameJob, ScheduledGame
+from arena.referee import load_bot
+from arena.referee.manifest import Built
+from arena.referee.settings import PlaySettings
+
+folder = Path(sys.argv[1])
+worker.init_pool_worker(1, False, os.getppid())
+bot = Built(load_bot(folder), 0.0, False, "v", folder)
+game = ScheduledGame(0, "g0", 2, "coloured", 0, 1, 0, ("x",) * 4)
+job = GameJob(game, (bot, bot), PlaySettings(sandbox="auto"), True, Path(sys.argv[2]))
+seat = worker._STATE.seat_for(job, 0, set())
+assert seat.start() is None, "the bot did not start"
+print(seat.pid, flush=True)
+seat._proc._kill_lock.acquire()  # as if the signal came while the worker killed this bot
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(20)
+print("still running", flush=True)
+"""
+
+
+def test_a_worker_terminated_in_the_middle_of_killing_a_bot_still_exits(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM (the parent died) can interrupt a worker anywhere, even inside a bot's own
+    kill(), which holds that bot's lock: the handler must neither wait for that lock
+    nor for anything else. Here the lock is held on purpose; the worker and its bot must
+    be gone at once (the old handler, which killed through kill(), hung for ever)."""
+    import subprocess
+    import sys
+    import time
+
+    bot = REPO / "bots" / "python-greedy"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", TERMINATED_MID_KILL, str(bot), str(tmp_path)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    assert proc.returncode == 1, (proc.returncode, out, err[-2000:])
+    bot_pid = int(out.split()[0])
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{bot_pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] in "ZX":
+                    break  # dead, waiting for init to reap it
+        except FileNotFoundError:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"the bot (pid {bot_pid}) outlived its worker")
+    assert "still running" not in out
