@@ -1,5 +1,5 @@
 """``arena bench BENCHMARK``: the speed benchmarks (engine, protocol, tournament, report,
-clocks, serve); each runs in its own ``arena.bench`` module."""
+clocks, serve, builds); each runs in its own ``arena.bench`` module."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def register(sub: Sub) -> None:
     p = sub.add_parser("bench", help="run a benchmark", description="Speed benchmarks.")
     bench = p.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
-    for add in (_engine, _protocol, _tournament, _report, _clocks, _serve):
+    for add in (_engine, _protocol, _tournament, _report, _clocks, _serve, _builds):
         add(bench)
     p.set_defaults(run=run)
 
@@ -259,3 +259,38 @@ def run_serve(args: argparse.Namespace) -> int:
     from arena.bench.serve import run as bench_serve
 
     return bench_serve(args.clients, args.seconds, args.json, console, args.store)
+
+
+def _builds(bench: Sub) -> None:
+    b = bench.add_parser(
+        "builds",
+        help="cold build vs a warm one-line rebuild of the Go and Rust kits",
+        description=(
+            "Copies each kit as `arena new-bot` does, builds it with an empty build cache "
+            "(cold), changes one line of code and builds it again (warm: the bot's own "
+            "compiler cache is reused), in one run; prints both times and the ratio. Exits 1 unless every warm rebuild took at most 3 s."
+        ),
+    )
+    b.add_argument(
+        "--kit",
+        action="append",
+        choices=["go", "rust"],
+        help="only this kit (repeatable; default: go and rust)",
+    )
+    b.add_argument("--sandbox", choices=["auto", "strict", "off"], default="auto")
+    b.add_argument("--json", action="store_true", help="print one JSON document")
+    b.set_defaults(bench_run=run_builds)
+
+
+def run_builds(args: argparse.Namespace) -> int:
+    from arena.bench.builds import bench_builds, print_builds
+    from arena.sandbox import Level
+
+    languages = tuple(args.kit or ("go", "rust"))
+    with console.status("cold builds, then warm one-line rebuilds…"):
+        result = bench_builds(languages, Level(args.sandbox))
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print_builds(result, console.print)
+    return 0 if result["goal_met"] else 1

@@ -8,6 +8,10 @@ source and the build command, so an unchanged bot is built once across runs and
 arena processes: entries are published by an atomic rename, checked against their
 recorded content hash on every use (a damaged entry is never reused), and the least
 recently used are removed past a size/count bound.
+
+Next to them, under ``compiler/``, each bot keeps its own *compiler* cache (Go's build
+cache, Cargo's target folder, npm's, ccache's when installed), so a one-line change
+rebuilds in seconds rather than from scratch: see :func:`compiler_cache_for`.
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ import os
 import secrets
 import stat
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from arena.errors import ArenaError
 from arena.referee.manifest import BotSpec, Built
 from arena.sandbox import DEFAULT_LEVEL, BuildLimits, Level, build
+from arena.sandbox.build import CompilerCache
 from arena.sandbox.spec import MIB, SandboxError
 from arena.sandbox.stage import StagingError, copy_checked, make_read_only, remove_tree
 
@@ -36,6 +42,13 @@ KEEP_RECENT_S = 24 * 3600.0
 """An entry used this recently is never collected (a running tournament may use it)."""
 STALE_TMP_S = 24 * 3600.0
 VERSION_LENGTH = 12
+COMPILER_FOLDER = "compiler"
+"""Under the build cache: one folder per bot identity, its compiler cache's archive."""
+COMPILER_CAP_ENV = "ARENA_COMPILER_CACHE_MB"
+COMPILER_TOTAL_ENV = "ARENA_COMPILER_CACHE_TOTAL_MB"
+DEFAULT_COMPILER_CAP_MB = 512
+DEFAULT_COMPILER_TOTAL_MB = 4096
+COMPILER_ARCHIVE = "cache.tar"
 
 
 class BuildError(ArenaError):
@@ -228,10 +241,14 @@ def build_bot(
     limits: BuildLimits | None = None,
     cache: Path | None = None,
     toolchains: tuple[str, ...] = (),
+    identity: str | None = None,
 ) -> Built:
     """Stage ``spec``'s folder, build it sandboxed (or take it from the cache) and return
     the read-only built copy to launch.  Raises :class:`BuildError` with a message for
-    the user (rejected folder, failed build and its output, the limit it hit)."""
+    the user (rejected folder, failed build and its output, the limit it hit).
+
+    ``identity`` names "the same bot" across edits, whose compiler cache a build reuses:
+    by default the resolved source folder; the server passes its author's bot."""
     host = limits or BuildLimits()
     if timeout_s is not None:
         host = BuildLimits(timeout_s, host.area_bytes, host.memory_bytes, host.max_processes)
@@ -250,7 +267,13 @@ def build_bot(
         except StagingError as exc:
             raise BuildError(f"{spec.name}: bot folder {spec.folder} refused: {exc}") from None
         # The declared toolchains are part of what a build used (none: the same key as before).
-        key_text = "\0".join([CACHE_FORMAT, tree_digest(source), command or "", *toolchains])
+        parts = [CACHE_FORMAT, tree_digest(source), command or "", *toolchains]
+        compiler = compiler_cache_for(spec, root, identity) if command else None
+        if compiler is not None:
+            # A build with a compiler cache is only as trustworthy as that bot's own cache:
+            # never hand it to another bot with the same source.
+            parts.append("compiler-cache\0" + compiler.identity)
+        key_text = "\0".join(parts)
         key = hashlib.sha256(key_text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
         entry = root / key
         if entry.exists():
@@ -265,9 +288,19 @@ def build_bot(
         out = work / "bot"
         if command:
             try:
-                result = build(command, source, out, bot_limits, level=level, ro_paths=toolchains)
+                result = build(
+                    command,
+                    source,
+                    out,
+                    bot_limits,
+                    level=level,
+                    ro_paths=toolchains,
+                    compiler_cache=compiler.for_build(work) if compiler else None,
+                )
             except SandboxError as exc:
                 raise BuildError(f"{spec.name}: cannot run the build: {exc}") from None
+            if compiler is not None:
+                compiler.after_build(work, result.cache_saved, result.limit)
             if not result.ok:
                 raise BuildError(_failure(spec, command, result))
             seconds, ran = result.seconds, True
@@ -303,6 +336,118 @@ def build_bot(
         raise BuildError(f"cannot stage {spec.name} in {root}: {exc.strerror or exc}") from None
     finally:
         remove_tree(work)  # after a publication the name is gone: nothing to remove
+
+
+@dataclass(frozen=True)
+class BotCompilerCache:
+    """Where one bot's compiler cache lives and how big it may grow.
+
+    ``folder`` is ``<build cache>/compiler/<sha256 of the identity>``, root-only (0700):
+    no bot ever sees it.  It holds one archive that only this bot's builds unpack, each
+    inside its own sandbox, so what a build leaves there (even a poisoned cache) can only
+    reach the same bot's later builds."""
+
+    identity: str
+    folder: Path
+    cap_bytes: int
+    total_bytes: int
+
+    @property
+    def archive(self) -> Path:
+        return self.folder / COMPILER_ARCHIVE
+
+    def for_build(self, work: Path) -> CompilerCache:
+        """The sandbox's view for one build whose private folder is ``work``.
+
+        A cache past half its cap is dropped first (the whole cache: the other half is
+        the room this build has to grow it)."""
+        saved: Path | None = self.archive
+        try:
+            size = self.archive.stat().st_size
+            if size > self.cap_bytes // 2:
+                self.archive.unlink(missing_ok=True)
+                saved = None
+        except OSError:
+            saved = None
+        return CompilerCache(saved=saved, new=work / "compiler-cache.tar", cap_bytes=self.cap_bytes)
+
+    def after_build(self, work: Path, saved: bool, limit: str | None) -> None:
+        """Keep what an ok build left (atomic rename); drop a cache that filled up."""
+        new = work / "compiler-cache.tar"
+        try:
+            if saved and new.is_file():
+                self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                (self.folder / "identity").write_text(self.identity + "\n", encoding="utf-8")
+                new.rename(self.archive)
+            elif limit and limit.startswith("compiler cache"):
+                self.archive.unlink(missing_ok=True)
+        except OSError:
+            return  # a cache is an optimisation: the next build is cold, nothing worse
+        finally:
+            new.unlink(missing_ok=True)
+        collect_compiler_caches(self.folder.parent, self.total_bytes, keep=self.folder)
+
+
+def _mib_setting(name: str, default: int) -> int:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+        if value < 0:
+            raise ValueError
+    except ValueError:
+        raise BuildError(f"{name}={text!r} is not a size in MiB (0 turns it off)") from None
+    return value
+
+
+def compiler_cache_for(
+    spec: BotSpec, root: Path, identity: str | None = None
+) -> BotCompilerCache | None:
+    """``spec``'s compiler cache in the build cache ``root``, or None when turned off
+    (``ARENA_COMPILER_CACHE_MB=0``).  Two bots share one only if they are the same bot:
+    the same ``identity``, by default the same resolved source folder."""
+    cap = _mib_setting(COMPILER_CAP_ENV, DEFAULT_COMPILER_CAP_MB) * MIB
+    total = _mib_setting(COMPILER_TOTAL_ENV, DEFAULT_COMPILER_TOTAL_MB) * MIB
+    if cap == 0 or total == 0:
+        return None
+    who = identity or f"folder:{spec.folder.resolve()}"
+    name = hashlib.sha256(f"azul-arena-compiler/1\0{who}".encode("utf-8", "surrogateescape"))
+    folder = root / COMPILER_FOLDER / name.hexdigest()[:32]
+    return BotCompilerCache(who, folder, min(cap, total), total)
+
+
+def collect_compiler_caches(
+    folder: Path, total_bytes: int, keep: Path | None = None
+) -> list[str]:
+    """Remove the least recently saved compiler caches until the rest fit in
+    ``total_bytes`` (never ``keep``, the one just saved).  Returns their folder names."""
+    caches = []
+    try:
+        children = list(folder.iterdir())
+    except OSError:
+        return []
+    for child in children:
+        with contextlib.suppress(OSError):
+            st = (child / COMPILER_ARCHIVE).stat()
+            caches.append((st.st_mtime, st.st_size, child))
+    caches.sort()
+    total = sum(size for _, size, _ in caches)
+    removed = []
+    for _, size, child in caches:
+        if total <= total_bytes:
+            break
+        if child == keep:
+            continue
+        remove_tree(child)
+        removed.append(child.name)
+        total -= size
+    return removed
+
+
+def clear_compiler_caches(root: Path | None = None) -> None:
+    """Forget every bot's compiler cache (the next build of each is cold)."""
+    remove_tree((root or default_cache_root()) / COMPILER_FOLDER)
 
 
 def _size(folder: Path) -> int:

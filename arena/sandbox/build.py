@@ -14,10 +14,12 @@ host folder and only the result's size is checked, afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 import select
+import shutil
 import subprocess
 import tarfile
 import time
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.sandbox import bundle, layers, uids
+from arena.sandbox.launch import BOT_PATH, CACHE_MOUNT
 from arena.sandbox.process import BotProcess, start
 from arena.sandbox.spec import DEFAULT_LEVEL, GIB, MIB, Level, Limits, SandboxError
 from arena.sandbox.stage import (
@@ -42,27 +45,69 @@ OUTPUT_TAIL = 16 * 1024
 BUILD_SLOT = uids.SLOTS - 1
 """Builds lease a per-bot uid like bots do, preferring the last slot."""
 
-# Runs inside bubblewrap as the build's uid: $1 is the build command, $2 the area in KiB.
+# Runs inside bubblewrap as the build's uid: $1 is the build command, $2 the area in KiB,
+# $3 the size of the source archive, $4 the compiler cache's cap in KiB ("": no cache),
+# $5 "1" when this bot's saved cache follows the source on stdin.
 # The staged source arrives on stdin as an archive (never mounted: a mount would show
-# its host path in the build's mountinfo), unpacked into /bot.
-# The build's stdout joins its stderr (the log); stdout carries only the tar stream.
+# its host path in the build's mountinfo), unpacked into /bot; the cache into /cache.
+# The build's stdout joins its stderr (the log); stdout carries only the tar stream
+# (bot/... is the result, cache/... the cache to keep for the next build).
 # Before tar, every other process of the build is killed (only the pid namespace is
 # visible), so nothing can still write into the tree or the stream.
 BUILD_SCRIPT = """\
-tar -x -f - -C /bot >&2 || exit 120
+head -c "$3" | tar -x -f - -C /bot >&2 || exit 120
+if [ "$5" = 1 ]; then
+    if tar -x -f - -C /cache >&2; then
+        echo "arena: compiler cache: $(du -sk /cache | cut -f1) KiB kept from this bot's last build" >&2
+    else
+        echo "arena: compiler cache unreadable: building without it" >&2
+        chmod -R u+w /cache 2>/dev/null; rm -rf /cache/* /cache/.[!.]* 2>/dev/null
+    fi
+fi
 exec </dev/null
 /bin/sh -c "$1" </dev/null >&2
 status=$?
 if [ "$status" -ne 0 ]; then
     echo "arena: build area: $(du -sk /bot 2>/dev/null | cut -f1) KiB used of $2 KiB" >&2
+    [ -n "$4" ] && echo "arena: compiler cache: $(du -sk /cache 2>/dev/null | cut -f1) KiB used of $4 KiB" >&2
     exit "$status"
 fi
 kill -KILL -1 2>/dev/null
-exec tar -C /bot --numeric-owner -cf - .
+[ -n "$4" ] && exec tar -C / --numeric-owner -cf - bot cache
+exec tar -C / --numeric-owner -cf - bot
 """
 _FILTER_ERROR: type[Exception] | tuple[()] = getattr(tarfile, "FilterError", ())
 """tarfile's extraction-filter error (Python 3.11.4+; older ones rely on our checks)."""
 _AREA_LINE = re.compile(r"arena: build area: (\d+) KiB used of (\d+) KiB")
+_CACHE_LINE = re.compile(r"arena: compiler cache: (\d+) KiB used of (\d+) KiB")
+
+
+def cache_env(root: str) -> dict[str, str]:
+    """Where each toolchain keeps its cache, under a bot's compiler cache folder ``root``
+    (``ARENA_CACHE`` itself is for build commands of their own, e.g. make's objects)."""
+    env = {
+        "ARENA_CACHE": root,
+        "GOCACHE": f"{root}/go-build",
+        "CARGO_TARGET_DIR": f"{root}/cargo-target",
+        "npm_config_cache": f"{root}/npm",
+    }
+    if shutil.which("ccache", path=BOT_PATH):  # only a ccache the build can run
+        env["CCACHE_DIR"] = f"{root}/ccache"
+    return env
+
+
+@dataclass(frozen=True)
+class CompilerCache:
+    """One bot's compiler cache for one build (see :mod:`arena.play.build` for whose).
+
+    Under bubblewrap the build gets an empty tmpfs of ``cap_bytes`` at /cache, the
+    ``saved`` archive (if any) is unpacked into it inside the sandbox, and what the build
+    leaves there is written to ``new`` as an archive.  The host never unpacks it: only
+    the same bot's next build does, in its own sandbox."""
+
+    saved: Path | None
+    new: Path
+    cap_bytes: int
 
 
 @dataclass(frozen=True)
@@ -76,11 +121,12 @@ class BuildLimits:
     max_processes: int = 128
     max_entries: int = 50_000
 
-    def sandbox_limits(self) -> Limits:
+    def sandbox_limits(self, cache_bytes: int = 0) -> Limits:
+        """``cache_bytes``: the compiler cache's tmpfs, counted by the memory cgroup too."""
         cores = os.cpu_count() or 1
         return Limits(
             cpu_seconds=max(1, math.ceil(self.timeout_s)) * cores + 1,
-            memory_bytes=self.memory_bytes,
+            memory_bytes=self.memory_bytes + cache_bytes,
             max_processes=self.max_processes,
             open_files=1024,
             file_size_bytes=self.area_bytes,
@@ -106,6 +152,8 @@ class BuildResult:
     """The limit the build hit, in words ("time limit of 300 s"), if any."""
     rejected: str | None = None
     """Why the result was refused by the staging rules, if it was."""
+    cache_saved: bool = False
+    """The compiler cache was written to its ``new`` archive (an ok build under bubblewrap)."""
 
 
 def build(
@@ -117,35 +165,51 @@ def build(
     level: Level = DEFAULT_LEVEL,
     env: Mapping[str, str] | None = None,
     ro_paths: Sequence[str] = (),
+    compiler_cache: CompilerCache | None = None,
 ) -> BuildResult:
     """Build a copy of the (already staged) folder ``source`` into the new folder ``dest``.
 
     ``dest`` exists afterwards only if the build succeeded and its result passed the
     staging rules (plain files, the size budget...).  ``source`` is never written.
     ``ro_paths`` are organiser-declared toolchain folders, visible read-only.
+    ``compiler_cache``: the bot's own cache, kept across builds under bubblewrap (without
+    it the toolchains' cache variables point at a fresh folder: a cold build).
     """
     limits = limits or BuildLimits()
     plan = layers.plan(level)
     lease = uids.lease(BUILD_SLOT, plan.setpriv) if plan.separate_uid else None
     try:
         if plan.bwrap:
-            result = _build_in_bwrap(command, source, dest, limits, plan, lease, env, ro_paths)
+            result = _build_in_bwrap(
+                command, source, dest, limits, plan, lease, env, ro_paths, compiler_cache
+            )
         else:
-            result = _build_on_host(command, source, dest, limits, plan, lease, env, ro_paths)
+            result = _build_on_host(
+                command, source, dest, limits, plan, lease, env, ro_paths, compiler_cache
+            )
     except BaseException:
         remove_tree(dest)
+        if compiler_cache is not None:
+            compiler_cache.new.unlink(missing_ok=True)
         raise
     finally:
         if lease is not None:
             lease.release()
     if not result.ok:
         remove_tree(dest)  # nothing of a failed build remains
+        if compiler_cache is not None:
+            compiler_cache.new.unlink(missing_ok=True)
     return result
 
 
 def _limit_hit(code: int | None, output: str, limits: BuildLimits, timed_out: bool) -> str | None:
     if timed_out:
         return f"time limit of {limits.timeout_s:g} s"
+    cache = _CACHE_LINE.findall(output)
+    if cache:
+        used, cap = (int(x) for x in cache[-1])
+        if used >= cap - 256:
+            return f"compiler cache limit of {cap // 1024} MiB"
     area = _AREA_LINE.findall(output)
     if area:
         used, cap = (int(x) for x in area[-1])
@@ -226,12 +290,35 @@ def _check_member(member: tarfile.TarInfo, budget: list[int], limits: BuildLimit
         raise StagingError(f"{rel!r} is {kind}: only files, folders and links")
 
 
-def _extract(stream: _Stream, dest: Path, limits: BuildLimits) -> None:
-    """Extract the tar stream into ``dest`` under the staging rules."""
+def _extract(
+    stream: _Stream, dest: Path, limits: BuildLimits, cache_out: Path | None = None
+) -> None:
+    """Extract the tar stream's ``bot/`` into ``dest`` under the staging rules; its
+    ``cache/`` is copied, still packed, to ``cache_out`` (never unpacked on the host)."""
     budget = [0, 0]
     os.mkdir(dest, 0o755)
-    with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
+    with contextlib.ExitStack() as stack:
+        archive = stack.enter_context(
+            tarfile.open(fileobj=stream, mode="r|")  # type: ignore[call-overload]
+        )
+        saved = None
+        if cache_out is not None:
+            saved = stack.enter_context(
+                tarfile.open(cache_out, "w", format=tarfile.GNU_FORMAT)
+            )
         for member in archive:
+            top, _, rel = os.path.normpath(member.name).partition("/")
+            if top == "cache" and saved is not None:
+                _keep_cache_member(archive, saved, member, rel)
+                continue
+            if top != "bot":
+                raise StagingError(f"{member.name!r} is outside the folder")
+            member.name = rel or "."
+            if member.islnk():
+                link_top, _, link_rel = os.path.normpath(member.linkname).partition("/")
+                if link_top != "bot" or not link_rel:
+                    raise StagingError(f"{rel!r} is a hard link to outside the folder")
+                member.linkname = link_rel
             _check_member(member, budget, limits)
             if member.name in (".", "./"):
                 continue
@@ -245,6 +332,22 @@ def _extract(stream: _Stream, dest: Path, limits: BuildLimits) -> None:
                 raise StagingError(str(exc)) from None
             except tarfile.TarError as exc:
                 raise StagingError(f"damaged result archive: {exc}") from None
+
+
+def _keep_cache_member(
+    archive: tarfile.TarFile, saved: tarfile.TarFile, member: tarfile.TarInfo, rel: str
+) -> None:
+    """Copy one cache entry, renamed relative to /cache; the sandbox of the bot's next
+    build is the only place it is ever unpacked (by tar, as that build's uid)."""
+    if not rel or not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+        return
+    member.name = rel
+    if member.islnk():
+        link_top, _, link_rel = os.path.normpath(member.linkname).partition("/")
+        if link_top != "cache" or not link_rel:
+            return
+        member.linkname = link_rel
+    saved.addfile(member, archive.extractfile(member) if member.isfile() else None)
 
 
 def _finish(proc: BotProcess, deadline: float) -> int | None:
@@ -263,37 +366,58 @@ def _build_in_bwrap(
     lease: uids.UidLease | None,
     env: Mapping[str, str] | None,
     ro_paths: Sequence[str] = (),
+    cache: CompilerCache | None = None,
 ) -> BuildResult:
     began = time.monotonic()
     deadline = began + limits.timeout_s
     area_kib = limits.area_bytes // 1024
+    packed = bundle.pack(source, read_only=False).data
+    cache_bytes = cache.cap_bytes if cache else 0
+    feeds_cache = cache is not None and cache.saved is not None and cache.saved.is_file()
     proc = start(
         plan,
-        ["/bin/sh", "-c", BUILD_SCRIPT, "arena-build", command, str(area_kib)],
+        [
+            "/bin/sh",
+            "-c",
+            BUILD_SCRIPT,
+            "arena-build",
+            command,
+            str(area_kib),
+            str(len(packed)),
+            str(cache_bytes // 1024) if cache else "",
+            "1" if feeds_cache else "",
+        ],
         source,
-        limits.sandbox_limits(),
+        limits.sandbox_limits(cache_bytes),
         uid=lease.uid if lease else None,
-        extra_env=env,
+        extra_env={**(cache_env(CACHE_MOUNT) if cache else {}), **(env or {})},
         ro_paths=ro_paths,
         build_area=limits.area_bytes,
+        cache_area=cache_bytes or None,
         head_bytes=OUTPUT_HEAD,
         tail_bytes=OUTPUT_TAIL,
         tag="build",
         nproc=False,
     )
     try:
-        proc.stdin.write(bundle.pack(source, read_only=False).data)
+        proc.stdin.write(packed)
+        if feeds_cache:
+            assert cache is not None and cache.saved is not None
+            with open(cache.saved, "rb") as saved:
+                while chunk := saved.read(1 << 20):
+                    proc.stdin.write(chunk)
     except BrokenPipeError:
         pass  # the build's unpacking failed (area full): its output says so
     except OSError as exc:
         proc.kill()
         raise SandboxError(f"cannot feed the source to the build: {exc}") from exc
     finally:
-        proc.stdin.close()
-    stream = _Stream(proc.stdout.fileno(), deadline, limits.area_bytes + 16 * MIB)
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.close()
+    stream = _Stream(proc.stdout.fileno(), deadline, limits.area_bytes + cache_bytes + 16 * MIB)
     rejected = None
     try:
-        _extract(stream, dest, limits)
+        _extract(stream, dest, limits, cache.new if cache else None)
     except StagingError as exc:
         rejected = str(exc)
     except tarfile.TarError:
@@ -325,6 +449,7 @@ def _build_in_bwrap(
         timed_out=timed_out,
         limit=limit,
         rejected=rejected or None,
+        cache_saved=ok and cache is not None,
     )
 
 
@@ -337,16 +462,24 @@ def _build_on_host(
     lease: uids.UidLease | None,
     env: Mapping[str, str] | None,
     ro_paths: Sequence[str] = (),
+    cache: CompilerCache | None = None,
 ) -> BuildResult:
     began = time.monotonic()
     work = dest.with_name(dest.name + ".work")
+    # Without bubblewrap nothing could keep one bot out of another's cache folder: the
+    # toolchains' caches go to a fresh private folder, thrown away (a cold build).
+    scratch = dest.with_name(dest.name + ".cache")
     copy_checked(source, work, limits.tree())
     try:
+        scratch.mkdir(mode=0o700)
+        if cache is not None:
+            env = {**cache_env(str(scratch)), **(env or {})}
         if lease is not None:
             for root, dirs, files in os.walk(work):
                 for name in dirs + files:
                     os.lchown(os.path.join(root, name), lease.uid, lease.uid)
             os.chown(work, lease.uid, lease.uid)
+            os.chown(scratch, lease.uid, lease.uid)
         proc = start(
             plan,
             ["/bin/sh", "-c", command],
@@ -374,6 +507,7 @@ def _build_on_host(
                 output += f"\n[build result refused: {rejected}]\n"
     finally:
         remove_tree(work)
+        remove_tree(scratch)
     if timed_out:
         output += f"\n[build stopped: it exceeded its time limit of {limits.timeout_s:g} s]\n"
     ok = code == 0 and not rejected

@@ -32,6 +32,8 @@ from arena.sandbox.spec import Limits, SandboxError
 
 BOT_MOUNT = "/bot"
 """Where the bot folder appears inside bubblewrap; also the bot's working directory."""
+CACHE_MOUNT = "/cache"
+"""Inside a build: the bot's own compiler cache (a tmpfs, filled and saved by the build)."""
 BUNDLE_FILE = "/bot/.arena-bundle"
 """Inside bubblewrap: the bot folder's archive, unpacked into /bot and removed by /.launch."""
 UNPACK_SCRIPT = (
@@ -136,7 +138,7 @@ def _etc_entries() -> list[str]:
     return names
 
 
-_OWN_MOUNTS = frozenset({"/", "/tmp", "/usr", "/etc", "/proc", "/dev", BOT_MOUNT})
+_OWN_MOUNTS = frozenset({"/", "/tmp", "/usr", "/etc", "/proc", "/dev", BOT_MOUNT, CACHE_MOUNT})
 
 
 def _searchable_parents(inside: str) -> list[str]:
@@ -163,6 +165,7 @@ def bwrap_argv(
     bundle_fd: int | None = None,
     bot_writable: bool = False,
     build_area: int | None = None,
+    cache_area: int | None = None,
     ro_binds: Sequence[tuple[Path, str]] = (),
     launch_fd: int | None = None,
     seccomp_fd: int | None = None,
@@ -173,7 +176,9 @@ def bwrap_argv(
     ``bundle_fd`` holds its archive (see :mod:`arena.sandbox.bundle`), written to
     :data:`BUNDLE_FILE` in the ``bot_area``-byte tmpfs at /bot for ``/.launch`` to unpack.
     ``build_area``: a build; /bot is an empty tmpfs of that many bytes, open to the build's
-    uid (the build unpacks its source from stdin).  ``bot_writable``: /bot is 0755, not
+    uid (the build unpacks its source from stdin).  ``cache_area``: with ``build_area``, an
+    empty tmpfs of that many bytes at /cache for the bot's compiler cache (the build
+    unpacks the saved one from stdin and streams it back; never at play time).  ``bot_writable``: /bot is 0755, not
     0555 (without a separate uid the launch script unpacks as the bot's own user).
     ``ro_binds``: extra read-only (host path, sandbox path) mounts, e.g. toolchains an
     organiser declares.  ``launch_fd``: a script mounted at /.launch (root-only when the
@@ -226,6 +231,8 @@ def bwrap_argv(
             argv += ["--perms", "0400", "--file", str(bundle_fd), BUNDLE_FILE]
     else:
         argv += ["--perms", "0777", "--size", str(build_area), "--tmpfs", BOT_MOUNT]
+        if cache_area is not None:
+            argv += ["--perms", "0777", "--size", str(cache_area), "--tmpfs", CACHE_MOUNT]
     if launch_fd is not None:
         argv += ["--perms", "0400", "--ro-bind-data", str(launch_fd), LAUNCH_FILE]
     argv += [
@@ -321,6 +328,7 @@ def launch_spec(
     procs_files: list[Path] | None = None,
     extra_env: Mapping[str, str] | None = None,
     build_area: int | None = None,
+    cache_area: int | None = None,
     ro_binds: Sequence[tuple[Path, str]] = (),
     nproc: bool | None = None,
     ro_paths: Sequence[str] = (),
@@ -329,7 +337,8 @@ def launch_spec(
 
     ``uid``/``gid`` switch identity with setpriv (needs root); ``procs_files`` are the
     cgroup.procs files to join first; ``build_area`` makes it a build (see bwrap_argv:
-    the caller feeds the source's archive to its stdin).
+    the caller feeds the source's archive to its stdin); ``cache_area`` adds its compiler
+    cache at /cache.
     ``ro_paths`` are organiser-declared toolchain folders: bound read-only at the same
     path, their ``bin`` appended to PATH.
     """
@@ -391,6 +400,7 @@ def launch_spec(
             bundle_fd=bundle_fd,
             bot_writable=not (uid is not None and plan.setpriv),
             build_area=build_area,
+            cache_area=cache_area if build_area is not None else None,
             ro_binds=ro_binds,
             launch_fd=launch_fd,
             seccomp_fd=seccomp_fd,

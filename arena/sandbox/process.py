@@ -382,6 +382,7 @@ def start(
     stderr_log: Path | None = None,
     stderr_cap: int = DEFAULT_CAP,
     build_area: int | None = None,
+    cache_area: int | None = None,
     ro_paths: Sequence[str] = (),
     merge_output: bool = False,
     head_bytes: int = 0,
@@ -419,6 +420,7 @@ def start(
             procs_files=cgroup.procs_files if cgroup else None,
             extra_env=extra_env,
             build_area=build_area,
+            cache_area=cache_area,
             ro_paths=ro_paths,
             nproc=nproc,
         )
