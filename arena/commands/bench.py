@@ -268,7 +268,8 @@ def _builds(bench: Sub) -> None:
         description=(
             "Copies each kit as `arena new-bot` does, builds it with an empty build cache "
             "(cold), changes one line of code and builds it again (warm: the bot's own "
-            "compiler cache is reused), in one run; prints both times and the ratio. Exits 1 unless every warm rebuild took at most 3 s."
+            "compiler cache is reused), in one run; prints both times and the ratio. "
+            "Exits 1 unless every warm rebuild took at most 3 s."
         ),
     )
     b.add_argument(

@@ -417,9 +417,7 @@ def compiler_cache_for(
     return BotCompilerCache(who, folder, min(cap, total), total)
 
 
-def collect_compiler_caches(
-    folder: Path, total_bytes: int, keep: Path | None = None
-) -> list[str]:
+def collect_compiler_caches(folder: Path, total_bytes: int, keep: Path | None = None) -> list[str]:
     """Remove the least recently saved compiler caches until the rest fit in
     ``total_bytes`` (never ``keep``, the one just saved).  Returns their folder names."""
     caches = []

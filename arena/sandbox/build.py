@@ -58,7 +58,8 @@ BUILD_SCRIPT = """\
 head -c "$3" | tar -x -f - -C /bot >&2 || exit 120
 if [ "$5" = 1 ]; then
     if tar -x -f - -C /cache >&2; then
-        echo "arena: compiler cache: $(du -sk /cache | cut -f1) KiB kept from this bot's last build" >&2
+        kept=$(du -sk /cache | cut -f1)
+        echo "arena: compiler cache: $kept KiB kept from this bot's last build" >&2
     else
         echo "arena: compiler cache unreadable: building without it" >&2
         chmod -R u+w /cache 2>/dev/null; rm -rf /cache/* /cache/.[!.]* 2>/dev/null
@@ -69,7 +70,10 @@ exec </dev/null
 status=$?
 if [ "$status" -ne 0 ]; then
     echo "arena: build area: $(du -sk /bot 2>/dev/null | cut -f1) KiB used of $2 KiB" >&2
-    [ -n "$4" ] && echo "arena: compiler cache: $(du -sk /cache 2>/dev/null | cut -f1) KiB used of $4 KiB" >&2
+    if [ -n "$4" ]; then
+        used=$(du -sk /cache 2>/dev/null | cut -f1)
+        echo "arena: compiler cache: $used KiB used of $4 KiB" >&2
+    fi
     exit "$status"
 fi
 kill -KILL -1 2>/dev/null
@@ -303,9 +307,7 @@ def _extract(
         )
         saved = None
         if cache_out is not None:
-            saved = stack.enter_context(
-                tarfile.open(cache_out, "w", format=tarfile.GNU_FORMAT)
-            )
+            saved = stack.enter_context(tarfile.open(cache_out, "w", format=tarfile.GNU_FORMAT))
         for member in archive:
             top, _, rel = os.path.normpath(member.name).partition("/")
             if top == "cache" and saved is not None:

@@ -178,8 +178,9 @@ def bwrap_argv(
     ``build_area``: a build; /bot is an empty tmpfs of that many bytes, open to the build's
     uid (the build unpacks its source from stdin).  ``cache_area``: with ``build_area``, an
     empty tmpfs of that many bytes at /cache for the bot's compiler cache (the build
-    unpacks the saved one from stdin and streams it back; never at play time).  ``bot_writable``: /bot is 0755, not
-    0555 (without a separate uid the launch script unpacks as the bot's own user).
+    unpacks the saved one from stdin and streams it back; never at play time).
+    ``bot_writable``: /bot is 0755, not 0555 (without a separate uid the launch script
+    unpacks as the bot's own user).
     ``ro_binds``: extra read-only (host path, sandbox path) mounts, e.g. toolchains an
     organiser declares.  ``launch_fd``: a script mounted at /.launch (root-only when the
     bot has its own uid).  ``seccomp_fd``: a compiled BPF filter for the bot.
