@@ -443,11 +443,6 @@ def collect_compiler_caches(folder: Path, total_bytes: int, keep: Path | None = 
     return removed
 
 
-def clear_compiler_caches(root: Path | None = None) -> None:
-    """Forget every bot's compiler cache (the next build of each is cold)."""
-    remove_tree((root or default_cache_root()) / COMPILER_FOLDER)
-
-
 def _size(folder: Path) -> int:
     total = 0
     for root, _dirs, names in os.walk(folder):
@@ -475,7 +470,9 @@ def describe_cache(root: Path | None = None) -> str:
     """One line for `arena doctor`: where built bots are cached and how much is there."""
     root = root or default_cache_root()
     try:
-        entries = [p for p in root.iterdir() if not p.name.startswith(("tmp-", "."))]
+        entries = [
+            p for p in root.iterdir() if not p.name.startswith(("tmp-", ".", COMPILER_FOLDER))
+        ]
     except FileNotFoundError:
         return f"build cache {root}: empty (created on first build; {CACHE_ENV} moves it)"
     except OSError as exc:
@@ -485,7 +482,16 @@ def describe_cache(root: Path | None = None) -> str:
         with contextlib.suppress(OSError, ValueError, AttributeError):
             meta = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
             size += int(meta.get("bytes", 0))
+    compilers = 0
+    compiler_bytes = 0
+    with contextlib.suppress(OSError):
+        for folder in (root / COMPILER_FOLDER).iterdir():
+            with contextlib.suppress(OSError):
+                compiler_bytes += (folder / COMPILER_ARCHIVE).stat().st_size
+                compilers += 1
     return (
         f"build cache {root}: {len(entries)} built bots, {size / MIB:.1f} MiB "
-        f"(kept up to {MAX_CACHE_ENTRIES} / {MAX_CACHE_BYTES // MIB} MiB; {CACHE_ENV} moves it)"
+        f"(kept up to {MAX_CACHE_ENTRIES} / {MAX_CACHE_BYTES // MIB} MiB; {CACHE_ENV} moves it); "
+        f"compiler caches of {compilers} bots, {compiler_bytes / MIB:.1f} MiB in "
+        f"{COMPILER_FOLDER}/ (delete it to clear them)"
     )

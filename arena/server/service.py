@@ -73,7 +73,9 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
         folder = unpack_upload(archive, dest, config.limits)
     except UploadRejected as exc:
         return BuildVerdict(False, f"rejected: {exc}", str(exc), None, None, {})
-    outcome = process_submission(folder, config.play, config.limits)
+    # One author's bot keeps one compiler cache across its versions (its own, no one else's).
+    identity = f"server bot {version.bot_id}"
+    outcome = process_submission(folder, config.play, config.limits, identity=identity)
     meta = dict(outcome.meta)
     built_path = None
     if outcome.ok and outcome.built is not None:

@@ -90,9 +90,11 @@ def process_submission(
     limits: UploadLimits,
     *,
     games_per_setting: int = 1,
+    identity: str | None = None,
 ) -> SubmissionOutcome:
     """Build ``folder`` (an unpacked upload) under ``limits`` and check it with
     ``check-bot`` (2-4 players, both walls, against the arena's random policy).
+    ``identity`` names the bot whose compiler cache the build reuses (see ``build_bot``).
 
     Never raises for a bot problem; raises :class:`ArenaError` for an arena problem."""
     log = _Log()
@@ -113,7 +115,11 @@ def process_submission(
     meta: dict[str, object] = {"name": m.name, "language": m.language}
     try:
         built = build_bot(
-            spec, settings.sandbox, limits=build_limits, toolchains=settings.toolchains
+            spec,
+            settings.sandbox,
+            limits=build_limits,
+            toolchains=settings.toolchains,
+            identity=identity,
         )
     except BuildError as exc:
         if _arena_side(exc):
