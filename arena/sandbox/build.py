@@ -26,6 +26,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from arena.sandbox import bundle, layers, uids
 from arena.sandbox.launch import BOT_PATH, CACHE_MOUNT
@@ -370,12 +371,37 @@ def _build_in_bwrap(
     ro_paths: Sequence[str] = (),
     cache: CompilerCache | None = None,
 ) -> BuildResult:
+    packed = bundle.pack(source, read_only=False).data
+    saved = None
+    if cache is not None and cache.saved is not None:
+        with contextlib.suppress(OSError):  # gone (cleared meanwhile): a cold build
+            saved = open(cache.saved, "rb")  # noqa: SIM115 (closed below, once fed)
+    try:
+        return _run_bwrap_build(
+            command, source, dest, limits, plan, lease, env, ro_paths, cache, packed, saved
+        )
+    finally:
+        if saved is not None:
+            saved.close()
+
+
+def _run_bwrap_build(
+    command: str,
+    source: Path,
+    dest: Path,
+    limits: BuildLimits,
+    plan: layers.Plan,
+    lease: uids.UidLease | None,
+    env: Mapping[str, str] | None,
+    ro_paths: Sequence[str],
+    cache: CompilerCache | None,
+    packed: bytes,
+    saved: BinaryIO | None,
+) -> BuildResult:
     began = time.monotonic()
     deadline = began + limits.timeout_s
     area_kib = limits.area_bytes // 1024
-    packed = bundle.pack(source, read_only=False).data
     cache_bytes = cache.cap_bytes if cache else 0
-    feeds_cache = cache is not None and cache.saved is not None and cache.saved.is_file()
     proc = start(
         plan,
         [
@@ -387,7 +413,7 @@ def _build_in_bwrap(
             str(area_kib),
             str(len(packed)),
             str(cache_bytes // 1024) if cache else "",
-            "1" if feeds_cache else "",
+            "1" if saved is not None else "",
         ],
         source,
         limits.sandbox_limits(cache_bytes),
@@ -403,11 +429,9 @@ def _build_in_bwrap(
     )
     try:
         proc.stdin.write(packed)
-        if feeds_cache:
-            assert cache is not None and cache.saved is not None
-            with open(cache.saved, "rb") as saved:
-                while chunk := saved.read(1 << 20):
-                    proc.stdin.write(chunk)
+        if saved is not None:
+            while chunk := saved.read(1 << 20):
+                proc.stdin.write(chunk)
     except BrokenPipeError:
         pass  # the build's unpacking failed (area full): its output says so
     except OSError as exc:

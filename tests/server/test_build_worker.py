@@ -105,7 +105,9 @@ def test_an_active_versions_build_survives_the_build_cache_collector(
     repo = Path(__file__).resolve().parents[2]
     cache = tmp_path / "build-cache"
 
-    def process(folder: Path, settings: object, limits: object) -> SubmissionOutcome:
+    def process(
+        folder: Path, settings: object, limits: object, **_options: object
+    ) -> SubmissionOutcome:
         built = build_bot(load_bot(folder), cache=cache)  # check-bot is not the point here
         return SubmissionOutcome(True, "accepted", "ok", built, built.version, {})
 
