@@ -4,10 +4,13 @@ another bot's, within its cap, and never at play time."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import secrets
 import shutil
+import subprocess
+import sys
 import tarfile
 import time
 from pathlib import Path
@@ -201,3 +204,24 @@ def test_the_go_and_rust_kits_rebuild_warm_from_their_cache(
 
 def _cache(saved: Path | None, new: Path) -> CompilerCache:
     return CompilerCache(saved=saved, new=new, cap_bytes=512 << 20)
+
+
+@pytest.mark.slow
+def test_bench_builds_measures_a_real_warm_rebuild_of_the_go_kit() -> None:
+    """``arena bench builds --json`` as a user runs it (the figures are not judged here)."""
+    kit = kit_for("go")
+    assert kit is not None
+    if missing_programs(kit):
+        pytest.skip("go is not installed")
+    run = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "bench", "builds", "--kit", "go", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert run.returncode in (0, 1), run.stderr
+    (go,) = json.loads(run.stdout)["kits"]
+    assert go["kit"] == "go-greedy" and go["rebuilt"] is True
+    assert go["compiler_cache_bytes"] > 1 << 20
+    assert go["cold_s"] > 0 and go["warm_s"] > 0
