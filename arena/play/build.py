@@ -492,6 +492,7 @@ def describe_cache(root: Path | None = None) -> str:
     return (
         f"build cache {root}: {len(entries)} built bots, {size / MIB:.1f} MiB "
         f"(kept up to {MAX_CACHE_ENTRIES} / {MAX_CACHE_BYTES // MIB} MiB; {CACHE_ENV} moves it); "
-        f"compiler caches of {compilers} bots, {compiler_bytes / MIB:.1f} MiB in "
+        f"compiler caches of {compilers} bot{'' if compilers == 1 else 's'}, "
+        f"{compiler_bytes / MIB:.1f} MiB in "
         f"{COMPILER_FOLDER}/ (delete it to clear them)"
     )
