@@ -27,7 +27,7 @@ from arena.play.build import (
     compiler_cache_for,
 )
 from arena.referee.manifest import load_bot
-from arena.sandbox import build, layers, spawn
+from arena.sandbox import Level, build, layers, spawn
 from arena.sandbox.build import CompilerCache
 
 # A stand-in compiler: its "object file" lives in the cache; "made" says whether the
@@ -154,6 +154,21 @@ def test_the_total_cap_removes_the_least_recently_saved_caches(tmp_path: Path) -
     assert collect_compiler_caches(root, 2000) == ["oldest"]
     assert collect_compiler_caches(root, 500, keep=root / "middle") == ["newest"]
     assert sorted(p.name for p in root.iterdir()) == ["middle"]
+
+
+def test_without_bubblewrap_every_build_is_cold_in_a_private_folder(tmp_path: Path) -> None:
+    """Nothing could keep bots out of a shared host folder: no cache is kept there."""
+    bot = make_bot(tmp_path / "bot", FAKE_COMPILER + '; echo "$ARENA_CACHE" > where')
+    bot.chmod(0o755)
+    for path in bot.iterdir():
+        path.chmod(0o644)
+    cache = tmp_path / "cache"
+    first = build_bot(load_bot(bot), Level.OFF, cache=cache)
+    (bot / "src.txt").write_text("version 2\n")
+    second = build_bot(load_bot(bot), Level.OFF, cache=cache)
+    assert (second.spec.folder / "made").read_text() == "fresh\n"
+    assert (first.spec.folder / "where").read_text() != (second.spec.folder / "where").read_text()
+    assert not (cache / "compiler").exists()
 
 
 def test_a_bot_at_play_time_sees_no_compiler_cache(tmp_path: Path) -> None:
