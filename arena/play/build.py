@@ -397,7 +397,8 @@ def _mib_setting(name: str, default: int) -> int:
         if value < 0:
             raise ValueError
     except ValueError:
-        raise BuildError(f"{name}={text!r} is not a size in MiB (0 turns it off)") from None
+        # The organiser's setting, not the bot's fault: never a BuildError (a rejection).
+        raise ArenaError(f"{name}={text!r} is not a size in MiB (0 turns it off)") from None
     return value
 
 

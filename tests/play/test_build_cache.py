@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.errors import ArenaError
 from arena.kits import kit_for, missing_programs, new_bot
 from arena.play.build import (
     COMPILER_ARCHIVE,
@@ -141,6 +142,16 @@ def test_the_cap_fails_a_build_that_overfills_and_clears_a_full_cache(
     (bot / "src.txt").write_text("version 2\n")
     rebuilt = build_bot(load_bot(bot), cache=cache)
     assert (rebuilt.spec.folder / "made").read_text() == "fresh\n"
+
+
+def test_a_bad_cap_setting_is_the_organisers_error_not_the_bots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(COMPILER_CAP_ENV, "lots")
+    bot = make_bot(tmp_path / "bot", FAKE_COMPILER)
+    with pytest.raises(ArenaError, match=r"ARENA_COMPILER_CACHE_MB='lots' is not a size") as err:
+        build_bot(load_bot(bot), cache=tmp_path / "cache")
+    assert not isinstance(err.value, BuildError)
 
 
 def test_the_total_cap_removes_the_least_recently_saved_caches(tmp_path: Path) -> None:
