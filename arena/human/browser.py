@@ -17,8 +17,9 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from arena.engine import Game
+from arena.engine import Game, GameRecord
 from arena.engine.tables import AnyMove
+from arena.human.screen import fault_notices
 from arena.protocol.messages import GameEnd, GameStart
 from arena.referee.faults import Fault
 from arena.referee.seats import Choice
@@ -109,13 +110,29 @@ class BrowserSeat:
         return Choice(index, (time.monotonic() - start) * 1000)
 
     def end(self, end: GameEnd) -> None:
+        self._publish({"status": "waiting", "message": "Game over; the result is on its way."})
+
+    def finish(self, record: GameRecord, final: Game) -> None:
+        """The end screen, from the record: final position, ranks, and each seat's faults
+        (a bot that faulted had its moves played at random: the page must say so)."""
+        faulted = {f.seat: f.kind for f in record.faults if f.forfeit}
         self._publish(
             {
                 "status": "over",
-                "frame": position(self._game) if self._game is not None else None,
-                "end_reason": end.end_reason,
-                "results": [r.model_dump(mode="json") for r in end.results],
-                "message": f"Game over ({end.end_reason}).",
+                "frame": position(final),
+                "end_reason": record.end_reason,
+                "results": [
+                    {
+                        "seat": f.seat,
+                        "player": f.player,
+                        "score": f.total,
+                        "rank": f.rank,
+                        "fault": faulted.get(f.seat),
+                    }
+                    for f in record.final
+                ],
+                "faults": fault_notices(record),
+                "message": f"Game over ({record.end_reason}).",
             }
         )
 

@@ -20,6 +20,9 @@ from arena.referee.seats import BotSeat, SandboxSettings, Seat
 
 HUMAN_MOVE_MS = 300_000
 """Default time per decision in a game with a person: generous, and the same for every seat."""
+PAGE_SEES_RESULT_S = 60.0
+"""How long the browser seat's server waits for the page to fetch the result (a page
+polls every 0.2 s; a closed tab should not hold the command for long)."""
 
 
 @dataclass(frozen=True)
@@ -83,8 +86,12 @@ def play_with_human(
             stack.callback(bot.close)
             seats.append(bot)
         outcome = play_game(seats, settings, game_id)
+        final = replay(outcome.record)
+        if isinstance(human, (TerminalSeat, BrowserSeat)):
+            human.finish(outcome.record, final)
         if isinstance(human, BrowserSeat):
-            human.wait_seen(10.0)  # let the page show the result before the server stops
+            # let the page show the result before the server stops
+            human.wait_seen(PAGE_SEES_RESULT_S)
     record_path = out_dir / "record.json"
     save_record(outcome.record, record_path)
-    return PlayResult(outcome, replay(outcome.record), record_path)
+    return PlayResult(outcome, final, record_path)

@@ -525,7 +525,7 @@
     if (/^#g=/.test(location.hash || "")) location.reload();
   });
 
-  window.AzulViewer = { expandFrames: expandFrames, drawBoard: drawBoard, mount: mount, parseMove: parseMove, describeMove: describeMove };
+  window.AzulViewer = { visible: visible, expandFrames: expandFrames, drawBoard: drawBoard, mount: mount, parseMove: parseMove, describeMove: describeMove };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);
   else mountAll();
 })();
