@@ -255,6 +255,7 @@ def fault_notices(record: GameRecord) -> list[str]:
             else "that move was played at random"
         )
         notices.append(
-            f"{name} faulted ({fault.kind}, round {fault.round}): {cost} ({visible(fault.message)})"
+            f"{name} faulted ({fault.kind}, round {fault.round}): {cost}\n"
+            f"  ({visible(fault.message)})"
         )
     return notices
