@@ -44,11 +44,13 @@ def play_with_human(
     sandbox: SandboxSettings | None = None,
     say: Callable[[str], None] = print,
     seat_factory: Callable[[], Seat] | None = None,
+    game_id: str | None = None,
 ) -> PlayResult:
     """Build the bots, seat the person at ``human_seat``, play, save and verify the record.
 
     ``seat_factory`` replaces the person's seat (tests drive a :class:`BrowserSeat` or a
-    scripted :class:`TerminalSeat`)."""
+    scripted :class:`TerminalSeat`). ``game_id`` (default: from the clock) seeds the bots'
+    and the referee's random choices, so a fixed one replays the same game."""
     n = len(specs) + 1
     if not 0 <= human_seat < n:
         raise ValueError(f"--seat must be between 0 and {n - 1}")
@@ -56,7 +58,7 @@ def play_with_human(
     # Every bot plays from its built copy (a compiled bot launched from its source folder
     # would fail its handshake, and random moves would be played under its name).
     built = ready_bots(specs, sandbox.level, toolchains=sandbox.toolchains)
-    game_id = f"play-{int(time.time())}-{settings.seed}"
+    game_id = game_id or f"play-{int(time.time())}-{settings.seed}"
     with ExitStack() as stack:
         if seat_factory is not None:
             human: Seat = seat_factory()

@@ -149,6 +149,7 @@ def test_a_person_plays_a_bot_and_gets_a_verified_record(tmp_path: Path) -> None
         sandbox=NO_SANDBOX,
         seat_factory=lambda: first_option_person(shown),
         say=shown.append,
+        game_id="person-vs-random",  # python-random seeds from it: the same game every run
     )
     record = result.outcome.record
     assert record.players == ["python-random", "ann"]
@@ -175,6 +176,7 @@ def test_a_person_plays_a_compiled_bot_which_plays_its_own_moves(tmp_path: Path)
         human_seat=0,
         seat_factory=lambda: first_option_person([]),
         say=lambda text: None,
+        game_id="person-vs-c-greedy",
     )
     record = result.outcome.record
     assert record.players == ["ann", "c-greedy"]
