@@ -21,8 +21,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "play",
         help="play against bots yourself, in the terminal or a browser",
         description=(
-            "Seat a person (--human) against 1-3 bot folders. In the terminal: the board and a "
-            "numbered move list; answer with a number or the move's notation. With --browser: "
+            "Seat a person (--human) against 1-3 bot folders. In the terminal: each bot move "
+            "in words, the board, and the legal moves grouped by source and colour; answer "
+            "with source, colour and line (0B2 = factory 0's blue to line 2). With --browser: "
             "a local page on 127.0.0.1 shows the board and takes clicks. The person is one "
             "more seat behind the referee: same clocks (5 minutes per move by default) and a "
             "game record at the end."
