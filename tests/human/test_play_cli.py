@@ -76,3 +76,17 @@ def test_no_color_turns_the_tiles_plain(tmp_path: Path) -> None:
     assert session.returncode == 0, session.text[-2000:]
     assert session.screens and b"\x1b[97;44m" not in session.raw
     assert "python-random took " in session.text
+
+
+def test_gray_wall_columns_are_answered_with_a_digit(tmp_path: Path) -> None:
+    out = tmp_path / "game"
+    bot = str(REPO / "bots" / "python-random")
+    session = play_in_pty(
+        [bot, "--human", "--variant", "gray", "--round-limit", "1", *OFF, "--out", str(out)]
+    )
+    assert session.returncode == 0, session.text[-2000:]
+    record = load_record(out / "record.json")
+    mine = [d for r in record.rounds for d in r.decisions if d.seat == 0]
+    places = [d for d in mine if d.move.startswith("col")]
+    assert places and not any(d.auto for d in mine)
+    assert sum("Your wall column for line" in screen for screen in session.screens) == len(places)
