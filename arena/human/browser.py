@@ -19,7 +19,7 @@ from typing import Any
 
 from arena.engine import Game, GameRecord
 from arena.engine.tables import AnyMove
-from arena.human.screen import fault_notices
+from arena.human.screen import draft_counts, fault_notices, played_text
 from arena.protocol.messages import GameEnd, GameStart
 from arena.referee.faults import Fault
 from arena.referee.seats import Choice
@@ -75,8 +75,10 @@ class BrowserSeat:
         start = time.monotonic()
         self._game = game
         texts = [str(m) for m in options]
+        names = self._names or [f"seat {i}" for i in range(game.n_players)]
         recent = [
-            {"seat": seat, "move": str(move)} for seat, move in game.rounds[-1].decisions[-8:]
+            {"seat": seat, "move": str(move), "text": played_text(names[seat], move, taken)}
+            for seat, move, taken in list(draft_counts(game.rounds[-1]))[-8:]
         ]
         with self._cond:
             self._req = req_id

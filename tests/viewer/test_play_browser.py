@@ -72,6 +72,11 @@ def test_a_person_plays_by_clicking(page: Any, tmp_path: Path, shoot: Any) -> No
         tile.click()
         assert page.locator(".az-board[data-seat='0'] .az-legal").count() >= 1
         moved(page, lambda: page.locator(".az-board[data-seat='0'] [data-line='0']").first.click())
+        page.wait_for_selector("body[data-status=your_turn]")
+        assert re.search(  # the bot's move, in words with the tiles it took
+            r"python-greedy took \d (blue|yellow|red|black|white) from (factory \d|the centre) → ",
+            page.inner_text("#play-recent"),
+        )
         # The rest through the move list, until the game is over.
         clicks = 0
         while True:

@@ -91,7 +91,9 @@
     }
     recentBox.textContent = "";
     (s.recent || []).forEach(function (m) {
-      recentBox.appendChild(el("div", "", (names[m.seat] || "seat " + m.seat) + ": " + m.move + " — " + AzulViewer.describeMove(m.move)));
+      var line = el("div", "", (m.text || (names[m.seat] || "seat " + m.seat) + " " + AzulViewer.describeMove(m.move)) + "  ");
+      line.appendChild(el("code", "", m.move));
+      recentBox.appendChild(line);
     });
     resultBox.hidden = s.status !== "over";
     if (s.status === "over") {
