@@ -91,9 +91,9 @@ def play_with_human(
         final = replay(outcome.record)
         if isinstance(human, (TerminalSeat, BrowserSeat)):
             human.finish(outcome.record, final)
-        if isinstance(human, BrowserSeat):
-            # let the page show the result before the server stops
-            human.wait_seen(PAGE_SEES_RESULT_S)
+        # let the page show the result before the server stops
+        if isinstance(human, BrowserSeat) and not human.wait_seen(PAGE_SEES_RESULT_S):
+            say("The page did not fetch the result (closed?); the record has it.")
     record_path = out_dir / "record.json"
     save_record(outcome.record, record_path)
     return PlayResult(outcome, final, record_path)

@@ -138,6 +138,7 @@ class TerminalSeat:
 
     def finish(self, record: GameRecord, final: Game) -> None:
         """The end screen: the last moves, the final position, the result."""
+        self._names = self._names or list(record.players)
         self._announce(final)
         self._write(position_text(final, self._names, self._seat, self._paint))
         ranks = ", ".join(
@@ -156,7 +157,8 @@ class TerminalSeat:
         played, self._seen = decisions_since(game, self._seen)
         for seat, move, taken in played:
             if seat != self._seat:
-                self._write("  " + played_text(self._names[seat], move, taken))
+                name = self._names[seat] if seat < len(self._names) else f"seat {seat}"
+                self._write("  " + played_text(name, move, taken))
 
 
 def _example(options: list[AnyMove]) -> str:

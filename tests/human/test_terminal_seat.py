@@ -206,3 +206,23 @@ def greedy_policy() -> Callable[[dict[str, Any]], int]:
     spec.loader.exec_module(module)
     choose: Callable[[dict[str, Any]], int] = module.choose
     return choose
+
+
+def test_the_end_screen_names_each_fault_and_what_it_cost() -> None:
+    from arena.engine.record import FaultRecord
+    from tests.viewer.helpers import random_record
+
+    record = random_record(2, seed=3, names=["ann", "evil\x1b]0;x\x07"])
+    strike = FaultRecord(seat=1, kind="timeout", round=2, message="slow", forfeit=False)
+    lost = FaultRecord(seat=1, kind="illegal", round=3, message="option 99", forfeit=True)
+    record = record.model_copy(update={"faults": [strike, lost]})
+    shown: list[str] = []
+    seat = TerminalSeat("ann", write=shown.append, colour=False)
+    seat.finish(record, replay(record))
+    text = "\n".join(shown)
+    assert "evil\\x1b]0;x\\x07 faulted (timeout, round 2): that move was played at random" in text
+    assert (
+        "evil\\x1b]0;x\\x07 faulted (illegal, round 3): "
+        "its moves were played at random from then on\n  (option 99)"
+    ) in text
+    assert "\x1b" not in text and "Game over (" in text
