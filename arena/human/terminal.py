@@ -34,6 +34,8 @@ ReadLine = Callable[[float], str | None]
 HOW_TO_ANSWER = (
     "Answer source, colour, line: 0B2 = factory 0's blue to line 2, CRF = centre's red to floor."
 )
+MAX_ANNOUNCED = 8
+"""Most lines of other seats' moves before a decision (the screen must fit 40 rows)."""
 _CODE = re.compile(r"([C0-8])[\s:]*([BYRKW])[\s>]*([0-4F])")
 _COLUMN = re.compile(r"(?:COL)?\s*([0-4])")
 
@@ -155,10 +157,15 @@ class TerminalSeat:
     def _announce(self, game: Game) -> None:
         """What the other seats played since this seat last looked."""
         played, self._seen = decisions_since(game, self._seen)
-        for seat, move, taken in played:
-            if seat != self._seat:
-                name = self._names[seat] if seat < len(self._names) else f"seat {seat}"
-                self._write("  " + played_text(name, move, taken))
+        others = [entry for entry in played if entry[0] != self._seat]
+        if len(others) > MAX_ANNOUNCED:  # a round's end on the gray wall: many placements
+            self._write(
+                f"  ({len(others) - MAX_ANNOUNCED + 1} earlier moves: arena view shows all)"
+            )
+            others = others[-(MAX_ANNOUNCED - 1) :]
+        for seat, move, taken in others:
+            name = self._names[seat] if seat < len(self._names) else f"seat {seat}"
+            self._write("  " + played_text(name, move, taken))
 
 
 def _example(options: list[AnyMove]) -> str:

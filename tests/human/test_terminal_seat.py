@@ -226,3 +226,27 @@ def test_the_end_screen_names_each_fault_and_what_it_cost() -> None:
         "its moves were played at random from then on\n  (option 99)"
     ) in text
     assert "\x1b" not in text and "Game over (" in text
+
+
+def test_four_players_with_long_names_fit_100_by_40() -> None:
+    game = Game.new(players=4, seed=9)
+    while game.round < 3:  # some scores, walls and floors
+        game.apply(game.legal_moves()[-1])
+    names = ["a-very-long-bot-name-" * 3 + str(i) for i in range(4)]
+    shown: list[str] = []
+    seat = TerminalSeat("ann", read_line=lambda t: str(seat.options[0]), write=shown.append)
+    seat.begin(
+        GameStart(
+            game_id="g", seat=0, n_players=4, variant="coloured", players=names, round_limit=100
+        )
+    )
+    for req in range(1, 5):  # several decisions: the moves between are announced
+        assert game.current_player == 0 or game.apply(game.legal_moves()[0]) is None
+        while game.current_player != 0:
+            game.apply(game.legal_moves()[0])
+        shown.clear()
+        answer = seat.decide(req, game, game.legal_moves(), 60_000, "g")
+        assert isinstance(answer, Choice)
+        lines = "\n".join(shown).split("\n")
+        assert len(lines) <= 40 and max(map(len, lines)) <= 100, "\n".join(lines)
+        game.apply(game.legal_moves()[answer.index])
