@@ -21,8 +21,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "play",
         help="play against bots yourself, in the terminal or a browser",
         description=(
-            "Seat a person (--human) against 1-3 bot folders. In the terminal: the board and a "
-            "numbered move list; answer with a number or the move's notation. With --browser: "
+            "Seat a person (--human) against 1-3 bot folders. In the terminal: each bot move "
+            "in words, the board, and the legal moves grouped by source and colour; answer "
+            "with source, colour and line (0B2 = factory 0's blue to line 2). With --browser: "
             "a local page on 127.0.0.1 shows the board and takes clicks. The person is one "
             "more seat behind the referee: same clocks (5 minutes per move by default) and a "
             "game record at the end."
@@ -47,8 +48,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from arena.human.command import play_with_human
+    from arena.human.screen import fault_notices
     from arena.play.build import BuildError
     from arena.play.match import match_folder
+    from arena.textsafe import visible
 
     if not args.human:
         raise UserError("arena play seats a person: add --human (bots only: arena match)")
@@ -74,8 +77,10 @@ def run(args: argparse.Namespace) -> int:
     except (BuildError, ValueError) as exc:
         raise UserError(str(exc)) from None
     record = result.outcome.record
-    console.print(result.final_position.render(record.players))
-    for f in sorted(record.final, key=lambda f: (f.rank, f.seat)):
-        console.print(f"#{f.rank} {escape(f.player)} (seat {f.seat}): {f.total}")
+    if args.browser:  # the terminal seat showed its end screen itself
+        for f in sorted(record.final, key=lambda f: (f.rank, f.seat)):
+            console.print(f"#{f.rank} {escape(visible(f.player))} (seat {f.seat}): {f.total}")
+        for notice in fault_notices(record):
+            console.print(f"[red]{escape(notice)}[/red]")
     console.print(f"record: {result.record_path}   (replay: arena view {result.record_path})")
     return 0

@@ -17,8 +17,9 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from arena.engine import Game
+from arena.engine import Game, GameRecord
 from arena.engine.tables import AnyMove
+from arena.human.screen import draft_counts, fault_notices, played_text
 from arena.protocol.messages import GameEnd, GameStart
 from arena.referee.faults import Fault
 from arena.referee.seats import Choice
@@ -74,8 +75,10 @@ class BrowserSeat:
         start = time.monotonic()
         self._game = game
         texts = [str(m) for m in options]
+        names = self._names or [f"seat {i}" for i in range(game.n_players)]
         recent = [
-            {"seat": seat, "move": str(move)} for seat, move in game.rounds[-1].decisions[-8:]
+            {"seat": seat, "move": str(move), "text": played_text(names[seat], move, taken)}
+            for seat, move, taken in list(draft_counts(game.rounds[-1]))[-8:]
         ]
         with self._cond:
             self._req = req_id
@@ -109,13 +112,29 @@ class BrowserSeat:
         return Choice(index, (time.monotonic() - start) * 1000)
 
     def end(self, end: GameEnd) -> None:
+        self._publish({"status": "waiting", "message": "Game over; the result is on its way."})
+
+    def finish(self, record: GameRecord, final: Game) -> None:
+        """The end screen, from the record: final position, ranks, and each seat's faults
+        (a bot that faulted had its moves played at random: the page must say so)."""
+        faulted = {f.seat: f.kind for f in record.faults if f.forfeit}
         self._publish(
             {
                 "status": "over",
-                "frame": position(self._game) if self._game is not None else None,
-                "end_reason": end.end_reason,
-                "results": [r.model_dump(mode="json") for r in end.results],
-                "message": f"Game over ({end.end_reason}).",
+                "frame": position(final),
+                "end_reason": record.end_reason,
+                "results": [
+                    {
+                        "seat": f.seat,
+                        "player": f.player,
+                        "score": f.total,
+                        "rank": f.rank,
+                        "fault": faulted.get(f.seat),
+                    }
+                    for f in record.final
+                ],
+                "faults": fault_notices(record),
+                "message": f"Game over ({record.end_reason}).",
             }
         )
 

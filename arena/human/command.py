@@ -20,6 +20,9 @@ from arena.referee.seats import BotSeat, SandboxSettings, Seat
 
 HUMAN_MOVE_MS = 300_000
 """Default time per decision in a game with a person: generous, and the same for every seat."""
+PAGE_SEES_RESULT_S = 60.0
+"""How long the browser seat's server waits for the page to fetch the result (a page
+polls every 0.2 s; a closed tab should not hold the command for long)."""
 
 
 @dataclass(frozen=True)
@@ -41,11 +44,13 @@ def play_with_human(
     sandbox: SandboxSettings | None = None,
     say: Callable[[str], None] = print,
     seat_factory: Callable[[], Seat] | None = None,
+    game_id: str | None = None,
 ) -> PlayResult:
     """Build the bots, seat the person at ``human_seat``, play, save and verify the record.
 
     ``seat_factory`` replaces the person's seat (tests drive a :class:`BrowserSeat` or a
-    scripted :class:`TerminalSeat`)."""
+    scripted :class:`TerminalSeat`). ``game_id`` (default: from the clock) seeds the bots'
+    and the referee's random choices, so a fixed one replays the same game."""
     n = len(specs) + 1
     if not 0 <= human_seat < n:
         raise ValueError(f"--seat must be between 0 and {n - 1}")
@@ -53,7 +58,7 @@ def play_with_human(
     # Every bot plays from its built copy (a compiled bot launched from its source folder
     # would fail its handshake, and random moves would be played under its name).
     built = ready_bots(specs, sandbox.level, toolchains=sandbox.toolchains)
-    game_id = f"play-{int(time.time())}-{settings.seed}"
+    game_id = game_id or f"play-{int(time.time())}-{settings.seed}"
     with ExitStack() as stack:
         if seat_factory is not None:
             human: Seat = seat_factory()
@@ -83,8 +88,12 @@ def play_with_human(
             stack.callback(bot.close)
             seats.append(bot)
         outcome = play_game(seats, settings, game_id)
-        if isinstance(human, BrowserSeat):
-            human.wait_seen(10.0)  # let the page show the result before the server stops
+        final = replay(outcome.record)
+        if isinstance(human, (TerminalSeat, BrowserSeat)):
+            human.finish(outcome.record, final)
+        # let the page show the result before the server stops
+        if isinstance(human, BrowserSeat) and not human.wait_seen(PAGE_SEES_RESULT_S):
+            say("The page did not fetch the result (closed?); the record has it.")
     record_path = out_dir / "record.json"
     save_record(outcome.record, record_path)
-    return PlayResult(outcome, replay(outcome.record), record_path)
+    return PlayResult(outcome, final, record_path)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.viewer.command import replay_html
+from arena.viewer.frames import viewer_data
 
 from .helpers import HOSTILE, random_record
 
@@ -71,3 +72,72 @@ def test_gray_four_players_with_a_fault(page: Any, tmp_path: Path, shoot: Any) -
     assert _final_shown(page, 4) == [f.total for f in record.final]
     assert page.inner_text("[data-testid=reproduce]").startswith("arena match ")
     shoot(page, "replay-gray-4p-final", full_page=True)
+
+
+def test_timeline_speed_first_fault_and_no_spoiler(page: Any, tmp_path: Path, shoot: Any) -> None:
+    record = random_record(2, "coloured", seed=5, names=["ann", "faulty"], fault_seat=1)
+    data = viewer_data(record)
+    total = sum(len(r.decisions) for r in record.rounds)
+    page.clock.install()  # playback runs on a fake clock: no test waits on real time
+    _open(page, tmp_path, record)
+    # No spoiler: the result is not on the page before the final position...
+    assert page.locator("[data-testid=final]").is_hidden()
+    assert page.locator("[data-testid=final-total-0]").is_hidden()
+    assert page.locator("[data-testid=reproduce]").is_visible()
+    # ...unless asked for.
+    page.click("[data-testid=show-result]")
+    assert page.locator("[data-testid=final-total-0]").is_visible()
+    page.click("[data-testid=show-result]")
+    assert page.locator("[data-testid=final]").is_hidden()
+    # The timeline: any decision at once.
+    page.locator("[data-testid=timeline]").fill("17")
+    assert _step(page) == 17
+    assert "decision 18 of" in page.inner_text("[data-testid=step]")
+    page.keyboard.press("ArrowRight")
+    assert page.input_value("[data-testid=timeline]") == "18"
+    # Playback speed: 1x is a decision per 500 ms, 4x per 125 ms.
+    page.keyboard.press("Home")
+    page.click("[aria-label='play / pause (space)']")
+    page.clock.run_for(1000)
+    assert _step(page) == 2
+    page.select_option("[data-testid=speed]", label="4×")
+    page.clock.run_for(1000)
+    assert _step(page) == 2 + 8
+    page.click("[aria-label='play / pause (space)']")
+    # Jump to the first fault: the first decision the referee played for the faulty seat.
+    first = min(s for s in data["fault_steps"] if s is not None)
+    page.click("[data-testid=first-fault]")
+    assert _step(page) == first
+    assert "played by the referee" in page.inner_text("[data-testid=now]")
+    shoot(page, "replay-timeline-first-fault", full_page=True)
+    page.keyboard.press("End")
+    assert _step(page) == total
+    assert page.locator("[data-testid=final-total-0]").is_visible()
+    assert page.locator("[data-testid=show-result]").is_hidden()
+    shoot(page, "replay-final-result", full_page=True)
+
+
+def test_white_tiles_are_told_from_empty_cells(page: Any, tmp_path: Path, shoot: Any) -> None:
+    record = random_record(2, "coloured", seed=11, greedy=True)
+    _open(page, tmp_path, record)
+    page.keyboard.press("End")
+    white = page.locator(".az-board .az-wallrow .az-t-W").first
+    empty = page.locator(".az-board .az-cell.az-ghost-W").first
+    assert white.count() == 1 and empty.count() == 1
+
+    def style(locator: Any) -> dict[str, str]:
+        return locator.evaluate(
+            "e => { const s = getComputedStyle(e); return {border: s.borderTopStyle, "
+            "width: s.borderTopWidth, image: s.backgroundImage}; }"
+        )
+
+    tile, cell = style(white), style(empty)
+    assert tile["border"] == "solid" and cell["border"] == "dashed"
+    assert float(tile["width"].removesuffix("px")) >= 2 > float(cell["width"].removesuffix("px"))
+    assert "radial-gradient" in tile["image"] and cell["image"] == "none"
+    white.scroll_into_view_if_needed()
+    shoot(page, "replay-white-tiles")
+
+
+def _step(page: Any) -> int:
+    return int(page.get_attribute("#azul-viewer", "data-step"))

@@ -16,7 +16,7 @@
   function el(tag, cls, text) {
     var node = document.createElement(tag);
     if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = AzulViewer.visible(String(text));
     return node;
   }
 
@@ -91,7 +91,9 @@
     }
     recentBox.textContent = "";
     (s.recent || []).forEach(function (m) {
-      recentBox.appendChild(el("div", "", (names[m.seat] || "seat " + m.seat) + ": " + m.move + " — " + AzulViewer.describeMove(m.move)));
+      var line = el("div", "", (m.text || (names[m.seat] || "seat " + m.seat) + " " + AzulViewer.describeMove(m.move)) + "  ");
+      line.appendChild(el("code", "", m.move));
+      recentBox.appendChild(line);
     });
     resultBox.hidden = s.status !== "over";
     if (s.status === "over") {
@@ -101,6 +103,11 @@
         var row = el("div", "", "#" + r.rank + " " + r.player + " (seat " + r.seat + "): " + r.score + (r.fault ? " — " + r.fault : ""));
         row.setAttribute("data-testid", "result-" + r.seat);
         resultBox.appendChild(row);
+      });
+      (s.faults || []).forEach(function (text, i) {
+        var fault = el("div", "az-fault", text);
+        fault.setAttribute("data-testid", "fault-" + i);
+        resultBox.appendChild(fault);
       });
       resultBox.appendChild(el("div", "az-muted", "The record is saved; the terminal shows where."));
     }

@@ -268,6 +268,12 @@
     });
     var step = 0;
     var timer = null;
+    var SPEEDS = [["0.5×", 1000], ["1×", 500], ["2×", 250], ["4×", 125], ["8×", 60]];
+    var firstFault = null;
+    (data.fault_steps || []).forEach(function (s) {
+      if (s !== null && s !== undefined && (firstFault === null || s < firstFault)) firstFault = s;
+    });
+    var resultShown = false;  // no spoiler: the result shows on the final position or on request
 
     root.textContent = "";
     root.classList.add("az-viewer");
@@ -292,10 +298,44 @@
     bLast.setAttribute("data-testid", "last");
     bNextRound.setAttribute("data-testid", "next-round");
     [bFirst, bPrevRound, bPrev, bPlay, bNext, bNextRound, bLast].forEach(function (b) { controls.appendChild(b); });
+    var speed = el("select", "az-speed");
+    speed.title = "playback speed";
+    speed.setAttribute("aria-label", "playback speed");
+    speed.setAttribute("data-testid", "speed");
+    SPEEDS.forEach(function (sp, i) {
+      var opt = el("option", "", sp[0]);
+      opt.value = String(sp[1]);
+      if (i === 1) opt.selected = true;
+      speed.appendChild(opt);
+    });
+    speed.addEventListener("change", function () { if (timer !== null) { stop(); togglePlay(); } });
+    controls.appendChild(speed);
+    var bFault = button("first fault", "jump to the first decision a fault cost (F)", function () {
+      if (firstFault !== null) go(firstFault);
+    });
+    bFault.setAttribute("data-testid", "first-fault");
+    bFault.hidden = firstFault === null;
+    controls.appendChild(bFault);
+    var bResult = button("show result", "show the result now (spoiler)", function () {
+      resultShown = !resultShown;
+      render();
+    });
+    bResult.setAttribute("data-testid", "show-result");
+    controls.appendChild(bResult);
     var stepLabel = el("span", "az-step");
     stepLabel.setAttribute("data-testid", "step");
     controls.appendChild(stepLabel);
-    controls.appendChild(el("span", "az-keys", "keys: ← → move · ↑ ↓ round · Home End · space play"));
+    var timeline = el("input", "az-timeline");
+    timeline.type = "range";
+    timeline.min = "0";
+    timeline.max = String(total);
+    timeline.step = "1";
+    timeline.title = "timeline: drag to any decision";
+    timeline.setAttribute("aria-label", "timeline");
+    timeline.setAttribute("data-testid", "timeline");
+    timeline.addEventListener("input", function () { go(Number(timeline.value)); });
+    controls.appendChild(timeline);
+    controls.appendChild(el("span", "az-keys", "keys: ← → move · ↑ ↓ round · Home End · space play · F fault"));
     root.appendChild(controls);
 
     var main = el("div", "az-main");
@@ -376,12 +416,14 @@
       ft.appendChild(tr);
     });
     finalCard.appendChild(ft);
-    finalCard.appendChild(el("h2", "", "Reproduce"));
+    root.appendChild(finalCard);
+    var reproCard = el("div", "az-card az-final");
+    reproCard.appendChild(el("h2", "", "Reproduce"));
     var repro = el("div", "az-repro", data.reproduce);
     repro.setAttribute("data-testid", "reproduce");
-    finalCard.appendChild(repro);
-    finalCard.appendChild(el("div", "az-muted", "Bot folders replace the names; the seed fixes the deals."));
-    root.appendChild(finalCard);
+    reproCard.appendChild(repro);
+    reproCard.appendChild(el("div", "az-muted", "Bot folders replace the names; the seed fixes the deals."));
+    root.appendChild(reproCard);
 
     function faultBox(f, at) {
       var box = el("div", "az-fault");
@@ -458,6 +500,10 @@
       }
       bFirst.disabled = bPrev.disabled = bPrevRound.disabled = step === 0;
       bLast.disabled = bNext.disabled = bNextRound.disabled = over;
+      timeline.value = String(step);
+      finalCard.hidden = !(over || resultShown);
+      bResult.hidden = over;
+      bResult.textContent = resultShown ? "hide result" : "show result";
       root.setAttribute("data-step", String(step));
     }
 
@@ -475,7 +521,7 @@
       if (timer !== null) return stop();
       if (step >= total) step = 0;
       bPlay.textContent = "||";
-      timer = setInterval(function () { go(step + 1); }, 500);
+      timer = setInterval(function () { go(step + 1); }, Number(speed.value) || 500);
     }
 
     document.addEventListener("keydown", function (ev) {
@@ -485,6 +531,7 @@
         ArrowDown: function () { go(nextRoundStart()); }, PageDown: function () { go(nextRoundStart()); },
         ArrowUp: function () { go(prevRoundStart()); }, PageUp: function () { go(prevRoundStart()); },
         Home: function () { go(0); }, End: function () { go(total); }, " ": togglePlay,
+        f: function () { if (firstFault !== null) go(firstFault); },
       };
       if (keys[ev.key]) { ev.preventDefault(); keys[ev.key](); }
     });
@@ -525,7 +572,7 @@
     if (/^#g=/.test(location.hash || "")) location.reload();
   });
 
-  window.AzulViewer = { expandFrames: expandFrames, drawBoard: drawBoard, mount: mount, parseMove: parseMove, describeMove: describeMove };
+  window.AzulViewer = { visible: visible, expandFrames: expandFrames, drawBoard: drawBoard, mount: mount, parseMove: parseMove, describeMove: describeMove };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);
   else mountAll();
 })();
