@@ -148,7 +148,7 @@ def test_elo_estimate_and_interval() -> None:
     assert wider.high - wider.low > est.high - est.low
 
 
-@pytest.mark.parametrize("penta", REALISTIC + [Pentanomial(0, 1, 3, 4, 1)])
+@pytest.mark.parametrize("penta", [*REALISTIC, Pentanomial(0, 1, 3, 4, 1)])
 def test_los_is_the_normal_cdf_of_the_mean_pair_score(penta: Pentanomial) -> None:
     """fishtest's pentanomial LOS, recomputed from the expanded pair scores."""
     from statistics import NormalDist, fmean, pvariance
