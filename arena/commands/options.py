@@ -142,7 +142,21 @@ def sandbox_settings(play: PlaySettings) -> SandboxSettings:
         raise UserError(str(exc)) from None
     if warning:
         err_console.print(warning, style="yellow", markup=False)
+    err_console.print(sandbox_in_force(play), markup=False, highlight=False)
     return SandboxSettings(level=play.sandbox, toolchains=play.toolchains)
+
+
+def sandbox_in_force(play: PlaySettings) -> str:
+    """One line naming the sandbox level and the layers it really uses here, so a run
+    says what protected it (``--sandbox strict`` refuses before this if one is off)."""
+    from arena.sandbox import detect_layers
+
+    if play.sandbox.value == "off":
+        return "sandbox off: no bubblewrap, seccomp or cgroups (for bots you trust)"
+    layers = detect_layers()
+    text = f"sandbox {play.sandbox.value}: " + ", ".join(s.name for s in layers if s.on)
+    off = [s.name for s in layers if not s.on]
+    return text + (f" (off: {', '.join(off)})" if off else "")
 
 
 def load_bots(folders: Sequence[str]) -> list[BotSpec]:
