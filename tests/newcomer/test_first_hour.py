@@ -105,20 +105,21 @@ def test_two_matches_then_one_view_of_both(clone: Path, tmp_path: Path) -> None:
     assert len(opened.read_text().split()) == 2
 
 
-def test_a_new_bot_builds_once_and_rebuilds_when_changed(clone: Path) -> None:
+def test_a_new_bot_is_rebuilt_when_changed_and_reused_when_not(clone: Path) -> None:
     status, out = arena(clone, "new-bot", "my-bot", "--language", "c")
     assert status == 0, out
     assert (clone / "bots" / "my-bot" / "bot.toml").exists()
     status, first = arena(clone, "check-bot", "bots/my-bot")
     assert status == 0 and "PASS" in first, first
-    assert "build          ok" in first
+    source = clone / "bots" / "my-bot" / "bot.c"
+    change = f"/* my first change, {time.time_ns()} */"  # never built before, anywhere
+    source.write_text(source.read_text() + "\n" + change + "\n")
+    status, changed = arena(clone, "check-bot", "bots/my-bot")
+    assert status == 0 and "PASS" in changed, changed
+    assert "build          ok" in changed  # the change was compiled
     status, warm = arena(clone, "check-bot", "bots/my-bot")
     assert status == 0 and "PASS" in warm, warm
     assert "build " not in warm  # the warm rebuild: nothing changed, the build is reused
-    source = clone / "bots" / "my-bot" / "bot.c"
-    source.write_text(source.read_text() + "\n/* my first change */\n")
-    status, changed = arena(clone, "check-bot", "bots/my-bot")
-    assert status == 0 and "build          ok" in changed, changed
 
 
 def test_a_person_plays_c_greedy_in_the_terminal(clone: Path) -> None:
