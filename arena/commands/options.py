@@ -130,9 +130,11 @@ def play_settings(args: argparse.Namespace) -> PlaySettings:
         raise UserError(explain(exc, "command line")) from None
 
 
-def sandbox_settings(play: PlaySettings) -> SandboxSettings:
+def sandbox_settings(play: PlaySettings, *, announce: bool = True) -> SandboxSettings:
     """The sandbox for ``play`` (level, declared toolchains), after checking its layers:
-    ``strict`` refuses when one is missing, ``auto`` warns."""
+    ``strict`` refuses when one is missing, ``auto`` warns. ``announce``: print the layers
+    in force (False: the caller does, once its other checks passed, so that a refusal
+    stays one line)."""
     from arena.referee import SandboxSettings
     from arena.sandbox import SandboxUnavailable, check_level
 
@@ -142,8 +144,14 @@ def sandbox_settings(play: PlaySettings) -> SandboxSettings:
         raise UserError(str(exc)) from None
     if warning:
         err_console.print(warning, style="yellow", markup=False)
-    err_console.print(sandbox_in_force(play), markup=False, highlight=False)
+    if announce:
+        announce_sandbox(play)
     return SandboxSettings(level=play.sandbox, toolchains=play.toolchains)
+
+
+def announce_sandbox(play: PlaySettings) -> None:
+    """Print :func:`sandbox_in_force` on stderr."""
+    err_console.print(sandbox_in_force(play), markup=False, highlight=False)
 
 
 def sandbox_in_force(play: PlaySettings) -> str:
