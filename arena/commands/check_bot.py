@@ -28,23 +28,36 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=1,
         help="games per player count (2, 3, 4) and wall (default 1, so 6 games)",
     )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="start no game after this much wall time of games, the first always played "
+        "(default 20; 0: no limit), so a bot that sleeps is checked quickly",
+    )
     add_game_options(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from arena.play.checkbot import check_bot
+    from arena.play.checkbot import GAMES_BUDGET_S, check_bot
     from arena.play.verdict import check_lines
     from arena.sandbox import SandboxBusy
 
     (spec,) = load_bots([args.bot])
     if args.games < 1:
         raise UserError("--games must be 1 or more")
+    if args.budget is not None and args.budget < 0:
+        raise UserError("--budget must be 0 (no limit) or more seconds")
+    budget = GAMES_BUDGET_S if args.budget is None else args.budget or None
     play = play_settings(args)
     sandbox = sandbox_settings(play)
     with console.status(f"checking {spec.name}…"):
         try:
-            report = check_bot(spec, sandbox, play.time, games_per_setting=args.games)
+            report = check_bot(
+                spec, sandbox, play.time, games_per_setting=args.games, budget_s=budget
+            )
         except SandboxBusy as exc:
             raise UserError(str(exc)) from None
     console.print(f"bot {spec.name} ({escape(str(spec.folder))})")

@@ -10,9 +10,10 @@ from arena.commands.output import console
 from arena.commands.tournament import run_and_report
 from arena.play.executors import WORKERS_HELP
 
-DEMO_SEEDS = 6
-"""5 bots: 2p: 10 pairs x 2 seatings, 4p: 5 sets x 12 balanced seatings; x 2 walls x 6 deals
-= 960 games (the search bot c-mcts costs about twice a quick bot per game)."""
+DEMO_SEEDS = 2
+"""5 bots: 2p: 10 pairs x 2 seatings, 4p: 5 sets x 4 seat rotations; x 2 walls x 2 deals
+= 160 games: ``make demo`` on a fresh clone, set-up included, stays under 3 minutes on a
+loaded 2-core machine (docs/benchmarks.md), so a newcomer's first command is a cheap one."""
 DEMO_BANK_MS = 1000
 """Per-game time bank in the demo: ample for the greedy and random bots, and it keeps
 the search bot (bots/c-mcts, which spends half a fair share of its bank per move) quick."""
@@ -48,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         players=[2, 4] if len(bots) >= 4 else [2],
         variants=["coloured", "gray"],
         seeds=args.seeds,
+        seating="rotations",  # 4 seatings per 4-player deal instead of 12: a quick demo
         master_seed=1,
         time=TimeControl(bank_ms=DEMO_BANK_MS),
         workers=args.workers or 0,
@@ -56,6 +58,6 @@ def run(args: argparse.Namespace) -> int:
     console.print(
         f"Demo tournament: {len(bots)} bots ({', '.join(b.name for b in bots)}), "
         f"{' and '.join(f'{k}-player' for k in config.players)} games, both walls, "
-        f"{args.seeds} deals per pairing, {config.worker_count} workers -> {out}"
+        f"{args.seeds} deals per pairing, seats rotated, {config.worker_count} workers -> {out}"
     )
     return run_and_report(config, args, extend=False)

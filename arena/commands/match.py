@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arena.commands.options import add_game_options, load_bots, play_settings, sandbox_settings
+from arena.commands.options import (
+    add_game_options,
+    announce_sandbox,
+    load_bots,
+    play_settings,
+    sandbox_settings,
+)
 from arena.commands.output import UserError, console, print_evidence, shown
 
 if TYPE_CHECKING:
@@ -51,8 +57,9 @@ def run(args: argparse.Namespace) -> int:
     specs = load_bots(args.bots)
     play = play_settings(args)
     settings = play.game(args.variant, args.seed)
-    sandbox = sandbox_settings(play)
+    sandbox = sandbox_settings(play, announce=False)
     out = match_folder(Path(args.out) if args.out is not None else None, MATCHES)
+    announce_sandbox(play)  # after the checks: a refusal stays one line
     try:
         result = run_match(
             specs, settings, out, sandbox, transcripts=args.transcript, one_core=play.pins_core

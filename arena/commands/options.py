@@ -130,9 +130,11 @@ def play_settings(args: argparse.Namespace) -> PlaySettings:
         raise UserError(explain(exc, "command line")) from None
 
 
-def sandbox_settings(play: PlaySettings) -> SandboxSettings:
+def sandbox_settings(play: PlaySettings, *, announce: bool = True) -> SandboxSettings:
     """The sandbox for ``play`` (level, declared toolchains), after checking its layers:
-    ``strict`` refuses when one is missing, ``auto`` warns."""
+    ``strict`` refuses when one is missing, ``auto`` warns. ``announce``: print the layers
+    in force (False: the caller does, once its other checks passed, so that a refusal
+    stays one line)."""
     from arena.referee import SandboxSettings
     from arena.sandbox import SandboxUnavailable, check_level
 
@@ -142,7 +144,27 @@ def sandbox_settings(play: PlaySettings) -> SandboxSettings:
         raise UserError(str(exc)) from None
     if warning:
         err_console.print(warning, style="yellow", markup=False)
+    if announce:
+        announce_sandbox(play)
     return SandboxSettings(level=play.sandbox, toolchains=play.toolchains)
+
+
+def announce_sandbox(play: PlaySettings) -> None:
+    """Print :func:`sandbox_in_force` on stderr."""
+    err_console.print(sandbox_in_force(play), markup=False, highlight=False)
+
+
+def sandbox_in_force(play: PlaySettings) -> str:
+    """One line naming the sandbox level and the layers it really uses here, so a run
+    says what protected it (``--sandbox strict`` refuses before this if one is off)."""
+    from arena.sandbox import detect_layers
+
+    if play.sandbox.value == "off":
+        return "sandbox off: no bubblewrap, seccomp or cgroups (for bots you trust)"
+    layers = detect_layers()
+    text = f"sandbox {play.sandbox.value}: " + ", ".join(s.name for s in layers if s.on)
+    off = [s.name for s in layers if not s.on]
+    return text + (f" (off: {', '.join(off)})" if off else "")
 
 
 def load_bots(folders: Sequence[str]) -> list[BotSpec]:

@@ -7,7 +7,13 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from arena.commands.options import add_game_options, load_bots, play_settings, sandbox_settings
+from arena.commands.options import (
+    add_game_options,
+    announce_sandbox,
+    load_bots,
+    play_settings,
+    sandbox_settings,
+)
 from arena.commands.output import UserError, console
 
 PLAYS = Path("results") / "play"
@@ -60,8 +66,9 @@ def run(args: argparse.Namespace) -> int:
     play = play_settings(args)
     settings = play.game(args.variant, args.seed)
     specs = load_bots(args.bots)
-    sandbox = sandbox_settings(play)
+    sandbox = sandbox_settings(play, announce=False)
     out = match_folder(Path(args.out) if args.out else None, PLAYS)
+    announce_sandbox(play)  # after the checks: a refusal stays one line
     try:
         result = play_with_human(
             specs,

@@ -26,6 +26,5 @@ def run(args: argparse.Namespace) -> int:
     from arena.sprt.command import sprt_command
 
     play = play_settings(args)
-    if play.sandbox.value != "off":
-        sandbox_settings(play)  # strict: refuse early; auto: say what is missing
+    sandbox_settings(play)  # strict: refuse early; auto: say what is missing; the layers
     return sprt_command(args, play, console, err_console, UserError)

@@ -126,8 +126,7 @@ def run_and_report(config: TournamentConfig, args: argparse.Namespace, *, extend
     from arena.tournament.command import run_with_progress
 
     mode = "jsonl" if args.jsonl else "quiet" if args.quiet else "bar"
-    if config.sandbox.value != "off":
-        sandbox_settings(config)  # strict: refuse early; auto: say what is missing
+    sandbox_settings(config)  # strict: refuse early; auto: say what is missing; the layers
     outcome = run_with_progress(
         config, mode=mode, extend=extend, console=console, err_console=err_console
     )

@@ -21,6 +21,7 @@ from arena.play.executors import WORKERS_HELP, worker_count
 from arena.referee.settings import PlaySettings
 from arena.sandbox import BuildLimits
 from arena.sandbox.spec import MIB
+from arena.validation import explain_validation
 
 STORE_ENV = "ARENA_SERVER_STORE"
 """Environment variable that overrides ``[competition] store`` (e.g. a PostgreSQL URL
@@ -230,9 +231,5 @@ def load_competition(path: Path) -> CompetitionConfig:
     try:
         return CompetitionConfig.model_validate(data)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            field = ".".join(str(p) for p in err["loc"]) or "file"
-            msg = err["msg"].removeprefix("Value error, ")
-            lines.append(f"{path}: {field}: {msg}")
-        raise CompetitionConfigError("\n".join(lines)) from None
+        message = explain_validation(exc, str(path), CompetitionConfig, whole="file")
+        raise CompetitionConfigError(message) from None

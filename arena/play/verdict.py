@@ -9,12 +9,10 @@ tail).  Bot-controlled text always goes through :func:`arena.textsafe.visible`.
 
 from __future__ import annotations
 
-import statistics
-
 from rich.markup import escape
 
 from arena.engine.record import FaultRecord
-from arena.play.checkbot import CheckReport, advice
+from arena.play.checkbot import CheckReport, advice, spread
 from arena.referee.clock import TimeControl
 from arena.textsafe import visible
 
@@ -66,42 +64,47 @@ def _measurements(report: CheckReport, tc: TimeControl, terminal: bool) -> list[
         facts.append(("start", f"{report.spawn_ms:.0f} ms (sandboxed spawn)"))
     if report.handshake_ms is not None:
         who = ", ".join(f"{k} {v}" for k, v in report.reported.items() if v)
-        facts.append(
-            (
-                "handshake",
-                f"{report.handshake_ms:.0f} ms (limit {tc.init_ms} ms); "
-                f"says: {_safe(who, terminal)}",
-            )
-        )
+        charged = report.handshake_charged_ms
+        if charged is not None and report.clock == "cpu":
+            cost = f"charged {charged:.0f} ms of cpu time, {report.handshake_ms:.0f} ms wall"
+        elif report.clock == "wall":
+            cost = f"{report.handshake_ms:.0f} ms wall time, charged"
+        else:
+            cost = f"{report.handshake_ms:.0f} ms wall"
+        facts.append(("handshake", f"{cost} (limit {tc.init_ms} ms); says: {_safe(who, terminal)}"))
     if report.games:
         mean = sum(report.scores) / len(report.scores)
         played = ", ".join(f"{n}p {wall}" for n, wall in report.played)
+        count = f"{report.games} of {report.planned}" if report.planned > report.games else ""
+        count = count or str(report.games)
         facts.append(
             (
                 "games",
-                f"{report.games} vs random ({played}): {report.wins} won, mean score {mean:.1f}",
+                f"{count} vs random ({played}): {report.wins} won, mean score {mean:.1f}",
             )
         )
-    latency = report.latency()
-    if latency:
-        med, p95, worst = latency
+    charged_spread = report.charged()
+    if charged_spread:
         facts.append(
             (
-                "think time",
-                f"median {med:.2f} ms, p95 {p95:.2f} ms, max {worst:.2f} ms "
+                "charged time",
+                f"{_spread_text(charged_spread)} per decision on the {report.clock} clock "
                 f"(limit: {tc.describe()})",
             )
         )
-    if report.cpu_ms:
-        ordered = sorted(report.cpu_ms)
-        facts.append(
-            (
-                "CPU time",
-                f"median {statistics.median(ordered):.2f} ms, max {ordered[-1]:.2f} ms per "
-                f"decision; this arena charges {tc.clock.value} time",
-            )
-        )
+    latency = report.latency()
+    if latency and report.clock == "cpu":
+        facts.append(("wall time", f"{_spread_text(latency)} (not charged on the cpu clock)"))
+    if report.cpu_ms and report.clock == "wall":
+        cpu = spread(report.cpu_ms)
+        assert cpu is not None
+        facts.append(("CPU time", f"{_spread_text(cpu)} (not charged on the wall clock)"))
     return [f"  {label:<14} {text}" if terminal else f"{label} {text}" for label, text in facts]
+
+
+def _spread_text(spread: tuple[float, float, float]) -> str:
+    med, p95, worst = spread
+    return f"median {med:.2f} ms, p95 {p95:.2f} ms, max {worst:.2f} ms"
 
 
 def _tagged(label: str, colour: str, text: str, terminal: bool) -> str:

@@ -196,6 +196,10 @@ def _text(raw: bytes | None, limit: int = 300) -> str | None:
 
 
 DECISION_STDERR_BYTES = 2048
+IDLE_PROBE_S = 0.1
+"""``idle_handshake_s``: how often the bot's CPU time is read while it owes ``ready``."""
+IDLE_CPU_NS = 2_000_000
+"""``idle_handshake_s``: less CPU time than this (2 ms) over the window counts as idle."""
 """Per decision, at most this much of what a bot wrote to stderr goes into the record."""
 
 
@@ -213,7 +217,12 @@ class BotSeat:
         persistent: bool = True,
         max_line: int = MAX_LINE_BYTES,
         transcript: Path | None = None,
+        idle_handshake_s: float | None = None,
     ) -> None:
+        """``idle_handshake_s``: end a handshake early, with a did-you-flush message, when
+        the bot has written no line and used no CPU for this long (``check-bot``: the
+        usual cause is a ``ready`` line left in the bot's output buffer, and waiting out
+        the whole start-up allowance only delays saying so)."""
         if not isinstance(bot, Built):
             raise TypeError(
                 "a BotSeat launches built bots only (a staged, sandbox-built, read-only copy): "
@@ -229,6 +238,7 @@ class BotSeat:
         self.stderr_log = stderr_log
         self.persistent = persistent
         self.max_line = max_line
+        self.idle_handshake_s = idle_handshake_s
         self.ready: Ready | None = None
         """The bot's handshake answer (its self-reported name, author, version)."""
         self.spawn_ms: float | None = None
@@ -353,11 +363,51 @@ class BotSeat:
                 return line, why
             return line, ""
 
+    def _read_ready(self, chan: Channel, watch: Stopwatch) -> tuple[bytes | ReadFailure, str]:
+        """The ``ready`` line, as :meth:`_read_reply`; with ``idle_handshake_s`` set (and
+        the bot's CPU time readable) also a timeout with no reason as soon as the bot has
+        been idle that long: no CPU time, no line."""
+        idle_s, proc = self.idle_handshake_s, self._proc
+        first = proc.cpu_ns() if proc is not None and idle_s is not None else None
+        if first is None or idle_s is None or proc is None:
+            return self._read_reply(chan, watch)
+        idle_from, idle_cpu = time.monotonic(), first
+        while True:
+            line = chan.read_line(min(watch.wake_at, time.monotonic() + IDLE_PROBE_S))
+            if not isinstance(line, ReadFailure) or line.error is not ChannelError.TIMEOUT:
+                return line, ""
+            now, cpu = time.monotonic(), proc.cpu_ns()
+            if cpu is None or cpu - idle_cpu > IDLE_CPU_NS:
+                idle_from, idle_cpu = now, cpu if cpu is not None else idle_cpu
+            elif now - idle_from >= idle_s:
+                return line, ""
+            if now >= watch.wake_at:
+                why = watch.overrun()
+                if why is not None:
+                    return line, why
+
+    def _idle_text(self, watch: Stopwatch, partial: bytes) -> str:
+        waited = (time.monotonic() - watch.start) * 1000
+        idle = f"{self.idle_handshake_s:g} s"
+        if partial:
+            return (
+                f"no complete 'ready' line within {waited:.0f} ms: the bot wrote part of one "
+                f"without an end of line and has been idle for {idle} (end the line with "
+                "\\n and flush stdout)"
+            )
+        return (
+            f"no `ready` line within {waited:.0f} ms — did you flush stdout? (the bot has "
+            f"written nothing and used no CPU for {idle}: it waits, likely for its next "
+            "input, with its answer still in its output buffer)"
+        )
+
     def _handshake(self, hello: bytes, watch: Stopwatch) -> Fault | None:
         assert self._chan is not None
         if self._chan.send(hello, watch.ceiling) is not None:
             return self._fault("init", "the bot did not read the hello message")
-        line, why = self._read_reply(self._chan, watch)
+        line, why = self._read_ready(self._chan, watch)
+        if isinstance(line, ReadFailure) and line.error is ChannelError.TIMEOUT and not why:
+            return self._fault("init", self._idle_text(watch, line.partial), line.partial)
         if isinstance(line, ReadFailure):
             what = {
                 ChannelError.TIMEOUT: f"no 'ready': {why}",

@@ -9,6 +9,7 @@ import shlex
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,14 @@ from arena.play.executors import WORKERS_HELP, worker_count
 from arena.referee import BotSpec
 from arena.referee.settings import PlaySettings
 from arena.referee.toolchains import explain_build_failure
-from arena.sprt.runner import SprtConfig, SprtError, SprtStatus, run_sprt
+from arena.sprt.runner import (
+    DEFAULT_ROOT,
+    SprtConfig,
+    SprtError,
+    SprtStatus,
+    default_output,
+    run_sprt,
+)
 from arena.sprt.stats import EloEstimate, SprtBounds, Verdict
 from arena.store.sprt import SprtStoreError
 
@@ -54,7 +62,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-pairs", type=int, default=2000, help="give up after N pairs")
     p.add_argument("--master-seed", type=int, default=1, help="derives every pair's deal")
     p.add_argument("--workers", type=int, default=0, help=WORKERS_HELP)
-    p.add_argument("--out", default="results/sprt", help="output folder (default results/sprt)")
+    p.add_argument(
+        "--out",
+        help="output folder (default: the test's own results/sprt/NEW-vs-OLD, -2, -3... "
+        "for another test of the same bots)",
+    )
     p.add_argument(
         "--per-game-processes", action="store_true", help="start bots afresh for every game"
     )
@@ -81,7 +93,7 @@ def config_from_args(args: argparse.Namespace, play: PlaySettings) -> SprtConfig
     ):
         if value < low:
             raise SprtError(f"{flag} must be at least {low}, got {value}")
-    return SprtConfig(
+    config = SprtConfig(
         new=Path(args.new),
         old=Path(args.old),
         bounds=bounds,
@@ -91,8 +103,9 @@ def config_from_args(args: argparse.Namespace, play: PlaySettings) -> SprtConfig
         play=play,
         persistent=not args.per_game_processes,
         workers=args.workers,
-        output=Path(args.out).resolve(),
+        output=Path(args.out or DEFAULT_ROOT).resolve(),
     )
+    return config if args.out else replace(config, output=default_output(config))
 
 
 def _elo(x: float) -> str:
@@ -106,7 +119,7 @@ def status_line(s: SprtStatus) -> str:
     return (
         f"pairs {s.penta.pairs} · games {s.games} (W {s.wins} D {s.draws} L {s.losses}) · "
         f"penta {s.penta} · LLR {s.llr:+.2f} ({s.bounds.lower:+.2f}, {s.bounds.upper:+.2f}) · "
-        f"Elo {_elo(elo.elo)}"
+        f"Elo {_elo(elo.elo)} · LOS {s.los:.1%} · draws {s.draw_ratio:.0%}"
     )
 
 
@@ -120,6 +133,8 @@ def summary(s: SprtStatus, config: SprtConfig, resume: str) -> list[str]:
         f"Games  {s.games} in {s.penta.pairs} pairs: W {s.wins}  D {s.draws}  L {s.losses}   "
         f"pentanomial [LL LD WL+DD WD WW] = {s.penta}",
         _elo_line(elo),
+        f"LOS    {s.los:.1%} (likelihood that {new} is stronger)   draw ratio "
+        f"{s.draw_ratio:.1%} of games",
         f"LLR    {s.llr:+.2f}  (bounds {b.lower:+.2f}, {b.upper:+.2f})",
     ]
     lines += [f"[yellow]Warning[/yellow]: {escape(w)}" for w in s.warnings]
@@ -198,7 +213,7 @@ def sprt_command(
     """Run the test with a live status line; print the verdict, or how to resume."""
     try:
         config = config_from_args(args, play)
-    except SprtError as exc:
+    except (SprtError, SprtStoreError) as exc:
         raise user_error(str(exc)) from None
     quiet = bool(args.quiet)
     resume = (

@@ -27,6 +27,7 @@ from arena.sprt.stats import (
     SprtBounds,
     Verdict,
     elo_estimate,
+    likelihood_of_superiority,
     llr_logistic,
 )
 from arena.store.sprt import STORE_NAME, SprtStore
@@ -105,6 +106,16 @@ class SprtStatus:
     def elo(self) -> EloEstimate:
         return elo_estimate(self.penta)
 
+    @property
+    def los(self) -> float:
+        """Likelihood of superiority of NEW over OLD (see :func:`likelihood_of_superiority`)."""
+        return likelihood_of_superiority(self.penta)
+
+    @property
+    def draw_ratio(self) -> float:
+        """Share of single games drawn (0 before any game)."""
+        return self.draws / self.games if self.games else 0.0
+
     def update(self, legs: dict[tuple[int, int], float]) -> None:
         pairs = sorted({p for p, _ in legs})
         points = [legs[p, 0] + legs[p, 1] for p in pairs if (p, 0) in legs and (p, 1) in legs]
@@ -137,6 +148,8 @@ class SprtStatus:
             "stopped": self.stopped or None,
             "elo": elo.elo,
             "elo_95": [elo.low, elo.high],
+            "los": self.los,
+            "draw_ratio": self.draw_ratio,
             "faults": self.faults,
         }
 
@@ -160,6 +173,32 @@ def load_specs(config: SprtConfig) -> tuple[BotSpec, BotSpec]:
             for spec, tag in ((new, "new"), (old, "old"))
         )
     return new, old
+
+
+DEFAULT_ROOT = Path("results/sprt")
+"""Where each A/B test gets its own default folder, ``NEW-vs-OLD`` (``-2``, ``-3``...)."""
+
+
+def default_output(config: SprtConfig, root: Path = DEFAULT_ROOT) -> Path:
+    """The test's own folder under ``root``: ``NEW-vs-OLD`` when it is new or holds this
+    very test (a rerun resumes), else the first ``NEW-vs-OLD-N`` that does, so a second
+    A/B test of the same bots with other settings never needs ``--out``."""
+    new, old = load_specs(config)
+    mine = config.identity(new.name, old.name)
+    base = f"{new.name}-vs-{old.name}"  # manifest names: [A-Za-z0-9._-] only
+    n = 1
+    while True:
+        folder = (root / (base if n == 1 else f"{base}-{n}")).resolve()
+        if not (folder / STORE_NAME).exists():
+            return folder
+        store = SprtStore(folder / STORE_NAME)
+        try:
+            stored = store.get_meta("identity")
+        finally:
+            store.close()
+        if stored is None or json.loads(stored) == mine:
+            return folder
+        n += 1
 
 
 def open_store(config: SprtConfig, new: str, old: str) -> SprtStore:

@@ -189,6 +189,24 @@ class EloEstimate:
     score: float
 
 
+def likelihood_of_superiority(penta: Pentanomial) -> float:
+    """LOS: the probability that NEW is really stronger than OLD, ``Phi((m - 0.5) / se)``
+    with ``m`` the mean pair score and ``se`` its standard error (fishtest's
+    ``stat_util.get_elo`` for pentanomial results; near an even score it agrees with the
+    chessprogramming wiki's single-game ``0.5 (1 + erf((W - L) / sqrt(2 (W + L))))``)."""
+    if penta.pairs == 0:
+        return 0.5
+    score = sum(c * a for c, a in zip(penta.counts, PAIR_SCORES, strict=True)) / penta.pairs
+    var = (
+        sum(c * (a - score) ** 2 for c, a in zip(penta.counts, PAIR_SCORES, strict=True))
+        / penta.pairs
+    )
+    if var == 0.0:
+        return 1.0 if score > 0.5 else 0.0 if score < 0.5 else 0.5
+    z = (score - 0.5) / math.sqrt(var / penta.pairs)
+    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
+
+
 def elo_estimate(penta: Pentanomial) -> EloEstimate:
     """NEW's Elo over OLD with a 95% interval, from the pairs (not the single games)."""
     if penta.pairs == 0:

@@ -12,6 +12,7 @@ from arena.errors import ArenaError
 from arena.play.executors import WORKERS_HELP, worker_count
 from arena.referee.settings import PlaySettings
 from arena.tournament.seating import SeatingMode
+from arena.validation import explain_validation
 
 ScheduleKind = Literal["round-robin", "gauntlet", "sampled"]
 
@@ -151,12 +152,8 @@ class TournamentConfig(PlaySettings):
 
 
 def explain(exc: ValidationError, source: str) -> str:
-    lines = []
-    for err in exc.errors():
-        field = ".".join(str(p) for p in err["loc"]) or "config"
-        msg = err["msg"].removeprefix("Value error, ")
-        lines.append(f"{source}: {field}: {msg}")
-    return "\n".join(lines)
+    """A tournament's settings errors, one line each (with "did you mean")."""
+    return explain_validation(exc, source, TournamentConfig)
 
 
 def load_config(path: Path | None, overrides: dict[str, Any]) -> TournamentConfig:

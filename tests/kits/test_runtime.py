@@ -25,6 +25,7 @@ from arena.referee import (
     load_bot,
     play_game,
 )
+from arena.referee.clock import ClockKind
 from arena.referee.memory import mentions_memory
 from arena.referee.toolchains import (
     ToolchainError,
@@ -248,21 +249,32 @@ def test_check_bot_explains_a_line_that_answers_no_request(
 def test_check_bot_warns_about_a_slow_handshake(
     quirky_bot: Callable[[str, int], BotSpec],
 ) -> None:
-    # Sleeps 1.1 s of a 2 s init time: past half, with 0.9 s to spare under load.
-    tc = TimeControl(init_ms=2000, move_ms=2000)
-    report = check_bot(quirky_bot("slow-start", 1100), SandboxSettings(), tc, player_counts=(2,))
+    # Sleeps 1.1 s of a 2 s init time: past half on a wall clock, with 0.9 s to spare under
+    # load; on the CPU clock sleeping is not charged, so there is nothing to warn about.
+    bot = quirky_bot("slow-start", 1100)
+    wall = TimeControl(init_ms=2000, move_ms=2000, clock=ClockKind.WALL)
+    report = check_bot(bot, SandboxSettings(), wall, player_counts=(2,))
     assert report.ok
-    assert any("handshake took" in w and "2000 ms" in w for w in report.warnings())
+    assert any("handshake was charged" in w and "2000 ms" in w for w in report.warnings())
+    cpu = TimeControl(init_ms=2000, move_ms=2000)
+    report = check_bot(bot, SandboxSettings(), cpu, player_counts=(2,))
+    assert report.ok and not any("handshake" in w for w in report.warnings())
 
 
 def test_check_bot_warns_about_a_slow_decision(
     quirky_bot: Callable[[str, int], BotSpec],
 ) -> None:
-    tc = TimeControl(move_ms=2000)  # sleeps 1.1 s once: past half, 0.9 s to spare
-    report = check_bot(quirky_bot("slow-first", 1100), SandboxSettings(), tc, player_counts=(2,))
+    # Sleeps 1.1 s once: past half on a wall clock, 0.9 s to spare; free on the CPU clock.
+    bot = quirky_bot("slow-first", 1100)
+    wall = TimeControl(move_ms=2000, clock=ClockKind.WALL)
+    report = check_bot(bot, SandboxSettings(), wall, player_counts=(2,))
     assert report.ok
     (warning,) = report.warnings()
-    assert "1 decision(s) used more than half" in warning and "of 2000 ms" in warning
+    assert "1 decision(s) were charged more than half" in warning and "of 2000 ms" in warning
+    assert "wall clock" in warning
+    cpu = TimeControl(move_ms=2000)
+    report = check_bot(bot, SandboxSettings(), cpu, player_counts=(2,))
+    assert report.ok and report.warnings() == []
 
 
 def test_flush_advice_names_the_language_idiom() -> None:

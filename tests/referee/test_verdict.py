@@ -51,7 +51,8 @@ def test_the_log_and_the_terminal_say_the_same_things() -> None:
     report = _failed()
     log = check_lines(report, TC, terminal=False)
     terminal = [_printed(line).rstrip("\n") for line in check_lines(report, TC, terminal=True)]
-    assert "handshake 30 ms (limit 2000 ms); says: name b, author [/red]\\x1b]52;c;x\\x07" in log
+    handshake = "handshake 30 ms wall (limit 2000 ms); says: name b, author [/red]\\x1b]52;c;x\\x07"
+    assert handshake in log
     assert "games 1 vs random (2p coloured): 0 won, mean score 7.0" in log
     assert "malformed in the 2-player coloured game (seat 1), round 2: the reply is not JSON" in (
         log
@@ -60,7 +61,7 @@ def test_the_log_and_the_terminal_say_the_same_things() -> None:
     assert any(line.startswith("why: The bot wrote {") for line in log)  # not a move
     # The terminal: the same sentences, labels aligned, the markup in bot text shown as text.
     assert (
-        "  handshake      30 ms (limit 2000 ms); says: name b, author [/red]\\x1b]52;c;x\\x07"
+        "  handshake      30 ms wall (limit 2000 ms); says: name b, author [/red]\\x1b]52;c;x\\x07"
         in (terminal)
     )
     assert "  games          1 vs random (2p coloured): 0 won, mean score 7.0" in terminal

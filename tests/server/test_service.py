@@ -67,7 +67,7 @@ def test_environment_overrides_the_store(tmp_path: Path, monkeypatch: pytest.Mon
         ("[ladder]\nplayers = {5 = 1.0}\n", "ladder.players: Value error"),
         ("[ladder]\nvariants = {pink = 1.0}\n", "walls are 'coloured' or 'gray'"),
         ("[ladder]\nplayers = {2 = 0.0}\n", "not all zero"),
-        ("[server]\nprot = 80\n", "server.prot: Extra inputs are not permitted"),
+        ("[server]\nprot = 80\n", "server.prot: unknown setting; did you mean `port`?"),
         ("[play]\nfault_policy = 'sometimes'\n", "play.fault_policy"),
         ("[limits]\nupload_mb = 0\n", "limits.upload_mb"),
         ("[competition\n", "not valid TOML"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -159,6 +160,29 @@ def test_summary_gives_the_interval_and_what_to_do_next(tmp_path: Path) -> None:
     assert "95% CI" in text and "No decision" in text and "--max-pairs 4000" in text
     assert "leans towards H1" in text
     assert "W 4  D 2  L 2" in text
+    assert "draw ratio 25.0% of games" in text and "LOS " in text
+    assert status.to_json()["draw_ratio"] == 0.25 and 0.5 < status.los < 1.0
+
+
+def test_each_ab_test_gets_its_own_default_folder(tmp_path: Path) -> None:
+    """A second test of the same bots with other bounds needs no --out; a rerun of
+    either finds its own folder and resumes it."""
+    from arena.sprt.runner import default_output
+
+    root = tmp_path / "results" / "sprt"
+    first = config(tmp_path, max_pairs=2, bounds=SprtBounds(0, 100))
+    first = replace(first, output=default_output(first, root))
+    assert first.output == (root / "c-greedy-vs-python-random").resolve()
+    run_sprt(first, player=ScriptedPlayer(lambda p, g: 1.0))
+    second = config(tmp_path, max_pairs=2, bounds=SprtBounds(0, 50))
+    second = replace(second, output=default_output(second, root))
+    assert second.output == (root / "c-greedy-vs-python-random-2").resolve()
+    run_sprt(second, player=ScriptedPlayer(lambda p, g: 1.0))
+    again = config(tmp_path, max_pairs=3, bounds=SprtBounds(0, 100))
+    assert default_output(again, root) == first.output
+    player = ScriptedPlayer(lambda p, g: 1.0)
+    resumed = run_sprt(replace(again, output=default_output(again, root)), player=player)
+    assert resumed.games_before == 4 and player.played == [(2, 0), (2, 1)]
 
 
 def test_a_changed_bot_is_flagged_on_resume(tmp_path: Path) -> None:

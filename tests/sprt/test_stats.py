@@ -12,6 +12,7 @@ from arena.sprt.stats import (
     Verdict,
     elo_estimate,
     elo_of_score,
+    likelihood_of_superiority,
     llr_approx,
     llr_logistic,
     llr_per_pair,
@@ -145,3 +146,32 @@ def test_elo_estimate_and_interval() -> None:
     assert est.low < est.elo < est.high
     wider = elo_estimate(Pentanomial(1, 8, 30, 9, 2))
     assert wider.high - wider.low > est.high - est.low
+
+
+@pytest.mark.parametrize("penta", [*REALISTIC, Pentanomial(0, 1, 3, 4, 1)])
+def test_los_is_the_normal_cdf_of_the_mean_pair_score(penta: Pentanomial) -> None:
+    """fishtest's pentanomial LOS, recomputed from the expanded pair scores."""
+    from statistics import NormalDist, fmean, pvariance
+
+    scores = [a / 4 for a, c in enumerate(penta.counts) for _ in range(c)]
+    z = (fmean(scores) - 0.5) / math.sqrt(pvariance(scores) / len(scores))
+    assert likelihood_of_superiority(penta) == pytest.approx(NormalDist().cdf(z), abs=1e-12)
+    mirrored = Pentanomial(*reversed(penta.counts))
+    assert likelihood_of_superiority(penta) + likelihood_of_superiority(mirrored) == (
+        pytest.approx(1.0)
+    )
+
+
+def test_los_near_an_even_score_matches_the_single_game_formula() -> None:
+    """Only LL and WW pairs are single games counted twice: CPW's trinomial LOS."""
+    wins, losses = 52, 48
+    penta = Pentanomial(losses, 0, 0, 0, wins)
+    cpw = 0.5 * (1 + math.erf((wins - losses) / math.sqrt(2 * (wins + losses))))
+    assert likelihood_of_superiority(penta) == pytest.approx(cpw, abs=2e-3)
+
+
+def test_los_without_spread_or_games_is_certain_or_even() -> None:
+    assert likelihood_of_superiority(Pentanomial()) == 0.5
+    assert likelihood_of_superiority(Pentanomial(0, 0, 5, 0, 0)) == 0.5
+    assert likelihood_of_superiority(Pentanomial(0, 0, 0, 0, 5)) == 1.0
+    assert likelihood_of_superiority(Pentanomial(5, 0, 0, 0, 0)) == 0.0
