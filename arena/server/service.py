@@ -481,16 +481,7 @@ def serve(
             f"{config.server.port}/ (store: {_shown_store(config)}); Ctrl-C stops\n"
         )
         out.flush()
-        server = uvicorn.Server(
-            uvicorn.Config(
-                app,
-                host=config.server.host,
-                port=config.server.port,
-                log_level="info",
-                access_log=False,
-                timeout_graceful_shutdown=10,
-            )
-        )
+        server = uvicorn.Server(uvicorn_config(app, config))
         previous = signal.signal(signal.SIGTERM, _raise_stop)
         try:
             server.run()  # re-raises a caught SIGTERM/SIGINT once it has stopped serving
@@ -508,6 +499,24 @@ def serve(
         out.write(f"Stopped: {requeued} running game(s) will be played again at the next start\n")
         out.flush()
     return 0
+
+
+def uvicorn_config(app: Any, config: CompetitionConfig) -> Any:
+    """How uvicorn serves ``app``: its h11 protocol with the slow-client deadlines and the
+    per-address connection cap of ``[server]`` (:mod:`arena.server.guard`)."""
+    import uvicorn
+
+    from arena.server.guard import guarded_protocol
+
+    return uvicorn.Config(
+        app,
+        host=config.server.host,
+        port=config.server.port,
+        http=guarded_protocol(config.server),
+        log_level="info",
+        access_log=False,
+        timeout_graceful_shutdown=10,
+    )
 
 
 class _Stop(Exception):
