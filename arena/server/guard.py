@@ -75,9 +75,7 @@ def guarded_protocol(settings: ServerSection) -> type[asyncio.Protocol]:
             self._address = self.client[0] if self.client else "?"
             open_per_client[self._address] += 1
             if cap and open_per_client[self._address] > cap:
-                _log.info(
-                    "refused a connection from %s: %d open", visible(self._address), cap
-                )
+                _log.info("refused a connection from %s: %d open", visible(self._address), cap)
                 transport.write(TOO_MANY)
                 transport.close()
                 return
