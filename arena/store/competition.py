@@ -532,31 +532,22 @@ class CompetitionStore:
     ) -> float | None:
         """Rate limiting that survives a restart: None when fewer than ``limit`` events of
         (``kind``, ``key``) happened in the last ``window_s`` seconds (one more is recorded
-        unless ``record`` is False), else the seconds until one is allowed."""
+        unless ``record`` is False: then only read, as on every API request), else the
+        seconds until one is allowed."""
         now = _now()
         since = now - timedelta(seconds=window_s)
         key = key[:200]
+        if not record:
+            with self._read() as conn:
+                return _wait_for_event(conn, kind, key, limit, since)
         with self._write() as conn:
             conn.execute(
                 sa.delete(rate_events).where(rate_events.c.kind == kind, rate_events.c.at < since)
             )
-            recent = (rate_events.c.kind == kind) & (rate_events.c.key == key)
-            times = (
-                conn.execute(
-                    sa.select(rate_events.c.at)
-                    .where(recent, rate_events.c.at >= since)
-                    .order_by(rate_events.c.at.desc())
-                    .limit(max(limit, 1))
-                )
-                .scalars()
-                .all()
-            )
-            if len(times) >= limit:
-                freed = _utc_req(times[limit - 1]) if limit > 0 else now
-                return float(max(1, math.ceil((freed - since).total_seconds())))
-            if record:
+            wait = _wait_for_event(conn, kind, key, limit, since)
+            if wait is None:
                 conn.execute(sa.insert(rate_events).values(kind=kind, key=key, at=now))
-        return None
+        return wait
 
     def give_back_event(self, kind: str, key: str) -> None:
         """Forget the newest event of (``kind``, ``key``): the request it allowed did not
@@ -1845,6 +1836,27 @@ class CompetitionStore:
 
 
 # ---------------------------------------------------------------- row helpers
+
+
+def _wait_for_event(
+    conn: Connection, kind: str, key: str, limit: int, since: datetime
+) -> float | None:
+    """Seconds until (``kind``, ``key``) has fewer than ``limit`` events after ``since``
+    (None: it has now)."""
+    times = (
+        conn.execute(
+            sa.select(rate_events.c.at)
+            .where(rate_events.c.kind == kind, rate_events.c.key == key, rate_events.c.at >= since)
+            .order_by(rate_events.c.at.desc())
+            .limit(max(limit, 1))
+        )
+        .scalars()
+        .all()
+    )
+    if len(times) < limit:
+        return None
+    freed = _utc_req(times[limit - 1]) if limit > 0 else _now()
+    return float(max(1, math.ceil((freed - since).total_seconds())))
 
 
 def _seconds_since(started: datetime | None) -> float | None:
