@@ -65,7 +65,8 @@ class UploadLimits(BaseModel):
         default=900.0,
         gt=0,
         description="Build time an author may use per hour (s); past it their uploads wait "
-        "in the queue. Authors take turns in the queue either way.",
+        "in the queue (so at most this plus one build_seconds an hour). Authors take turns "
+        "in the queue either way.",
     )
     disk_mb: int = Field(
         default=1024,

@@ -135,6 +135,20 @@ def test_the_registration_limit_survives_a_restart(site: Site, tmp_path: Path) -
     assert second.post("/api/register", json={"name": "late"}).status_code == 429
 
 
+def test_stored_rate_limits_count_per_key_and_say_when(store: CompetitionStore) -> None:
+    for _ in range(3):
+        assert store.take_event("upload", "7", 3, 3600) is None
+    wait = store.take_event("upload", "7", 3, 3600)
+    assert wait is not None and 3590 <= wait <= 3600
+    assert store.take_event("upload", "7", 3, 3600, record=False) == wait
+    assert store.take_event("upload", "8", 3, 3600) is None  # another author
+    assert store.take_event("registration", "7", 3, 3600) is None  # another limit
+    store.give_back_event("upload", "7")
+    assert store.take_event("upload", "7", 3, 3600) is None
+    time.sleep(0.01)
+    assert store.take_event("upload", "7", 3, 0.001, record=False) is None  # window passed
+
+
 # ---------------------------------------------------------------- the build queue
 
 
