@@ -551,7 +551,9 @@ def token_command(toml: Path, name: str, organiser: bool, renew: bool, out: Text
         else:
             try:
                 _, token = store.create_author(name, organiser=organiser)
-            except Conflict:
+            except Conflict as exc:
+                if store.author_by_name(name.strip()) is None:  # a look-alike of another
+                    raise ServeError(str(exc)) from None
                 raise ServeError(
                     f"an author named {name!r} exists",
                     hint=f"arena token {toml} {name} --renew issues a new token "
