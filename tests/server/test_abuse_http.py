@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 httpx = pytest.importorskip("httpx", reason="the server extra is not installed")
+pytestmark = pytest.mark.slow  # the real server, seconds of trickling (CI runs it)
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER_TIMEOUT_S = 2.0
@@ -201,3 +202,21 @@ def test_one_address_holds_at_most_its_share_of_connections(served: Served) -> N
             s.close()
     time.sleep(0.2)
     assert httpx.get(served.url("/api/health"), timeout=10).status_code == 200
+
+
+def test_a_slow_but_steady_body_is_not_dropped(served: Served) -> None:
+    """16 KB/s, twice the floor, for about twice the deadline: answered, not closed."""
+    body = b"token=" + b"a" * 59994
+    with socket.create_connection(("127.0.0.1", served.port), timeout=30) as s:
+        s.sendall(
+            b"POST /login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+            b"Content-Type: application/x-www-form-urlencoded\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body)
+        )
+        started = time.monotonic()
+        for at in range(0, len(body), 4000):
+            s.sendall(body[at : at + 4000])
+            time.sleep(0.25)
+        assert time.monotonic() - started > HEADER_TIMEOUT_S * 1.5
+        answer = s.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 403"), answer  # the form's CSRF check, as usual
