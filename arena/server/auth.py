@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from arena.store.competition import CompetitionStore
 
 SESSION_COOKIE = "arena_session"
+LEGACY_TOKEN_COOKIE = "arena_token"
+"""Where older servers kept the API token itself: cleared at the next sign-in."""
 CSRF_COOKIE = "arena_csrf"
 CSRF_FIELD = "csrf"
 MAX_TOKEN_CHARS = 200
@@ -144,6 +146,7 @@ def start_session(
 ) -> None:
     """A new session of ``author`` (its own revocable token) in the cookie."""
     session = store.create_session(author.id, seconds)
+    response.delete_cookie(LEGACY_TOKEN_COOKIE, path="/", httponly=True, samesite="strict")
     response.set_cookie(
         SESSION_COOKIE,
         session,
