@@ -55,10 +55,34 @@ class UploadLimits(BaseModel):
         default=300.0, gt=0, le=3600, description="Wall-clock time a build may take (s)."
     )
     memory_mb: int = Field(default=2048, ge=64, description="Memory a build may use (MiB).")
+    build_workers: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="Builds run at once; never two of one author, so one author's slow "
+        "builds leave the other workers to everyone else.",
+    )
+    build_budget_s: float = Field(
+        default=900.0,
+        gt=0,
+        description="Build time an author may use per hour (s); past it their uploads wait "
+        "in the queue (so at most this plus one build_seconds an hour). Authors take turns "
+        "in the queue either way.",
+    )
+    disk_mb: int = Field(
+        default=1024,
+        ge=1,
+        description="Disk an author's kept submissions may use (MiB: archives, unpacked "
+        "sources, builds); replaced and rejected versions' files are deleted.",
+    )
 
     @property
     def upload_bytes(self) -> int:
         return self.upload_mb * MIB
+
+    @property
+    def disk_bytes(self) -> int:
+        return self.disk_mb * MIB
 
     @property
     def unpacked_bytes(self) -> int:
@@ -117,6 +141,39 @@ class ServerSection(_Table):
         default="tokens",
         description="tokens: the organiser issues author tokens (arena token); open: anyone "
         "may register a name and get a token.",
+    )
+    header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=600,
+        description="A connection whose request line and headers have not all arrived "
+        "this long after it opened (or after its previous response) is closed.",
+    )
+    body_min_kib_s: float = Field(
+        default=8.0,
+        ge=0,
+        description="Slowest request body accepted (KiB/s, averaged since the headers) "
+        "once header_timeout_s has passed; slower, the connection is closed (0: no floor).",
+    )
+    client_connections: int = Field(
+        default=16,
+        ge=0,
+        le=100_000,
+        description="Open connections per client address (0: no cap); more are refused. "
+        "Behind a reverse proxy every client has the proxy's address: cap there.",
+    )
+    signin_failures_per_hour: int = Field(
+        default=20,
+        ge=1,
+        le=100_000,
+        description="Failed sign-ins (bad tokens) per client address per hour; then HTTP "
+        "429 until the hour passes. Each failure is logged.",
+    )
+    session_days: float = Field(
+        default=30.0,
+        gt=0,
+        le=365,
+        description="A browser session lasts this long; signing out ends it at once.",
     )
 
 

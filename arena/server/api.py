@@ -19,7 +19,13 @@ from starlette.concurrency import run_in_threadpool
 
 from arena.server import views
 from arena.server.app import AppState
-from arena.server.auth import AuthError, bearer_author, require_author, require_organiser
+from arena.server.auth import (
+    AuthError,
+    bearer_author,
+    client_address,
+    require_author,
+    require_organiser,
+)
 from arena.server.ratelimit import WINDOW_SECONDS, RateLimited
 from arena.server.receive import UploadError, check_received, receive_upload
 from arena.store.competition import NotFound
@@ -60,19 +66,20 @@ async def take_submission(
     worker's unpacking applies, into a scratch folder removed at once), and queue it for
     the build worker. A refused upload answers 400 with its reason and leaves nothing
     stored; the build worker checks it again before it builds (defence in depth)."""
-    wait = state.uploads_window.take(author.id)
+    wait = await run_in_threadpool(state.uploads_window.take, author.id)
     if wait is not None:
         raise RateLimited("uploads", wait)
     try:
         received = await receive_upload(request, state.uploads, state.settings.upload_bytes)
     except BaseException:
-        state.uploads_window.give_back(author.id)
+        await run_in_threadpool(state.uploads_window.give_back, author.id)
         raise
     assert received.archive is not None
     archive = received.archive
     try:
         if check_fields is not None:
             check_fields(received.fields)
+        await run_in_threadpool(check_disk_quota, state, author, received.size)
         scratch = state.uploads / f"checking-{secrets.token_hex(8)}"
         name = await run_in_threadpool(check_received, archive, scratch, state.upload_limits)
         asked = received.fields.get("bot", "").strip()
@@ -82,14 +89,33 @@ async def take_submission(
         archive.rename(final)
         archive = final
         version = await run_in_threadpool(
-            state.store.add_submission, author.id, name, str(final), received.sha256
+            state.store.add_submission,
+            author.id,
+            name,
+            str(final),
+            received.sha256,
+            received.size,
         )
     except BaseException:
         archive.unlink(missing_ok=True)
-        state.uploads_window.give_back(author.id)
+        await run_in_threadpool(state.uploads_window.give_back, author.id)
         raise
     state.ctx.wake_builder()
     return version
+
+
+def check_disk_quota(state: AppState, author: Author, archive_bytes: int) -> None:
+    """Refuse (413) an upload that would take the author past ``[limits] disk_mb``: what
+    their kept versions hold (archives, sources, builds) plus this archive."""
+    quota = state.ctx.config.limits.disk_bytes
+    used = state.store.stored_bytes_of(author.id)
+    if used + archive_bytes > quota:
+        raise UploadError(
+            413,
+            f"this upload would pass your disk quota of {quota / 2**20:.0f} MiB (your kept "
+            f"versions use {used / 2**20:.1f} MiB); replaced and rejected versions are "
+            "deleted as they go, or ask the organiser for more",
+        )
 
 
 def start_challenge(state: AppState, author: Author, body: ChallengeRequest) -> GameRow:
@@ -182,8 +208,7 @@ def router(state: AppState) -> APIRouter:
     def register(body: NameRequest, request: Request) -> JSONResponse:
         if not state.settings.registration_open:
             raise AuthError(403, "registration is closed: ask the organiser for a token")
-        client = request.client.host if request.client else "?"
-        wait = state.registrations.take(client)
+        wait = state.registrations.take(client_address(request))
         if wait is not None:
             raise RateLimited("registrations", wait)
         author, token = store.create_author(body.name.strip())

@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.competition.config import CompetitionConfig, UploadLimits
 from arena.server.auth import AuthError, cookie_author, csrf_token, remember_csrf
-from arena.server.ratelimit import RateLimited, SlidingWindow
+from arena.server.ratelimit import FailedSignins, RateLimited, SlidingWindow, StoredWindow
 from arena.server.receive import MULTIPART_OVERHEAD, UploadError, too_large
 from arena.store.competition import CompetitionStore, Conflict, Invalid, NotFound, StoreError
 from arena.store.competition_models import Author
@@ -88,8 +88,9 @@ class AppState:
     settings: WebSettings
     templates: Jinja2Templates
     challenges: SlidingWindow
-    registrations: SlidingWindow
-    uploads_window: SlidingWindow
+    registrations: StoredWindow
+    uploads_window: StoredWindow
+    signins: FailedSignins
     started: datetime = field(default_factory=datetime.now)
 
     @property
@@ -193,8 +194,9 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
         settings=settings,
         templates=_templates(),
         challenges=SlidingWindow(settings.challenges_per_hour),
-        registrations=SlidingWindow(REGISTRATIONS_PER_HOUR),
-        uploads_window=SlidingWindow(UPLOADS_PER_HOUR),
+        registrations=StoredWindow(ctx.store, "registration", REGISTRATIONS_PER_HOUR),
+        uploads_window=StoredWindow(ctx.store, "upload", UPLOADS_PER_HOUR),
+        signins=FailedSignins(ctx.store, ctx.config.server.signin_failures_per_hour),
     )
     app.state.arena = state
     app.mount("/static/viewer", _static("arena.viewer"), name="viewer-static")

@@ -20,6 +20,7 @@ from arena.server.app import AppState
 from arena.server.auth import (
     AuthError,
     check_csrf,
+    client_address,
     cookie_author,
     csrf_token,
     end_session,
@@ -44,6 +45,7 @@ def router(state: AppState) -> APIRouter:
     pages = APIRouter()
     store = state.store
     render = state.render
+    session_s = state.ctx.config.server.session_days * 86400
 
     def viewer_of(request: Request) -> Author | None:
         return cookie_author(request, store)
@@ -150,11 +152,14 @@ def router(state: AppState) -> APIRouter:
     async def login(request: Request) -> Response:
         form = await form_of(request)
         check_csrf(request, form.get("csrf"))
+        client = client_address(request)
+        await run_in_threadpool(state.signins.check, client)
         token = form.get("token", "").strip()
         author = await run_in_threadpool(
             lambda: store.author_by_token(token) if token and len(token) <= 200 else None
         )
         if author is None:
+            await run_in_threadpool(state.signins.failed, client, "sign-in form")
             return render(
                 request,
                 "login.html",
@@ -164,7 +169,7 @@ def router(state: AppState) -> APIRouter:
                 issued=None,
             )
         response = back("/me")
-        start_session(request, response, token)
+        await run_in_threadpool(start_session, request, response, store, author, session_s)
         return response
 
     @pages.post("/logout")
@@ -172,7 +177,7 @@ def router(state: AppState) -> APIRouter:
         form = await form_of(request)
         check_csrf(request, form.get("csrf"))
         response = back("/")
-        end_session(response)
+        await run_in_threadpool(end_session, request, response, store)
         return response
 
     @pages.post("/register")
@@ -181,8 +186,7 @@ def router(state: AppState) -> APIRouter:
         check_csrf(request, form.get("csrf"))
         if not state.settings.registration_open:
             raise AuthError(403, "registration is closed: ask the organiser for a token")
-        client = request.client.host if request.client else "?"
-        wait = state.registrations.take(client)
+        wait = await run_in_threadpool(state.registrations.take, client_address(request))
         if wait is not None:
             raise RateLimited("registrations", wait)
         name = form.get("name", "").strip()
@@ -194,7 +198,7 @@ def router(state: AppState) -> APIRouter:
             problem=None,
             issued={"name": author.name, "token": token},
         )
-        start_session(request, response, token)
+        await run_in_threadpool(start_session, request, response, store, author, session_s)
         return response
 
     @pages.get("/submit")

@@ -19,6 +19,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,23 @@ class BuildVerdict:
     built_path: str | None
     content_hash: str | None
     meta: dict[str, Any]
+    stored_bytes: int | None = None
+    """Disk the version holds now (archive, unpacked source, build copy), when measured."""
+
+
+def tree_bytes(path: Path) -> int:
+    """Bytes of the files under ``path`` (a file: its size; missing: 0); links not followed."""
+    try:
+        if not path.is_dir() or path.is_symlink():
+            return path.lstat().st_size if path.exists() or path.is_symlink() else 0
+    except OSError:
+        return 0
+    total = 0
+    for root, _dirs, names in os.walk(path):
+        for name in names:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, name)).st_size
+    return total
 
 
 def build_submission(version: Version, archive: Path, config: CompetitionConfig) -> BuildVerdict:
@@ -73,6 +91,7 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
         folder = unpack_upload(archive, dest, config.limits)
     except UploadRejected as exc:
         return BuildVerdict(False, f"rejected: {exc}", str(exc), None, None, {})
+    kept_bytes = tree_bytes(archive) + tree_bytes(dest)
     # One author's bot keeps one compiler cache across its versions (its own, no one else's).
     identity = f"server bot {version.bot_id}"
     outcome = process_submission(folder, config.play, config.limits, identity=identity)
@@ -84,6 +103,7 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
         meta.setdefault("language", manifest.language)
         meta["source"] = str(folder)
         built_path = str(keep_build(outcome.built.spec.folder, config.data_dir, version.id))
+        kept_bytes += tree_bytes(Path(built_path))
     return BuildVerdict(
         bool(outcome.ok and built_path),
         outcome.verdict,
@@ -91,6 +111,7 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
         built_path,
         outcome.content_hash,
         meta,
+        kept_bytes,
     )
 
 
@@ -128,8 +149,15 @@ def keep_build(built: Path, data_dir: Path, version_id: int) -> Path:
 Builder = Callable[[Version, Path, CompetitionConfig], BuildVerdict]
 
 
+COLLECT_FILES_EVERY_S = 60.0
+"""How often a build worker deletes the archives and sources of spent versions."""
+
+
 class BuildWorker:
-    """Takes queued versions one at a time and records their verdicts."""
+    """Takes queued versions and records their verdicts; ``[limits] build_workers``
+    threads run :meth:`run` on one instance. The store hands out work fairly
+    (:meth:`CompetitionStore.claim_queued_version`: authors take turns, one build per
+    author at a time, a build-time budget per author per hour)."""
 
     def __init__(
         self,
@@ -154,10 +182,46 @@ class BuildWorker:
         self._stop.set()
         self._wake.set()
 
+    def claim(self) -> Version | None:
+        return self.store.claim_queued_version(budget_s=self.config.limits.build_budget_s)
+
+    def collect_files(self) -> int:
+        """Delete the uploaded archives and unpacked sources of versions that can never
+        build or play again (rejected; replaced or disqualified, with no game left to
+        play); how many versions. Only files this server made are deleted: archives in
+        ``data_dir/uploads``, folders ``data_dir/submissions/<version id>``."""
+        from arena.sandbox.stage import remove_tree
+
+        data_dir = self.config.data_dir.resolve()
+        uploads = data_dir / "uploads"
+        done = 0
+        for version_id, archive in self.store.spent_files():
+            still_built = data_dir / BOTS_FOLDER / str(version_id)
+            if not self.store.forget_files(version_id, tree_bytes(still_built)):
+                continue
+            if archive and Path(archive).resolve().parent == uploads:
+                with contextlib.suppress(OSError):
+                    Path(archive).unlink(missing_ok=True)
+            remove_tree(data_dir / "submissions" / str(version_id))
+            done += 1
+        if done:
+            _log.info("deleted the archives and sources of %d spent version(s)", done)
+        return done
+
+    def _collect_quietly(self) -> None:
+        try:
+            self.collect_files()
+        except (ArenaError, OSError) as exc:
+            _log.error("build worker: cannot delete spent files: %s", exc)
+
     def run(self) -> None:
+        next_collect = 0.0
         while not self._stop.is_set():
+            if time.monotonic() >= next_collect:
+                next_collect = time.monotonic() + COLLECT_FILES_EVERY_S
+                self._collect_quietly()
             try:
-                version = self.store.claim_queued_version()
+                version = self.claim()
             except ArenaError as exc:
                 _log.error("build worker: %s", exc)
                 version = None
@@ -206,11 +270,13 @@ class BuildWorker:
             verdict.built_path,
             verdict.content_hash,
             verdict.meta,
+            verdict.stored_bytes,
         )
         self.backoff = 0.0
         _log.info("%s v%d: %s", version.bot_name, version.number, done.status)
         if done.status == "active":
             self.on_active()
+        self._collect_quietly()  # a rejected version, or the one this one replaced
         return done
 
 
@@ -356,7 +422,10 @@ class Service:
             )
         self.threads = [
             threading.Thread(target=self.ladder.run, name="ladder", daemon=True),
-            threading.Thread(target=self.builder.run, name="builder", daemon=True),
+            *(
+                threading.Thread(target=self.builder.run, name=f"builder-{n}", daemon=True)
+                for n in range(self.config.limits.build_workers)
+            ),
         ]
         for t in self.threads:
             t.start()
@@ -414,16 +483,7 @@ def serve(
             f"{config.server.port}/ (store: {_shown_store(config)}); Ctrl-C stops\n"
         )
         out.flush()
-        server = uvicorn.Server(
-            uvicorn.Config(
-                app,
-                host=config.server.host,
-                port=config.server.port,
-                log_level="info",
-                access_log=False,
-                timeout_graceful_shutdown=10,
-            )
-        )
+        server = uvicorn.Server(uvicorn_config(app, config))
         previous = signal.signal(signal.SIGTERM, _raise_stop)
         try:
             server.run()  # re-raises a caught SIGTERM/SIGINT once it has stopped serving
@@ -441,6 +501,24 @@ def serve(
         out.write(f"Stopped: {requeued} running game(s) will be played again at the next start\n")
         out.flush()
     return 0
+
+
+def uvicorn_config(app: Any, config: CompetitionConfig) -> Any:
+    """How uvicorn serves ``app``: its h11 protocol with the slow-client deadlines and the
+    per-address connection cap of ``[server]`` (:mod:`arena.server.guard`)."""
+    import uvicorn
+
+    from arena.server.guard import guarded_protocol
+
+    return uvicorn.Config(
+        app,
+        host=config.server.host,
+        port=config.server.port,
+        http=guarded_protocol(config.server),
+        log_level="info",
+        access_log=False,
+        timeout_graceful_shutdown=10,
+    )
 
 
 class _Stop(Exception):
@@ -475,7 +553,9 @@ def token_command(toml: Path, name: str, organiser: bool, renew: bool, out: Text
         else:
             try:
                 _, token = store.create_author(name, organiser=organiser)
-            except Conflict:
+            except Conflict as exc:
+                if store.author_by_name(name.strip()) is None:  # a look-alike of another
+                    raise ServeError(str(exc)) from None
                 raise ServeError(
                     f"an author named {name!r} exists",
                     hint=f"arena token {toml} {name} --renew issues a new token "

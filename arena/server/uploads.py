@@ -382,6 +382,11 @@ def _unpack_zip(archive: Path, out: _Unpacker) -> None:
             out.check_expansion(sum(i.file_size for i in infos), "declares that it unpacks to")
             for info in infos:
                 _zip_member(zf, info, out)
+    except UnicodeDecodeError as exc:  # a name flagged UTF-8 that is not: zipfile's own decode
+        raw = exc.object if isinstance(exc.object, bytes) else b""
+        raise UploadRejected(
+            f"{show(raw.decode('utf-8', 'replace'))}: the name is not UTF-8"
+        ) from None
     except (
         zipfile.BadZipFile,
         zipfile.LargeZipFile,

@@ -23,11 +23,12 @@ import hashlib
 import hmac
 import itertools
 import json
+import math
 import secrets
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ from arena.store.competition_models import (
     SeatRow,
     Version,
 )
+from arena.store.competition_names import confusable_with, mixes_scripts
 from arena.store.engine import StoreError as StoreError
 from arena.store.engine import db_message, describe_url, make_engine
 
@@ -106,9 +108,31 @@ versions = sa.Table(
     sa.Column("ready_author", sa.Text),
     sa.Column("ready_version", sa.Text),
     sa.Column("decided", sa.DateTime(timezone=True)),
+    sa.Column("build_started", sa.DateTime(timezone=True)),
+    sa.Column("build_seconds", sa.Float),
+    sa.Column("stored_bytes", sa.BigInteger, nullable=False, server_default="0"),
     sa.UniqueConstraint("bot_id", "number", name="versions_bot_number"),
 )
 sa.Index("versions_status", versions.c.status)
+sessions = sa.Table(
+    "sessions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("author_id", sa.Integer, sa.ForeignKey("authors.id"), nullable=False),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("expires", sa.DateTime(timezone=True), nullable=False),
+)
+sa.Index("sessions_author", sessions.c.author_id)
+rate_events = sa.Table(
+    "rate_events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("kind", sa.String(32), nullable=False),
+    sa.Column("key", sa.String(200), nullable=False),
+    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+)
+sa.Index("rate_events_key", rate_events.c.kind, rate_events.c.key, rate_events.c.at)
 games = sa.Table(
     "games",
     metadata,
@@ -412,12 +436,18 @@ class CompetitionStore:
         name = name.strip()
         if not name or len(name) > 64 or not name.isprintable():
             raise Invalid("an author name is 1 to 64 printable characters")
+        if mixes_scripts(name):
+            raise Invalid(f"the author name {name!r} mixes scripts (Latin with Cyrillic, ...)")
         token = new_token_text()
         created = _now()
         try:
             with self._write() as conn:
                 if conn.execute(sa.select(authors.c.id).where(authors.c.name == name)).first():
                     raise Conflict(f"the author name {name!r} is taken")
+                taken = conn.execute(sa.select(authors.c.name)).scalars()
+                like = confusable_with(name, (str(n) for n in taken))
+                if like is not None:
+                    raise Conflict(f"the author name {name!r} looks like {like!r}, which is taken")
                 author_id = conn.execute(
                     sa.insert(authors).values(
                         name=name,
@@ -431,17 +461,107 @@ class CompetitionStore:
         return Author(int(author_id), name, organiser, created), token
 
     def new_token(self, name: str) -> str:
-        """Issue a fresh token to an existing author (the old one stops working)."""
+        """Issue a fresh token to an existing author (the old one and every browser session
+        of theirs stop working)."""
         token = new_token_text()
         with self._write() as conn:
+            author_id = conn.execute(
+                sa.select(authors.c.id).where(authors.c.name == name)
+            ).scalar_one_or_none()
             done = conn.execute(
                 sa.update(authors)
                 .where(authors.c.name == name)
                 .values(token_hash=hash_token(token))
             ).rowcount
+            if author_id is not None:  # a leaked token renewed: its sessions end too
+                conn.execute(sa.delete(sessions).where(sessions.c.author_id == author_id))
         if not done:
             raise NotFound(f"no author named {name!r}")
         return token
+
+    # ------------------------------------------------------------ browser sessions
+
+    def create_session(self, author_id: int, lifetime_s: float) -> str:
+        """A new browser session of ``author_id`` (its own token, returned once; only its
+        hash is kept): what the session cookie holds, never the API token."""
+        token = new_token_text()
+        now = _now()
+        with self._write() as conn:
+            conn.execute(sa.delete(sessions).where(sessions.c.expires < now))
+            conn.execute(
+                sa.insert(sessions).values(
+                    token_hash=hash_token(token),
+                    author_id=author_id,
+                    created=now,
+                    expires=now + timedelta(seconds=lifetime_s),
+                )
+            )
+        return token
+
+    def author_by_session(self, token: str) -> Author | None:
+        """The author of an unexpired session, or None."""
+        if not token or len(token) > 200:
+            return None
+        digest = hash_token(token)
+        with self._read() as conn:
+            row = conn.execute(
+                sa.select(authors, sessions.c.expires, sessions.c.token_hash.label("session_hash"))
+                .join(sessions, sessions.c.author_id == authors.c.id)
+                .where(sessions.c.token_hash == digest)
+            ).first()
+        if row is None or not hmac.compare_digest(str(row.session_hash), digest):
+            return None
+        expires = _utc(row.expires)
+        if expires is None or expires <= _now():
+            return None
+        return _author(row)
+
+    def end_session(self, token: str) -> bool:
+        """Sign out: the session stops working at once; whether there was one."""
+        with self._write() as conn:
+            return bool(
+                conn.execute(
+                    sa.delete(sessions).where(sessions.c.token_hash == hash_token(token))
+                ).rowcount
+            )
+
+    # ------------------------------------------------------------ rate limits
+
+    def take_event(
+        self, kind: str, key: str, limit: int, window_s: float, *, record: bool = True
+    ) -> float | None:
+        """Rate limiting that survives a restart: None when fewer than ``limit`` events of
+        (``kind``, ``key``) happened in the last ``window_s`` seconds (one more is recorded
+        unless ``record`` is False: then only read, as on every API request), else the
+        seconds until one is allowed."""
+        now = _now()
+        since = now - timedelta(seconds=window_s)
+        key = key[:200]
+        if not record:
+            with self._read() as conn:
+                return _wait_for_event(conn, kind, key, limit, since)
+        with self._write() as conn:
+            conn.execute(
+                sa.delete(rate_events).where(rate_events.c.kind == kind, rate_events.c.at < since)
+            )
+            wait = _wait_for_event(conn, kind, key, limit, since)
+            if wait is None:
+                conn.execute(sa.insert(rate_events).values(kind=kind, key=key, at=now))
+        return wait
+
+    def give_back_event(self, kind: str, key: str) -> None:
+        """Forget the newest event of (``kind``, ``key``): the request it allowed did not
+        happen (an upload refused before it was stored)."""
+        key = key[:200]
+        with self._write() as conn:
+            newest = conn.execute(
+                sa.select(rate_events.c.id)
+                .where(rate_events.c.kind == kind, rate_events.c.key == key)
+                .order_by(rate_events.c.id.desc())
+                .limit(1)
+            ).scalar_one_or_none()
+            if newest is not None:
+                conn.execute(sa.delete(rate_events).where(rate_events.c.id == newest))
 
     def author_by_token(self, token: str) -> Author | None:
         """The author holding ``token``, or None (the hash lookup is an index probe; the
@@ -480,7 +600,12 @@ class CompetitionStore:
     # ------------------------------------------------------------ submissions
 
     def add_submission(
-        self, author_id: int, bot_name: str, archive_path: str, archive_sha256: str
+        self,
+        author_id: int,
+        bot_name: str,
+        archive_path: str,
+        archive_sha256: str,
+        archive_bytes: int = 0,
     ) -> Version:
         """A new version of ``bot_name`` (created, owned by ``author_id``, if new), queued
         for the build worker. :class:`Conflict` if another author owns the name."""
@@ -493,6 +618,17 @@ class CompetitionStore:
                     raise NotFound(f"no author {author_id}")
                 bot = conn.execute(sa.select(bots).where(bots.c.name == bot_name)).first()
                 if bot is None:
+                    if mixes_scripts(bot_name):
+                        raise Invalid(f"the bot name {bot_name!r} mixes scripts")
+                    others = conn.execute(
+                        sa.select(bots.c.name).where(bots.c.author_id != author_id)
+                    ).scalars()
+                    like = confusable_with(bot_name, (str(n) for n in others))
+                    if like is not None:
+                        raise Conflict(
+                            f"the bot name {bot_name!r} looks like {like!r}, another "
+                            "author's bot: choose another name"
+                        )
                     bot_id = conn.execute(
                         sa.insert(bots).values(
                             name=bot_name, author_id=author_id, disqualified=False, created=now
@@ -517,6 +653,7 @@ class CompetitionStore:
                         submitted=now,
                         archive_path=archive_path,
                         archive_sha256=archive_sha256,
+                        stored_bytes=archive_bytes,
                     )
                 ).inserted_primary_key[0]  # type: ignore[index]
                 out = self._version(conn, int(version_id))
@@ -525,19 +662,65 @@ class CompetitionStore:
         assert out is not None
         return out
 
-    def claim_queued_version(self) -> Version | None:
-        """The oldest queued version, now marked ``building`` (the build worker's job)."""
+    def claim_queued_version(
+        self, budget_s: float = float("inf"), window_s: float = 3600.0
+    ) -> Version | None:
+        """The next version to build, now marked ``building`` (a build worker's job).
+
+        Fair across authors: never two builds of one author at once; authors take turns
+        (the one whose last build started longest ago goes first), each building their
+        oldest queued version; an author whose builds took ``budget_s`` or more in the
+        last ``window_s`` seconds waits until older builds leave the window."""
+        now = _now()
+        since = now - timedelta(seconds=window_s)
         with self._write() as conn:
-            version_id = conn.execute(
-                sa.select(versions.c.id)
+            queued = conn.execute(
+                sa.select(versions.c.id, bots.c.author_id)
+                .join(bots, bots.c.id == versions.c.bot_id)
                 .where(versions.c.status == "queued")
                 .order_by(versions.c.id)
-                .limit(1)
-            ).scalar_one_or_none()
-            if version_id is None:
+            ).all()
+            if not queued:
                 return None
+            history = conn.execute(
+                sa.select(
+                    bots.c.author_id,
+                    versions.c.status,
+                    versions.c.build_started,
+                    versions.c.build_seconds,
+                )
+                .join(bots, bots.c.id == versions.c.bot_id)
+                .where(
+                    sa.or_(
+                        versions.c.status == "building",
+                        versions.c.build_started >= since,
+                    )
+                )
+            ).all()
+            busy = {r.author_id for r in history if r.status == "building"}
+            used: dict[int, float] = {}
+            last: dict[int, datetime] = {}
+            for r in history:
+                started = _utc(r.build_started)
+                if r.status != "building" and started is not None:
+                    used[r.author_id] = used.get(r.author_id, 0.0) + float(r.build_seconds or 0)
+                if started is not None and (r.author_id not in last or started > last[r.author_id]):
+                    last[r.author_id] = started
+            oldest_first: dict[int, int] = {}
+            for version_id, author_id in queued:
+                oldest_first.setdefault(int(author_id), int(version_id))
+            ready = [
+                (last.get(a, datetime.min.replace(tzinfo=UTC)), v, a)
+                for a, v in oldest_first.items()
+                if a not in busy and used.get(a, 0.0) < budget_s
+            ]
+            if not ready:
+                return None
+            _, version_id, _ = min(ready)
             conn.execute(
-                sa.update(versions).where(versions.c.id == version_id).values(status="building")
+                sa.update(versions)
+                .where(versions.c.id == version_id)
+                .values(status="building", build_started=now, build_seconds=None)
             )
             return self._version(conn, int(version_id))
 
@@ -569,12 +752,60 @@ class CompetitionStore:
             conn.execute(
                 sa.update(versions)
                 .where(versions.c.id == version_id, versions.c.status == "building")
-                .values(status="queued")
+                .values(status="queued", build_started=None, build_seconds=None)
             )
             out = self._version(conn, version_id)
         if out is None:
             raise NotFound(f"no submission {version_id}")
         return out
+
+    def stored_bytes_of(self, author_id: int) -> int:
+        """Disk the author's kept submissions use (archives, sources, builds)."""
+        with self._read() as conn:
+            total = conn.execute(
+                sa.select(sa.func.coalesce(sa.func.sum(versions.c.stored_bytes), 0))
+                .join(bots, bots.c.id == versions.c.bot_id)
+                .where(bots.c.author_id == author_id)
+            ).scalar_one()
+        return int(total)
+
+    def _spent_files(self) -> sa.Select[Any]:
+        """Versions whose archive and unpacked source may go: rejected ones, and replaced
+        or disqualified ones that no scheduled or running game seats."""
+        busy = (
+            sa.select(seats.c.version_id)
+            .join(games, games.c.id == seats.c.game_id)
+            .where(games.c.status.in_(("scheduled", "running")))
+        )
+        return sa.select(versions.c.id, versions.c.archive_path).where(
+            sa.or_(
+                versions.c.status == "rejected",
+                versions.c.status.in_(("retired", "disqualified")) & versions.c.id.not_in(busy),
+            ),
+            sa.or_(versions.c.archive_path != "", versions.c.stored_bytes > 0),
+        )
+
+    def spent_files(self) -> list[tuple[int, str]]:
+        """(version id, archive path) of every version whose archive and source may be
+        deleted (see :meth:`forget_files`)."""
+        with self._read() as conn:
+            rows = conn.execute(self._spent_files().order_by(versions.c.id)).all()
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def forget_files(self, version_id: int, stored_bytes: int) -> bool:
+        """Record that a spent version's archive and source are deleted (checked again in
+        this transaction; True: delete them now); ``stored_bytes``: what it still holds
+        (its build copy, until the ladder collects it)."""
+        with self._write() as conn:
+            still = conn.execute(self._spent_files().where(versions.c.id == version_id)).first()
+            if still is None:
+                return False
+            conn.execute(
+                sa.update(versions)
+                .where(versions.c.id == version_id)
+                .values(archive_path="", stored_bytes=stored_bytes)
+            )
+        return True
 
     def _unused_builds(self) -> sa.Select[Any]:
         """Versions that can no longer play but still have a build copy: replaced
@@ -604,7 +835,15 @@ class CompetitionStore:
             if still is None:
                 return False
             conn.execute(
-                sa.update(versions).where(versions.c.id == version_id).values(built_path=None)
+                sa.update(versions)
+                .where(versions.c.id == version_id)
+                .values(
+                    built_path=None,
+                    # its archive and source already gone: nothing of it is left on disk
+                    stored_bytes=sa.case(
+                        (versions.c.archive_path == "", 0), else_=versions.c.stored_bytes
+                    ),
+                )
             )
         return True
 
@@ -630,10 +869,12 @@ class CompetitionStore:
         built_path: str | None,
         content_hash: str | None,
         meta: dict[str, Any],
+        stored_bytes: int | None = None,
     ) -> Version:
-        """Record a build's verdict. An accepted version becomes ``active`` and retires the
-        bot's previous active version (its games keep it); a rebuilt version that a newer
-        one replaced meanwhile is ``retired`` at once."""
+        """Record a build's verdict (and the disk the version now holds, archive, source
+        and build, when the caller measured it). An accepted version becomes ``active``
+        and retires the bot's previous active version (its games keep it); a rebuilt
+        version that a newer one replaced meanwhile is ``retired`` at once."""
         meta_text = json.dumps(meta, sort_keys=True, default=str)
         with self._write() as conn:
             row = conn.execute(sa.select(versions).where(versions.c.id == version_id)).first()
@@ -676,6 +917,8 @@ class CompetitionStore:
                     ready_author=_str_or_none(meta.get("ready_author")),
                     ready_version=_str_or_none(meta.get("ready_version")),
                     decided=_now(),
+                    build_seconds=_seconds_since(_utc(row.build_started)),
+                    stored_bytes=row.stored_bytes if stored_bytes is None else stored_bytes,
                 )
             )
             out = self._version(conn, version_id)
@@ -1593,6 +1836,31 @@ class CompetitionStore:
 
 
 # ---------------------------------------------------------------- row helpers
+
+
+def _wait_for_event(
+    conn: Connection, kind: str, key: str, limit: int, since: datetime
+) -> float | None:
+    """Seconds until (``kind``, ``key``) has fewer than ``limit`` events after ``since``
+    (None: it has now)."""
+    times = (
+        conn.execute(
+            sa.select(rate_events.c.at)
+            .where(rate_events.c.kind == kind, rate_events.c.key == key, rate_events.c.at >= since)
+            .order_by(rate_events.c.at.desc())
+            .limit(max(limit, 1))
+        )
+        .scalars()
+        .all()
+    )
+    if len(times) < limit:
+        return None
+    freed = _utc_req(times[limit - 1]) if limit > 0 else _now()
+    return float(max(1, math.ceil((freed - since).total_seconds())))
+
+
+def _seconds_since(started: datetime | None) -> float | None:
+    return None if started is None else max(0.0, (_now() - started).total_seconds())
 
 
 def _str_or_none(value: object) -> str | None:

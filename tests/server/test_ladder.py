@@ -513,17 +513,18 @@ def test_a_rebuilt_version_never_displaces_a_newer_one(
     store: CompetitionStore, tmp_path: Path
 ) -> None:
     (old,) = _add_bots(store, ["a"], tmp_path / "built")
-    assert store.rebuild_version(old, "build missing") is not None
-    assert store.rebuild_version(old, "twice") is None  # no longer active: nothing to do
-    rebuilding = store.claim_queued_version()
-    assert rebuilding is not None and rebuilding.id == old
     author = store.author_by_name("alice")
     assert author is not None
     store.add_submission(author.id, "a", "/x.zip", "1" * 64)
     newer = store.claim_queued_version()
-    assert newer is not None
+    assert newer is not None and newer.id != old
+    assert store.rebuild_version(old, "build missing") is not None
+    assert store.rebuild_version(old, "twice") is None  # no longer active: nothing to do
+    assert store.claim_queued_version() is None  # one build per author at a time
     manifest = {"manifest": {"name": "a", "command": "python3 bot.py"}}
     assert store.finish_build(newer.id, True, "ok", "", "/b/2", "h2", manifest).status == "active"
+    rebuilding = store.claim_queued_version()
+    assert rebuilding is not None and rebuilding.id == old
     late = store.finish_build(old, True, "ok", "", "/b/1", "h1", manifest)
     assert late.status == "retired"
     assert [v.id for v in store.active_versions()] == [newer.id]

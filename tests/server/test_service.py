@@ -99,6 +99,12 @@ def test_token_command(tmp_path: Path) -> None:
     token = first.stdout.strip().splitlines()[-1]
     again = _arena("token", str(toml), "alice")
     assert again.returncode == 2 and "exists" in again.stderr and "--renew" in again.stderr
+    like = _arena("token", str(toml), "AL1CE")
+    assert like.returncode == 2 and "looks like 'alice'" in like.stderr, like.stderr
+    assert "--renew" not in like.stderr and "Traceback" not in like.stderr
+    mixed = _arena("token", str(toml), "bоb")  # a Cyrillic о
+    assert mixed.returncode != 0 and "mixes scripts" in mixed.stderr, mixed.stderr
+    assert "Traceback" not in mixed.stderr
     store = CompetitionStore.open(load_competition(toml).store_url)
     try:
         alice = store.author_by_token(token)

@@ -255,6 +255,19 @@ def test_non_utf8_names_are_refused(tmp_path: Path) -> None:
     assert "not UTF-8" in rejected(raw, tmp_path)
 
 
+def test_a_zip_name_flagged_utf8_that_is_not_says_so(tmp_path: Path) -> None:
+    # The UTF-8 flag (bit 11) set on bytes that are not UTF-8: zipfile itself fails to
+    # decode it; the author hears the reason the tar path gives, not a codec error.
+    raw = make_raw_zip(
+        tmp_path / "c.zip",
+        [stored("bot.toml", BOT_TOML), stored("caf\xe9.txt", b"x", flags=0x800)],
+    )
+    raw.write_bytes(raw.read_bytes().replace("caf\xe9".encode(), b"ca\xff\xfe\xfd"))
+    reason = rejected(raw, tmp_path)
+    assert reason.endswith("the name is not UTF-8"), reason
+    assert "codec" not in reason
+
+
 def test_utf8_names_without_the_zip_flag_are_accepted(tmp_path: Path) -> None:
     # Info-ZIP on Linux writes UTF-8 names without setting the flag.
     archive = make_raw_zip(

@@ -103,7 +103,7 @@ def test_login_me_and_logout(site: Site) -> None:
     client = site.client
     assert client.get("/me", follow_redirects=False).headers["location"] == "/login"
     csrf = site.sign_in("alice")
-    cookie = next(c for c in client.cookies.jar if c.name == "arena_token")
+    cookie = next(c for c in client.cookies.jar if c.name == "arena_session")
     assert cookie.has_nonstandard_attr("HttpOnly")
     me = client.get("/me")
     assert me.status_code == 200
@@ -118,7 +118,7 @@ def test_login_with_a_bad_token_is_refused(site: Site) -> None:
     site.client.post("/logout", data={"csrf": csrf})
     response = site.client.post("/login", data={"token": "x" * 43, "csrf": csrf})
     assert response.status_code == 401 and "not valid" in response.text
-    assert "arena_token" not in site.client.cookies
+    assert "arena_session" not in site.client.cookies
 
 
 def test_api_me_and_submission_status(site: Site) -> None:

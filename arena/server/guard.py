@@ -1,0 +1,134 @@
+"""Connection limits of ``arena serve``: slow clients are dropped, and no address holds
+more than its share of connections.
+
+Uvicorn bounds an idle keep-alive connection (``timeout_keep_alive``) and the size of
+incomplete headers (``h11_max_incomplete_event_size``), but it has no deadline for a
+request's headers or body and no per-client cap: a few clients trickling a byte a
+second hold connections open forever (slowloris). :func:`guarded_protocol` is uvicorn's
+own h11 protocol with three rules added (settings in ``[server]`` of competition.toml):
+
+- the request line and headers must all arrive within ``header_timeout_s`` of the
+  connection opening, or of the previous response (else 408 and close);
+- once that time has passed in the body, the body must have come at
+  ``body_min_kib_s`` on average since the headers (else close); time the server
+  itself stopped reading (back-pressure while the app is busy) is not held against
+  the client;
+- each client address holds at most ``client_connections`` connections (more are
+  answered 429 and closed at once).
+
+Each connection checks itself on a timer a few times per ``header_timeout_s``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from arena.competition.config import ServerSection
+from arena.textsafe import visible
+
+_log = logging.getLogger("arena.server")
+
+KIB = 1024
+
+
+def _raw_response(status: int, phrase: str, text: str) -> bytes:
+    body = text.encode()
+    return (
+        f"HTTP/1.1 {status} {phrase}\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    ).encode() + body
+
+
+TOO_MANY = _raw_response(429, "Too Many Requests", "too many connections from your address\n")
+TIMED_OUT = _raw_response(408, "Request Timeout", "the request's headers came too slowly\n")
+
+
+def guarded_protocol(settings: ServerSection) -> type[asyncio.Protocol]:
+    """Uvicorn's h11 protocol with the limits of ``settings`` (``uvicorn.Config(http=...)``);
+    each call has its own per-address counts (one per server)."""
+    open_per_client: Counter[str] = Counter()
+    header_timeout = settings.header_timeout_s
+    min_rate = settings.body_min_kib_s * KIB
+    cap = settings.client_connections
+    tick = max(0.05, min(1.0, header_timeout / 4))
+
+    class GuardedH11Protocol(H11Protocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._address = ""
+            self._waiting_since = time.monotonic()
+            """When it began waiting for a request's headers (None: not waiting)."""
+            self._body_since: float | None = None
+            self._body_bytes = 0
+            self._paused_s = 0.0
+            self._timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._address = self.client[0] if self.client else "?"
+            open_per_client[self._address] += 1
+            if cap and open_per_client[self._address] > cap:
+                _log.info("refused a connection from %s: %d open", visible(self._address), cap)
+                transport.write(TOO_MANY)
+                transport.close()
+                return
+            self._waiting_since = time.monotonic()
+            self._timer = self.loop.call_later(tick, self._check)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            open_per_client[self._address] -= 1
+            if open_per_client[self._address] <= 0:
+                del open_per_client[self._address]
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            in_body = self.conn.their_state is h11.SEND_BODY
+            super().data_received(data)
+            if in_body:
+                self._body_bytes += len(data)
+            elif self.conn.their_state is h11.SEND_BODY and self._body_since is None:
+                self._body_since = time.monotonic()  # the headers just completed
+                self._body_bytes = 0
+                self._paused_s = 0.0
+
+        def on_response_complete(self) -> None:
+            self._waiting_since = time.monotonic()
+            self._body_since = None
+            super().on_response_complete()
+
+        def _check(self) -> None:
+            self._timer = None
+            if self.transport.is_closing():
+                return
+            now = time.monotonic()
+            state = self.conn.their_state
+            if state is h11.IDLE:
+                if now - self._waiting_since > header_timeout:
+                    self._drop("its headers did not arrive in %g s", header_timeout)
+                    return
+            elif state is h11.SEND_BODY and self._body_since is not None and min_rate > 0:
+                if self.flow.read_paused:  # we stopped reading, not the client
+                    self._paused_s += tick
+                reading = now - self._body_since - self._paused_s
+                if reading > header_timeout and self._body_bytes < min_rate * reading:
+                    self._drop("its body came slower than %g KiB/s", min_rate / KIB)
+                    return
+            self._timer = self.loop.call_later(tick, self._check)
+
+        def _drop(self, why: str, value: float) -> None:
+            _log.info("closed a slow connection from %s: " + why, visible(self._address), value)
+            if self.cycle is None or self.cycle.response_complete:
+                self.transport.write(TIMED_OUT)
+            self.transport.close()
+
+    return GuardedH11Protocol
