@@ -124,13 +124,13 @@ def final_ranking(
     boot = leave = None
     if resamples:
         draws = rng.integers(0, n_games, size=(resamples, n_games))
-        weights = np.stack([np.bincount(row, minlength=n_games) for row in draws])
-        boot = _ranks(fit_strengths(pairs, weights.astype(np.float64), len(names))[0], names)
+        counts = np.stack([np.bincount(row, minlength=n_games) for row in draws])
+        boot = _ranks(fit_strengths(pairs, counts.astype(np.float64), len(names))[0], names)
         if k:
-            weights = np.ones((resamples, n_games))
-            for row in weights:
+            kept = np.ones((resamples, n_games))
+            for row in kept:
                 row[rng.choice(n_games, size=k, replace=False)] = 0.0
-            leave = _ranks(fit_strengths(pairs, weights, len(names))[0], names)
+            leave = _ranks(fit_strengths(pairs, kept, len(names))[0], names)
     standings = []
     for i in order:
         interval = held = held_leave = None
@@ -188,9 +188,7 @@ def _pairs(table: GameTable) -> _Pairs:
     return _Pairs(np.concatenate(games), np.concatenate(a), np.concatenate(b), np.concatenate(tie))
 
 
-def fit_strengths(
-    pairs: _Pairs, weights: FloatArray, n_bots: int
-) -> tuple[FloatArray, FloatArray]:
+def fit_strengths(pairs: _Pairs, weights: FloatArray, n_bots: int) -> tuple[FloatArray, FloatArray]:
     """Penalised Davidson fit for each row of game ``weights`` (games x multiplicity):
     log-strengths (rows x bots, centred) and log tie parameters (rows)."""
     rows = len(weights)
