@@ -28,7 +28,7 @@ positions. Deterministic given ``seed``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +49,8 @@ TIE_PRIOR = (np.log(0.1), 1.0)
 MAX_STEP = 2.0
 NEWTON_ITERATIONS = 100
 TOLERANCE = 1e-10
+CHUNK = 25
+"""Resamples fitted together: bounds the memory (games x CHUNK weights)."""
 
 
 @dataclass(frozen=True)
@@ -123,14 +125,19 @@ def final_ranking(
     rng = np.random.default_rng(seed)
     boot = leave = None
     if resamples:
-        draws = rng.integers(0, n_games, size=(resamples, n_games))
-        counts = np.stack([np.bincount(row, minlength=n_games) for row in draws])
-        boot = _ranks(fit_strengths(pairs, counts.astype(np.float64), len(names))[0], names)
+        boot = np.concatenate(
+            [
+                _ranks(fit_strengths(pairs, weights, len(names))[0], names)
+                for weights in _bootstrap_weights(rng, n_games, resamples)
+            ]
+        )
         if k:
-            kept = np.ones((resamples, n_games))
-            for row in kept:
-                row[rng.choice(n_games, size=k, replace=False)] = 0.0
-            leave = _ranks(fit_strengths(pairs, kept, len(names))[0], names)
+            leave = np.concatenate(
+                [
+                    _ranks(fit_strengths(pairs, weights, len(names))[0], names)
+                    for weights in _leave_out_weights(rng, n_games, resamples, k)
+                ]
+            )
     standings = []
     for i in order:
         interval = held = held_leave = None
@@ -152,6 +159,26 @@ def final_ranking(
         leave_out=k if resamples else 0,
         seed=seed,
     )
+
+
+def _bootstrap_weights(
+    rng: np.random.Generator, n_games: int, resamples: int
+) -> Iterator[FloatArray]:
+    """Each resample's multiplicity of every game, ``CHUNK`` resamples at a time."""
+    for start in range(0, resamples, CHUNK):
+        draws = rng.integers(0, n_games, size=(min(CHUNK, resamples - start), n_games))
+        yield np.stack([np.bincount(row, minlength=n_games) for row in draws]).astype(np.float64)
+
+
+def _leave_out_weights(
+    rng: np.random.Generator, n_games: int, refits: int, k: int
+) -> Iterator[FloatArray]:
+    """Each refit's games (1) and the ``k`` left out (0), ``CHUNK`` refits at a time."""
+    for start in range(0, refits, CHUNK):
+        kept = np.ones((min(CHUNK, refits - start), n_games))
+        for row in kept:
+            row[rng.choice(n_games, size=k, replace=False)] = 0.0
+        yield kept
 
 
 def _canonical(table: GameTable, ids: IntArray) -> GameTable:
