@@ -181,3 +181,23 @@ def test_final_ranking_of_a_store_ignores_the_schedule_order(tmp_path: Path) -> 
     assert first.final == second.final
     columns = ["bot", "rank", "final_strength", "final_low", "final_high", "final_held"]
     assert first.leaderboard[columns].equals(second.leaderboard[columns])
+
+
+def test_hostile_bot_names_in_the_stability_audit_are_shown_inert(tmp_path: Path) -> None:
+    hostile = "[red]evil\x1b[2J</p><script>x</script>"
+    games = [game(i, (hostile, 50, 1), ("meek", 10, 2)) for i in range(6)]
+    out = make_store(tmp_path / "t", games)
+    run = arena("report", str(out), "--rank-by", "final", "--bootstrap", "0")
+    assert run.returncode == 0, run.stderr
+    assert "\x1b" not in run.stdout
+    assert "rank 1 ([red]evil" in run.stdout  # not read as rich markup
+    pages = {
+        name: (out / "report" / name).read_text(encoding="utf-8")
+        for name in ("index.html", "report.html", "report.md")
+    }
+    for name, text in pages.items():
+        audit = [line for line in text.splitlines() if "held in" in line]
+        assert any("rank 1 ([red]evil\\x1b[2J" in line for line in audit), name
+        assert all("\x1b" not in line for line in audit), name
+        if name.endswith(".html"):
+            assert all("<script>" not in line for line in audit), name
