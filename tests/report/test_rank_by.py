@@ -146,6 +146,7 @@ def test_bad_formulas_are_one_line_errors(
     assert run.returncode == 2
     assert "Traceback" not in run.stderr + run.stdout
     assert message in run.stderr + run.stdout
+    assert len((run.stderr + run.stdout).strip().splitlines()) == 1
     assert not (tmp_path / "pwned").exists()
 
 
