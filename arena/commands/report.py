@@ -20,10 +20,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("outdir", metavar="OUTDIR", help="tournament output folder")
     add_bootstrap_option(p)
+    p.add_argument(
+        "--rank-by",
+        choices=("trueskill", "final", "points"),
+        default="trueskill",
+        help="what ranks the leaderboard: online TrueSkill (default), the final ranking "
+        "(a batch fit of every game, order-invariant, with a stability audit), or --points",
+    )
+    p.add_argument(
+        "--points",
+        metavar="FORMULA",
+        default=None,
+        help="a points formula over wins, ties, losses, points, faults, failed, games, e.g. "
+        '"50*wins + 20*ties + points" (+ - * / and parentheses); adds Points and Failed',
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from arena.report.current import print_report
 
-    return print_report(Path(args.outdir), console=console, bootstrap=args.bootstrap)
+    return print_report(
+        Path(args.outdir),
+        console=console,
+        bootstrap=args.bootstrap,
+        rank_by=args.rank_by,
+        points=args.points,
+    )

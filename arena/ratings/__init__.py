@@ -16,6 +16,11 @@ store and the report use:
   over CPUs when that pays, cached on disk by the games' content; ``rank_intervals``
   and ``separable`` turn them into the leaderboard's intervals.
 * ``compute_ratings(games, bots, state=, cache_dir=, ...)``: all of it as tables.
+* ``final_ranking(games, bots, resamples=, leave_out=, seed=)``: the order-invariant final
+  ranking (one Bradley-Terry-Davidson fit of every game) with bootstrap rank intervals and
+  its stability audit (``arena.ratings.final``).
+* ``parse_formula(text)``: a custom points formula, checked against a small grammar and
+  evaluated without ``eval`` (``arena.ratings.points``).
 
 ``arena.ratings.kernel`` is the TrueSkill update itself (the ``trueskill`` library's
 messages without its objects); ``arena.ratings.model`` and ``arena.ratings.reference``
@@ -37,6 +42,7 @@ if TYPE_CHECKING:
         resample_indices,
         separable,
     )
+    from arena.ratings.final import FinalRanking, FinalStanding, final_ranking
     from arena.ratings.games import GameTable, RatedGame, seatings_to_games
     from arena.ratings.incremental import IncrementalRatings, StateError
     from arena.ratings.model import (
@@ -49,6 +55,7 @@ if TYPE_CHECKING:
         rate_in_given_order,
         rating_history,
     )
+    from arena.ratings.points import Formula, FormulaError, parse_formula
     from arena.ratings.ranking import RATING_COLUMNS, Ratings, compute_ratings
 
 # Each name is imported from its module on first use: a tournament's parent process (which
@@ -61,6 +68,12 @@ _HOME = {
     "rank_intervals": "bootstrap",
     "resample_indices": "bootstrap",
     "separable": "bootstrap",
+    "FinalRanking": "final",
+    "FinalStanding": "final",
+    "final_ranking": "final",
+    "Formula": "points",
+    "FormulaError": "points",
+    "parse_formula": "points",
     "GameTable": "games",
     "RatedGame": "games",
     "seatings_to_games": "games",
@@ -91,6 +104,10 @@ __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "RATING_COLUMNS",
+    "FinalRanking",
+    "FinalStanding",
+    "Formula",
+    "FormulaError",
     "GameTable",
     "IncrementalRatings",
     "RankInterval",
@@ -102,7 +119,9 @@ __all__ = [
     "bootstrap_ranks",
     "compute_ratings",
     "conservative",
+    "final_ranking",
     "leaderboard_order",
+    "parse_formula",
     "rank_intervals",
     "rate_games",
     "rate_in_given_order",

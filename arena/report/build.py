@@ -19,11 +19,22 @@ from arena.ratings import (
     compute_ratings,
 )
 from arena.ratings.bootstrap import HIGH_PERCENTILE, LOW_PERCENTILE
+from arena.ratings.final import FinalRanking, final_ranking
 from arena.ratings.incremental import load_state, save_state
 from arena.report.data import Results
 from arena.report.headtohead import head_to_head_matrix, head_to_head_pairs
 from arena.report.hostload import host_load
 from arena.report.seating import seat_advantage
+from arena.report.standings import (
+    DEFAULT_RANKING,
+    OUTCOME_COLUMNS,
+    RankingChoice,
+    final_columns,
+    formula_points,
+    outcome_counts,
+    ranking_summary,
+    rerank,
+)
 from arena.report.stats import bot_stats, split_stats
 
 RATINGS_CACHE = ".ratings-cache"
@@ -47,6 +58,8 @@ class Report:
     """Every fault of every finished game, with its game id: the evidence trail."""
     host_load: pd.DataFrame
     """Games whose wall time far exceeded their CPU time (an overloaded host?)."""
+    final: FinalRanking | None = None
+    """The order-invariant final ranking, when it ranks the leaderboard."""
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table as a flat frame (the matrix with its ``bot`` row labels as a column)."""
@@ -72,12 +85,14 @@ def build_report(
     params: TrueSkillParams = DEFAULT_PARAMS,
     state: IncrementalRatings | None = None,
     cache: bool = True,
+    ranking: RankingChoice = DEFAULT_RANKING,
 ) -> Report:
     """Ratings (``bootstrap`` resamples, 0 for none) and every results table.
 
     ``state``: stored incremental ratings to continue from (a store's); without one and
     with ``cache``, the state is kept in ``OUTDIR/.ratings-cache/`` (best effort), as
     are bootstrap results, so a report only rates the games finished since the last.
+    ``ranking``: what orders the leaderboard (TrueSkill unless the organiser chose).
     """
     rated = results.rated
     cache_dir = Path(results.outdir) / RATINGS_CACHE if cache else None
@@ -105,11 +120,25 @@ def build_report(
     leaderboard = leaderboard[[*RATING_COLUMNS, *stats.columns]].reset_index(drop=True)
     versions = results.versions or {}
     leaderboard.insert(2, "version", [versions.get(bot, "") for bot in leaderboard["bot"]])
+    final = None
+    if ranking.formula is not None:
+        counts = outcome_counts(results, order)
+        leaderboard = leaderboard.join(counts[OUTCOME_COLUMNS], on="bot")
+        leaderboard["points"] = (
+            formula_points(ranking.formula, counts).reindex(leaderboard["bot"]).to_numpy()
+        )
+    if ranking.rank_by == "final":
+        final = final_ranking(
+            rated, results.bots, resamples=ranking.final_resamples, seed=ranking.seed
+        )
+        leaderboard = leaderboard.join(final_columns(final), on="bot")
+    leaderboard = rerank(leaderboard, ranking)
+    order = list(leaderboard["bot"])
     pairs = head_to_head_pairs(results)
     return Report(
         results=results,
         ratings=ratings,
-        summary=summarise(results, ratings),
+        summary=summarise(results, ratings) | {"ranking": ranking_summary(ranking, final)},
         leaderboard=leaderboard,
         head_to_head=head_to_head_matrix(pairs, order),
         head_to_head_pairs=pairs,
@@ -118,6 +147,7 @@ def build_report(
         by_players=split_stats(results, "n_players"),
         fault_log=fault_log(results),
         host_load=host_load(results),
+        final=final,
     )
 
 

@@ -15,7 +15,9 @@ from arena.ratings import DEFAULT_RESAMPLES, DEFAULT_SEED
 from arena.report.build import Report, build_report
 from arena.report.data import load_results
 from arena.report.files import write_report
+from arena.report.sections import ranking_lines
 from arena.report.site import BotPlots, write_site
+from arena.report.standings import DEFAULT_RANKING, RankingChoice
 from arena.report.terminal import fault_groups_table, leaderboard_table
 from arena.store.tournament import StoreError
 
@@ -27,7 +29,11 @@ SHOWN_PROBLEMS = 10
 
 
 def make_report(
-    outdir: Path, *, bootstrap: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+    outdir: Path,
+    *,
+    bootstrap: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    ranking: RankingChoice = DEFAULT_RANKING,
 ) -> Report:
     """Load and build (raises ``StoreError`` for a missing or unusable store), continuing
     from the ratings the tournament stored as its games finished."""
@@ -40,7 +46,7 @@ def make_report(
             state = IncrementalRatings.from_json(results.ratings_state)
         except StateError:
             state = None  # re-rated from scratch
-    return build_report(results, bootstrap=bootstrap, seed=seed, state=state)
+    return build_report(results, bootstrap=bootstrap, seed=seed, state=state, ranking=ranking)
 
 
 def report_command(
@@ -49,6 +55,7 @@ def report_command(
     console: Console,
     bootstrap: int = DEFAULT_RESAMPLES,
     write: bool = True,
+    ranking: RankingChoice = DEFAULT_RANKING,
 ) -> int:
     """Print the leaderboard; with ``write``, write ``OUTDIR/report/``. Returns the exit
     status: 0, 1 if the files cannot be written, 2 for a missing or unusable store.
@@ -59,7 +66,7 @@ def report_command(
     try:
         doing = f"Rating ({bootstrap} bootstrap resamples)..." if bootstrap > 0 else "Rating..."
         with console.status(doing):
-            report = make_report(outdir, bootstrap=bootstrap)
+            report = make_report(outdir, bootstrap=bootstrap, ranking=ranking)
     except StoreError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return EXIT_BAD_STORE
@@ -73,6 +80,7 @@ def report_command(
                 finished=results.finished,
                 scheduled=results.scheduled,
                 width=console.width,
+                notes=ranking_lines(report),
             )
         )
         faults = fault_groups_table(report.fault_log, width=console.width)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console
@@ -15,6 +16,9 @@ from rich.text import Text
 from arena.report.names import short_names
 from arena.store.tournament import Store, store_location
 from arena.textsafe import visible
+
+if TYPE_CHECKING:
+    from arena.report.standings import RankingChoice
 
 REPORT_JSON = Path("report") / "report.json"
 
@@ -89,14 +93,17 @@ def print_report(
     bootstrap: int | None = None,
     quiet: bool = True,
     reuse_current: bool = False,
+    rank_by: str = "trueskill",
+    points: str | None = None,
 ) -> int:
     """``arena report``, also after a run; returns its exit status.  ``bootstrap`` None
     is the default resamples.  ``reuse_current`` (the run played nothing new): when the
-    written report is up to date, print the stored leaderboard instead (no re-rating)."""
+    written report is up to date, print the stored leaderboard instead (no re-rating).
+    ``rank_by`` / ``points``: what ranks the leaderboard (``arena.report.standings``)."""
     from arena.errors import ArenaError
     from arena.ratings import DEFAULT_RESAMPLES
 
-    if reuse_current and report_is_current(outdir):
+    if reuse_current and rank_by == "trueskill" and points is None and report_is_current(outdir):
         console.print(stored_leaderboard(outdir, width=console.width))
         index = escape(str(outdir / "report" / "index.html"))
         console.print(f"report site (up to date): {index}")
@@ -104,9 +111,27 @@ def print_report(
     resamples = DEFAULT_RESAMPLES if bootstrap is None else bootstrap
     if resamples < 0:
         raise ArenaError("--bootstrap must be 0 or more")
+    ranking = ranking_choice(rank_by, points)
     if not quiet:
         console.print(f"(arena report {outdir} re-renders the report at any time)")
     from arena.report.command import report_command
 
-    status: int = report_command(outdir, console=console, bootstrap=resamples)
+    status: int = report_command(outdir, console=console, bootstrap=resamples, ranking=ranking)
     return status  # its last line is the path of the report site
+
+
+def ranking_choice(rank_by: str, points: str | None) -> RankingChoice:
+    """The organiser's choice, checked (``ArenaError`` with the formula's problem)."""
+    from arena.errors import ArenaError
+    from arena.ratings.points import FormulaError, parse_formula
+    from arena.report.standings import RANK_BY, RankingChoice
+
+    if rank_by not in RANK_BY:
+        raise ArenaError(f"--rank-by must be one of {', '.join(RANK_BY)}, not {rank_by!r}")
+    if rank_by == "points" and points is None:
+        raise ArenaError('--rank-by points needs a formula: --points "50*wins + 20*ties + points"')
+    try:
+        formula = None if points is None else parse_formula(points)
+    except FormulaError as exc:
+        raise ArenaError(f"--points: {exc}") from None
+    return RankingChoice(rank_by=rank_by, formula=formula)

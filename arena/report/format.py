@@ -89,6 +89,16 @@ _LEADERBOARD: list[tuple[str, str, Formatter, bool]] = [
     ("mean_score", "Score", number(1), True),
     ("mean_margin", "Margin", number(1), True),
     ("faults", "Faults", text, True),  # compact only; the files get one column per kind
+    # Only when the organiser chose a points formula / the final ranking (--rank-by):
+    ("outright_wins", "Sole wins", integer, False),
+    ("ties", "Ties", integer, False),
+    ("losses", "Losses", integer, False),
+    ("failed", "Failed", integer, True),
+    ("points", "Points", number(1), True),
+    ("final_strength", "Strength", number(2), True),
+    ("final_interval", "Final 95%", text, True),
+    ("final_held", "Held", percent, True),
+    ("final_held_leave_out", "Held (leave-out)", percent, False),
     ("forfeits", "Forfeits", integer, False),
     ("think_mean_ms", "Think ms", number(1), True),
     ("think_p95_ms", "p95 ms", number(1), False),
@@ -109,8 +119,15 @@ def leaderboard_display(
         for low, high, sep in zip(lb["rank_low"], lb["rank_high"], lb["separable"], strict=True)
     ]
     lb["faults"] = [faults_text(row) for row in lb.to_dict("records")]
+    if "final_low" in lb.columns:
+        lb["final_interval"] = [
+            rank_interval(low, high)
+            for low, high in zip(lb["final_low"], lb["final_high"], strict=True)
+        ]
     columns: dict[str, tuple[str, Formatter]] = {}
     for column, header, fmt, in_compact in _LEADERBOARD:
+        if column not in lb.columns and column != "faults":
+            continue
         if compact and in_compact:
             columns[column] = (header, fmt)
         elif not compact and column == "faults" and not merge_faults:

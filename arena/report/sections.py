@@ -21,6 +21,7 @@ from arena.report.format import (
     split_display,
 )
 from arena.report.hostload import LOAD_RATIO, MIN_EXCESS_MS
+from arena.report.standings import stability_lines
 from arena.report.terminal import progress_text
 
 
@@ -57,7 +58,22 @@ def overview_lines(report: Report) -> list[str]:
         lines.append(
             f"games where wall time far exceeded CPU time: {s['host_load_games']} (see Host load)"
         )
+    lines += ranking_lines(report)
     return lines
+
+
+def ranking_lines(report: Report) -> list[str]:
+    """What ranks the leaderboard when the organiser chose, and the final ranking's
+    stability audit (one line per rank)."""
+    ranking = report.summary.get("ranking") or {}
+    lines = []
+    if ranking.get("rank_by") == "points":
+        lines.append(f"ranked by points = {ranking['points_formula']}")
+    elif ranking.get("rank_by") == "final":
+        lines.append("ranked by the final ranking (a batch fit of every game, in any order)")
+    if ranking.get("points_formula") and ranking.get("rank_by") != "points":
+        lines.append(f"points = {ranking['points_formula']}")
+    return lines + stability_lines(report.final)
 
 
 def method_note(report: Report) -> str:
@@ -74,11 +90,38 @@ def method_note(report: Report) -> str:
     else:
         interval = "No bootstrap was run, so there are no rank intervals."
     return (
-        f"TrueSkill (mu {ts['mu']:g}, sigma {ts['sigma']:.3f}, beta {ts['beta']:.3f}, "
+        ranking_note(report)
+        + f"TrueSkill (mu {ts['mu']:g}, sigma {ts['sigma']:.3f}, beta {ts['beta']:.3f}, "
         f"tau {ts['tau']:.4f}, draw probability {ts['draw_probability']:g}), free-for-all "
         "(each seat a team of one, shared places as ties), over the finished games in "
         "schedule order. Sorted by the conservative rating μ − 3σ. " + interval
     )
+
+
+def ranking_note(report: Report) -> str:
+    """The chosen ranking's method, before TrueSkill's ("" when TrueSkill ranks)."""
+    ranking = report.summary.get("ranking") or {}
+    note = ""
+    if ranking.get("rank_by") == "final" and "final" in ranking:
+        final = ranking["final"]
+        note = (
+            "Ranked (#) by the final ranking: a Bradley-Terry-Davidson fit of every finished "
+            "game at once (each pair of places one comparison, a shared place a tie), so it "
+            "does not depend on the order games were played. Strength is the fitted "
+            "log-strength; Final 95% the 2.5th-97.5th percentile of the bot's rank over "
+            f"{final['resamples']} bootstrap resamples of whole games (seed {final['seed']}); "
+            "Held the share of resamples in which the bot kept its rank, Held (leave-out) the "
+            f"share of refits without {final['leave_out']} random games in which it did. "
+        )
+    elif ranking.get("rank_by") == "points":
+        note = f"Ranked (#) by Points = {ranking['points_formula']} (equal points share a rank). "
+    if ranking.get("points_formula"):
+        note += (
+            "In the formula, wins are sole first places, ties shared first places, losses "
+            "the other games, points the sum of final scores; Failed counts games lost to "
+            "crashes, timeouts or forfeits. "
+        )
+    return note + ("Also: " if note else "")
 
 
 def seating_note(report: Report) -> str:

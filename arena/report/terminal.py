@@ -3,6 +3,7 @@ summary and the demo."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -15,12 +16,27 @@ from arena.report.format import NOT_SEPARABLE, fault_groups, leaderboard_display
 from arena.report.names import short_names
 from arena.textsafe import visible
 
-_RIGHT = {"#", "Rating", "Rank 95%", "Games", "Wins", "Win %", "Score", "Margin"}
+_RIGHT = {
+    "#",
+    "Rating",
+    "Rank 95%",
+    "Games",
+    "Wins",
+    "Win %",
+    "Score",
+    "Margin",
+    "Failed",
+    "Points",
+    "Strength",
+    "Final 95%",
+    "Held",
+}
 
 
-ESSENTIAL = ("#", "Bot", "Rating", "Games", "Faults")
-"""Never dropped, whatever the width: a bot's rank, its name and its faults."""
-OPTIONAL = ("Win %", "Score", "Rank 95%", "Margin", "Think ms")
+ESSENTIAL = ("#", "Bot", "Rating", "Games", "Faults", "Failed", "Points", "Strength", "Held")
+"""Never dropped, whatever the width: a bot's rank, its name and its faults (and the
+chosen ranking's columns, present only when the organiser chose one)."""
+OPTIONAL = ("Final 95%", "Win %", "Score", "Rank 95%", "Margin", "Think ms")
 """Added in this order while they fit (and dropped in reverse when names need the room)."""
 BOT_MAX = 24
 """Cells a name gets before optional columns are added; longer names are elided in the
@@ -99,12 +115,14 @@ def leaderboard_table(
     scheduled: int | None = None,
     title: str = "Leaderboard",
     width: int | None = None,
+    notes: Sequence[str] = (),
 ) -> Table:
     """``leaderboard``: ``Report.leaderboard`` (or any frame with its columns).
 
     With ``finished < scheduled`` the title says how many games are in. With ``width``
     (the terminal's), less important columns are dropped until the table fits: rank, name
     and faults always stay; long names are elided in the middle (see :func:`layout`).
+    ``notes``: more caption lines (e.g. the final ranking's stability audit).
     """
     shown = leaderboard_display(leaderboard, compact=True)
     fit = layout(leaderboard, width)
@@ -130,12 +148,13 @@ def leaderboard_table(
     for row in shown.itertuples(index=False):
         # Text, not markup; control characters made visible: bot names are bot-controlled.
         table.add_row(*(Text(visible(str(v))) for v in row))
-    notes = ["Rating = μ − 3σ (TrueSkill); Rank 95% = bootstrap rank interval"]
+    caption = ["Rating = μ − 3σ (TrueSkill); Rank 95% = bootstrap rank interval"]
     if leaderboard["separable"].eq(False).any():
-        notes.append(
+        caption.append(
             f"{NOT_SEPARABLE} interval overlaps a neighbour's: that order is not established"
         )
-    table.caption = "\n".join(notes)
+    caption += [visible(note) for note in notes]
+    table.caption = Text("\n".join(caption))  # not markup: notes name bots
     table.caption_justify = "left"
     return table
 
