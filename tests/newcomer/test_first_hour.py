@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import shutil
 import subprocess
@@ -143,9 +144,17 @@ def test_a_person_plays_c_greedy_in_the_terminal(clone: Path) -> None:
     assert status == 0, out
 
 
+def answer(screen: str) -> str:
+    """What the newcomer types at the latest prompt: the example move it offers (any
+    legal move will do), or the wall column it suggests on the gray wall."""
+    prompt = re.sub(r"\x1b\[[0-9;]*m", "", screen[screen.rfind("Your ") :])
+    example = re.search(r"e\.g\. (\S+) =", prompt) or re.search(r"\(col(\d)", prompt)
+    return example.group(1) if example else "1"
+
+
 def play_through_pty(clone: Path, argv: list[str], limit_s: float = 600) -> str:
-    """Run ``argv`` on a pseudo-terminal, answering "1" at every move prompt; the whole
-    output once the process has exited."""
+    """Run ``argv`` on a pseudo-terminal, answering every prompt (see :func:`answer`);
+    the whole output once the process has exited."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: the newcomer's shell
         os.chdir(clone)
@@ -165,9 +174,9 @@ def play_through_pty(clone: Path, argv: list[str], limit_s: float = 600) -> str:
                     break
                 chunks.append(data)
             text = b"".join(chunks).decode(errors="replace")
-            prompts = text.count("Your move (")
+            prompts = text.count("s left:")
             if prompts > answered:
-                os.write(fd, b"1\n")
+                os.write(fd, (answer(text) + "\n").encode())
                 answered = prompts
         else:
             os.kill(pid, 9)
