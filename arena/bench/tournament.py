@@ -1,17 +1,19 @@
 """`arena bench tournament`: the same small tournament with 1 worker and with all cores,
-with persistent and with per-game bot processes; games/s and the speed-ups."""
+with persistent and with per-game bot processes; games/s and the speed-ups, and where
+one game's time goes (:mod:`arena.bench.gamecost`)."""
 
 from __future__ import annotations
 
 import os
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
+from arena.bench.gamecost import PARTS, GameCost, measure_game_cost
 from arena.play.build import build_bot
 from arena.referee import load_bot
 from arena.tournament import Progress, TournamentConfig, run_tournament
@@ -33,8 +35,9 @@ class TournamentBench:
         return self.games / self.seconds
 
 
-def bench_tournament(bots: list[Path], seeds: int = 30) -> list[TournamentBench]:
-    """Bots are built first, so every run measures play (plus pool and bot start-up)."""
+def bench_tournament(bots: list[Path], seeds: int = 30) -> tuple[list[TournamentBench], GameCost]:
+    """Bots are built first, so every run measures play (plus pool and bot start-up);
+    then one game's cost, part by part."""
     for folder in bots:
         build_bot(load_bot(folder))
     cores = os.cpu_count() or 1
@@ -67,7 +70,29 @@ def bench_tournament(bots: list[Path], seeds: int = 30) -> list[TournamentBench]
             first = min(workers, len(stamps) - 2)
             steady = (len(stamps) - 1 - first) / (stamps[-1] - stamps[first])
             out.append(TournamentBench(label, workers, persistent, progress.done, seconds, steady))
-    return out
+    return out, measure_game_cost(bots, seeds)
+
+
+def bench_tournament_json(runs: list[TournamentBench], cost: GameCost) -> dict[str, object]:
+    return {
+        "runs": [asdict(r) | {"games_per_s": r.games_per_s} for r in runs],
+        "game_cost": cost.as_json(),
+    }
+
+
+def print_game_cost(cost: GameCost, console: Console) -> None:
+    """The parts of one game (1 worker, persistent bots, in this process, profiled)."""
+    table = Table(
+        title=f"one game's time by part ({cost.games} games inline under cProfile, "
+        f"{cost.profiled_game_ms:.2f} ms a game; {cost.game_ms:.2f} ms unprofiled)"
+    )
+    for col, justify in (("part", "left"), ("ms/game", "right"), ("share", "right"), ("", "left")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    rows = [*cost.parts_ms.items(), ("other", cost.other_ms)]
+    for part, ms in rows:
+        share = ms / cost.profiled_game_ms if cost.profiled_game_ms else 0.0
+        table.add_row(part, f"{ms:.2f}", f"{share:.0%}", PARTS.get(part, "the referee's own loop"))
+    console.print(table)
 
 
 def print_bench_tournament(runs: list[TournamentBench], n_bots: int, console: Console) -> None:

@@ -91,7 +91,8 @@ def _tournament(bench: Sub) -> None:
         description=(
             "Runs the same small round-robin four times: 1 worker and one per core, with "
             "persistent bot processes and with a fresh process per game; prints games/s and "
-            "the speed-ups (measured in one run)."
+            "the speed-ups (measured in one run), then where one game's time goes (rules, "
+            "encode, pipe wait, record, frames, store...: an inline run under cProfile)."
         ),
     )
     b.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="default: the bundled bots")
@@ -108,7 +109,7 @@ def _tournament(bench: Sub) -> None:
         help="with --end-to-end: another arena executable (e.g. an older install) measured "
         "in the same run, for before/after ratios",
     )
-    b.add_argument("--json", action="store_true", help="with --end-to-end: JSON output")
+    b.add_argument("--json", action="store_true", help="print one JSON document instead")
     b.add_argument(
         "--executor",
         choices=["local", "ray"],
@@ -132,11 +133,20 @@ def run_tournament(args: argparse.Namespace) -> int:
         from arena.bench.endtoend import print_end_to_end
 
         return print_end_to_end(folders, args.seeds, args.baseline, console, args.json)
-    from arena.bench.tournament import bench_tournament, print_bench_tournament
+    from arena.bench.tournament import (
+        bench_tournament,
+        bench_tournament_json,
+        print_bench_tournament,
+        print_game_cost,
+    )
 
-    with console.status("running the same tournament four ways…"):
-        runs = bench_tournament(folders, seeds=args.seeds or 30)
+    with console.status("running the same tournament four ways, then profiled…"):
+        runs, cost = bench_tournament(folders, seeds=args.seeds or 30)
+    if args.json:
+        print(json.dumps(bench_tournament_json(runs, cost)))
+        return 0
     print_bench_tournament(runs, len(folders), console)
+    print_game_cost(cost, console)
     return 0
 
 
