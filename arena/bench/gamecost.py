@@ -5,7 +5,8 @@ part of a game.
 cProfile rather than timers in the referee: normal runs carry no instrumentation at all
 (nothing to switch off, so nothing to cost), and the parts are read off the call graph,
 each as the inclusive time of the calls crossing into it from the layer that drives it,
-so no part counts another's time. The profiler slows Python code more than the bots'
+so no part counts another's time; only each game's own span is profiled (from its play's
+start to its result stored). The profiler slows Python code more than the bots'
 waits, so the same tournament is also timed without it: compare shares, not absolute
 milliseconds, with that unprofiled time per game.
 """
@@ -21,7 +22,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from arena.play.executors import InlineExecutor
-from arena.tournament import TournamentConfig, run_tournament
+from arena.play.job import GameJob, GameResult
+from arena.play.worker import WorkerState, run_job
+from arena.tournament import Progress, TournamentConfig, run_tournament
 
 Key = tuple[str, int, str]
 """A profiled function: (file, line, name); builtins have file ``~``."""
@@ -34,7 +37,7 @@ PARTS = {
     "record": "the game record built and validated",
     "frames": "the replay's frames drawn (the record re-run through the engine)",
     "serialise": "the record and frames dumped to JSON for the store",
-    "store": "the store: scheduling games and writing their results",
+    "store": "the store: the game's result and the ratings written",
 }
 """The parts of a game's time, in order, and what each covers."""
 
@@ -46,8 +49,8 @@ class GameCost:
     """Wall time per game without the profiler (the same tournament, timed first, from
     its first result to its last: no start-up)."""
     profiled_game_ms: float
-    """Per game under the profiler: playing it plus its store writes (what the parts
-    divide)."""
+    """Per game under the profiler: from its play's start to its result stored (what the
+    parts divide); the first game, which starts the bots, is not profiled."""
     parts_ms: dict[str, float]
     """Profiled ms per game, by part (see :data:`PARTS`)."""
     other_ms: float
@@ -55,6 +58,11 @@ class GameCost:
 
     def as_json(self) -> dict[str, object]:
         return asdict(self)
+
+
+ROOT: Key = ("<root>", 0, "<root>")
+"""The caller of a call made where profiling was switched on (its frame above the
+profiled span: the tournament loop storing a result)."""
 
 
 def _in(folder: str) -> Callable[[Key], bool]:
@@ -102,7 +110,7 @@ _PART_EDGES: dict[str, list[tuple[Callable[[Key], bool], Callable[[Key], bool]]]
             lambda k: k[2] == "model_dump_json" or k[2] == "<built-in method orjson.dumps>",
         )
     ],
-    "store": [(_in("tournament/"), _in("store/"))],
+    "store": [(lambda k: k == ROOT or _in("tournament/")(k), _in("store/"))],
 }
 
 
@@ -112,9 +120,10 @@ def _edge_seconds(
     callee: Callable[[Key], bool],
 ) -> float:
     total = 0.0
-    for key, (_, _, _, _, callers) in stats.items():
+    for key, (cc, nc, tt, ct, callers) in stats.items():
         if callee(key):
-            total += sum(edge[3] for who, edge in callers.items() if caller(who))
+            edges = callers.items() if callers else [(ROOT, (cc, nc, tt, ct))]
+            total += sum(edge[3] for who, edge in edges if caller(who))
     return total
 
 
@@ -137,6 +146,34 @@ def _config(bots: list[Path], seeds: int, output: Path) -> TournamentConfig:
     )
 
 
+class _GameWindows:
+    """Profiles each game from the moment its play starts to the progress report that
+    follows its store write (the result stored, the ratings ledger ticked), skipping the
+    first game (it starts the persistent bots): the per-game cost in steady play."""
+
+    def __init__(self) -> None:
+        self.profiler = cProfile.Profile()
+        self.state = WorkerState(worker_id=0)
+        self.started: float | None = None
+        self.played = 0
+        self.games = 0
+        self.seconds = 0.0
+
+    def play(self, job: GameJob) -> GameResult:
+        self.played += 1
+        if self.played > 1:
+            self.started = time.perf_counter()
+            self.profiler.enable()
+        return run_job(self.state, job)
+
+    def stored(self, _: Progress) -> None:
+        if self.started is not None:
+            self.profiler.disable()
+            self.seconds += time.perf_counter() - self.started
+            self.games += 1
+            self.started = None
+
+
 def measure_game_cost(bots: list[Path], seeds: int) -> GameCost:
     """The same inline tournament twice (built bots expected): timed, then profiled."""
     with tempfile.TemporaryDirectory(prefix="arena-bench-cost-") as tmp:
@@ -146,25 +183,26 @@ def measure_game_cost(bots: list[Path], seeds: int) -> GameCost:
             executor=InlineExecutor(),
             on_progress=lambda _: stamps.append(time.perf_counter()),
         )
-        profiler = cProfile.Profile()
-        profiler.enable()
+        windows = _GameWindows()
         try:
-            done = run_tournament(
-                _config(bots, seeds, Path(tmp) / "profiled"), executor=InlineExecutor()
-            ).done
+            run_tournament(
+                _config(bots, seeds, Path(tmp) / "profiled"),
+                executor=InlineExecutor(play=windows.play),
+                on_progress=windows.stored,
+            )
         finally:
-            profiler.disable()
+            windows.profiler.disable()
+            windows.state.close()
     first = 1 if len(stamps) > 2 else 0  # from the first result: the bots are running
-    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
-    games = max(1, done)
+    stats = pstats.Stats(windows.profiler).stats  # type: ignore[attr-defined]
+    games = max(1, windows.games)
     parts = {
         part: sum(_edge_seconds(stats, a, b) for a, b in edges) * 1000 / games
         for part, edges in _PART_EDGES.items()
     }
-    playing = _inclusive(stats, _named("play/worker.py", "run_job"))
-    profiled = (playing * 1000 / games) + parts["store"]
+    profiled = windows.seconds * 1000 / games
     return GameCost(
-        games=done,
+        games=windows.games,
         game_ms=(stamps[-1] - stamps[first]) * 1000 / max(1, len(stamps) - 1 - first),
         profiled_game_ms=profiled,
         parts_ms=parts,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -63,3 +65,41 @@ def test_bench_protocol_json(capsys: pytest.CaptureFixture[str]) -> None:
         assert data["overhead_os_placed_us"] > 0 and data["referee_cpu_os_placed_us"] > 0
         ratio = data["overhead_os_placed_us"] / data["overhead_us"]
         assert data["one_core_speedup"] == pytest.approx(ratio)
+
+
+def test_bench_tournament_json_breaks_a_game_down_by_part() -> None:
+    """As a user runs it: the parts are there, none negative, and together no more than
+    the profiled game they divide."""
+    root = Path(__file__).resolve().parents[2]
+    bots = [str(root / "bots" / "python-random"), str(root / "bots" / "python-greedy")]
+    argv = ["bench", "tournament", "--bots", *bots, "--seeds", "2", "--json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", *argv],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=os.environ | {"PYTHONPATH": str(root)},
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert len(data["runs"]) == 4 and all(r["games"] == 4 for r in data["runs"])
+    cost = data["game_cost"]
+    assert cost["games"] == 3  # the first game, starting the bots, is left out
+    parts = cost["parts_ms"]
+    assert set(parts) == {
+        "rules",
+        "encode",
+        "pipe",
+        "bot_processes",
+        "record",
+        "frames",
+        "serialise",
+        "store",
+    }
+    assert all(ms >= 0 for ms in parts.values()), parts
+    for played in ("rules", "encode", "pipe", "record", "frames", "store"):
+        assert parts[played] > 0, played  # each part of a real game is found in the profile
+    assert sum(parts.values()) <= cost["profiled_game_ms"]
+    assert cost["other_ms"] == pytest.approx(cost["profiled_game_ms"] - sum(parts.values()))
+    assert cost["game_ms"] > 0
