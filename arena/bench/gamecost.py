@@ -35,7 +35,7 @@ PARTS = {
     "pipe": "waiting on the bots' pipes (poll, read, write): their think time",
     "bot_processes": "the sandbox around each decision: freezing/thawing bots, CPU clocks",
     "record": "the game record built and validated",
-    "frames": "the replay's frames drawn (the record re-run through the engine)",
+    "frames": "the replay's frames drawn (positions noted live, or the record re-run)",
     "serialise": "the record and frames dumped to JSON for the store",
     "store": "the store: the game's result and the ratings written",
 }
@@ -103,7 +103,7 @@ _PART_EDGES: dict[str, list[tuple[Callable[[Key], bool], Callable[[Key], bool]]]
         (_in("referee/referee.py"), _record_data),
         (_in("referee/referee.py"), lambda k: k[2] == "model_validate"),
     ],
-    "frames": [(_in("play/worker.py"), _named("viewer/frames.py", "replay_frames"))],
+    "frames": [(_in("play/worker.py"), _in("viewer/frames.py"))],
     "serialise": [
         (
             _named("play/worker.py", "game_result"),

@@ -18,14 +18,18 @@ from types import FrameType
 
 import orjson
 
-from arena.engine import ReplayError
+from arena.engine import Game, GameRecord, ReplayError
+from arena.engine.tables import AnyMove
 from arena.play.job import Announcement, FaultRow, GameJob, GameResult, SeatRow
+from arena.protocol.messages import GameEnd, GameStart
 from arena.referee import BotSeat, SandboxSettings, Seat, play_game
+from arena.referee.faults import Fault
 from arena.referee.manifest import Built
 from arena.referee.referee import GameOutcome
+from arena.referee.seats import Choice
 from arena.sandbox import abort_all
 from arena.sandbox.affinity import pin_worker, unpin
-from arena.viewer.frames import replay_frames
+from arena.viewer.frames import frames_of, position, replay_frames
 
 MAX_LIVE_BOTS = 8
 """Bot processes one worker keeps alive at most (least recently used ones are closed):
@@ -107,7 +111,9 @@ def _play(state: WorkerState, job: GameJob) -> tuple[GameResult, list[BotSeat]]:
     keep = {_key(bot) for bot in job.bots}
     seats = [state.seat_for(job, i, keep) for i in range(len(job.bots))]
     settings = job.settings.game(job.game.variant, job.game.deal_seed)
-    outcome = play_game(seats, settings, job.game.game_id)
+    watch = _Positions() if job.replay_frames else None
+    played = [_Watched(seat, watch) for seat in seats] if watch is not None else seats
+    outcome = play_game(played, settings, job.game.game_id)
     result = game_result(
         job.game.game_index,
         outcome,
@@ -115,8 +121,52 @@ def _play(state: WorkerState, job: GameJob) -> tuple[GameResult, list[BotSeat]]:
         worker=f"{os.uname().nodename}:{os.getpid()}",
         announced=tuple(_announcement(seat) for seat in seats),
         frames=job.replay_frames,
+        watched=watch,
     )
     return result, seats
+
+
+class _Positions:
+    """The replay's positions seen live: one before each decision a seat was asked for,
+    and the game itself for the final one (the referee's own game, so the rules' own
+    positions, with no second run of the engine)."""
+
+    def __init__(self) -> None:
+        self.before: list[dict[str, object]] = []
+        self.game: Game | None = None
+
+    def frames(self, record: GameRecord) -> dict[str, object] | None:
+        """The frames :func:`replay_frames` draws, or None when a decision was played
+        for a seat without asking it (a forfeited seat's): that position was not seen."""
+        if self.game is None or len(self.before) != sum(len(r.decisions) for r in record.rounds):
+            return None
+        return frames_of([*self.before, position(self.game)], record)
+
+
+class _Watched:
+    """A seat as the referee sees it, noting the position before each decision (outside
+    the bot's stopwatch, which starts inside ``decide``)."""
+
+    def __init__(self, seat: Seat, watch: _Positions) -> None:
+        self.seat = seat
+        self.name = seat.name
+        self.watch = watch
+
+    def begin(self, start: GameStart) -> Fault | None:
+        return self.seat.begin(start)
+
+    def decide(
+        self, req_id: int, game: Game, options: list[AnyMove], time_left_ms: int, game_id: str
+    ) -> Choice | Fault:
+        self.watch.before.append(position(game))
+        self.watch.game = game
+        return self.seat.decide(req_id, game, options, time_left_ms, game_id)
+
+    def end(self, end: GameEnd) -> None:
+        self.seat.end(end)
+
+    def abandon(self) -> None:
+        self.seat.abandon()
 
 
 def _run_collecting_stderr(worker_id: int, job: GameJob) -> GameResult:
@@ -159,10 +209,13 @@ def game_result(
     worker: str,
     announced: tuple[Announcement | None, ...] = (),
     frames: bool = True,
+    watched: _Positions | None = None,
 ) -> GameResult:
     """A refereed game as the store keeps it: seats, faults, the record, and the replay's
     frames, drawn here once (a finished game never changes) so that no report has to
-    re-run the engine for it (None for a record that does not verify: a report says so)."""
+    re-run the engine for it (None for a record that does not verify: a report says so).
+    Frames come from the positions ``watched`` during play where it saw them all, else
+    from a replay of the record."""
     record = outcome.record
     first_fault: dict[int, str] = {}
     for f in record.faults:
@@ -204,8 +257,12 @@ def game_result(
     )
     drawn: bytes | None = None
     if frames:
-        with contextlib.suppress(ReplayError):
-            drawn = orjson.dumps(replay_frames(record))
+        seen = watched.frames(record) if watched is not None else None
+        if seen is not None:
+            drawn = orjson.dumps(seen)
+        else:
+            with contextlib.suppress(ReplayError):
+                drawn = orjson.dumps(replay_frames(record))
     return GameResult(
         game_index=game_index,
         duration_s=duration_s,

@@ -151,7 +151,13 @@ def replay_frames(record: GameRecord) -> dict[str, Any]:
 
     final = replay(record, on_decision=before)
     frames.append(position(final))
-    encoded = [frames[0]] + [delta(a, b) for a, b in itertools.pairwise(frames)]
+    return frames_of(frames, record)
+
+
+def frames_of(positions: list[dict[str, Any]], record: GameRecord) -> dict[str, Any]:
+    """:func:`replay_frames` from the :func:`position` before each decision and the final
+    one, already known: a worker watches them live instead of re-running the game."""
+    encoded = [positions[0]] + [delta(a, b) for a, b in itertools.pairwise(positions)]
     return {"frames_encoding": "delta", "frames": encoded, "fault_steps": fault_steps(record)}
 
 
