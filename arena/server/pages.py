@@ -132,17 +132,23 @@ def router(state: AppState) -> APIRouter:
 
     @pages.get("/me")
     def me(
-        request: Request, page_number: int = Query(default=1, ge=1, le=100_000, alias="page")
+        request: Request,
+        page_number: int = Query(default=1, ge=1, le=100_000, alias="page"),
+        kept: int | None = Query(default=None, ge=1, le=2**62),
     ) -> Response:
         author = signed_in(request)
         page = views.me_page(store, author, page_number)
+        # After an identical resubmission: say which version was kept (only one's own).
+        kept_version = store.version(kept) if kept is not None else None
+        if kept_version is not None and kept_version.author_id != author.id:
+            kept_version = None
         own = {b.name for b in page.bots}
         opponents = [
             row.bot_name
             for row in store.leaderboard()
             if row.bot_name not in own and re.fullmatch(BOT_NAME, row.bot_name)
         ]
-        return render(request, "me.html", author, page=page, opponents=opponents)
+        return render(request, "me.html", author, page=page, opponents=opponents, kept=kept_version)
 
     @pages.get("/login")
     def login_form(request: Request) -> Response:
@@ -209,9 +215,12 @@ def router(state: AppState) -> APIRouter:
     @pages.post("/submit")
     async def submit(request: Request) -> Response:
         author = await run_in_threadpool(signed_in, request)
-        version = await take_submission(
+        taken = await take_submission(
             state, request, author, lambda fields: check_csrf(request, fields.get("csrf"))
         )
+        version = taken.version
+        if taken.kept:
+            return back(f"/me?kept={version.id}#submission-{version.id}")
         return back(f"/me#submission-{version.id}")
 
     @pages.post("/challenge")

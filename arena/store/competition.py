@@ -58,6 +58,8 @@ STDERR_KEEP_BYTES = 256 * 1024
 """Per seat and game, at most this much of a bot's stderr is kept (the tail)."""
 LOG_KEEP_BYTES = 1024 * 1024
 """A build log (build output + check-bot) is kept up to this size (head and tail)."""
+SOURCE_DIGEST = "source_digest"
+"""The key in a version's ``meta`` holding the digest of its unpacked upload."""
 TOKEN_BYTES = 32
 _KERNEL_ENV = DEFAULT_PARAMS.kernel_env()
 
@@ -606,9 +608,12 @@ class CompetitionStore:
         archive_path: str,
         archive_sha256: str,
         archive_bytes: int = 0,
+        source_digest: str | None = None,
     ) -> Version:
         """A new version of ``bot_name`` (created, owned by ``author_id``, if new), queued
-        for the build worker. :class:`Conflict` if another author owns the name."""
+        for the build worker. :class:`Conflict` if another author owns the name.
+        ``source_digest`` (of the unpacked upload) is kept so that an identical
+        resubmission can be recognised (:meth:`unchanged_version`)."""
         now = _now()
         try:
             with self._write() as conn:
@@ -654,6 +659,9 @@ class CompetitionStore:
                         archive_path=archive_path,
                         archive_sha256=archive_sha256,
                         stored_bytes=archive_bytes,
+                        meta=None
+                        if source_digest is None
+                        else json.dumps({SOURCE_DIGEST: source_digest}),
                     )
                 ).inserted_primary_key[0]  # type: ignore[index]
                 out = self._version(conn, int(version_id))
@@ -661,6 +669,26 @@ class CompetitionStore:
             raise Conflict(f"the bot name {bot_name!r} was just taken; try again") from None
         assert out is not None
         return out
+
+    def unchanged_version(
+        self, author_id: int, bot_name: str, source_digest: str
+    ) -> Version | None:
+        """The author's active version of ``bot_name`` if its upload unpacked to exactly
+        ``source_digest``: resubmitting it would only reset a rating it already earned,
+        so the caller keeps it instead. None otherwise (another author's name included)."""
+        with self._read() as conn:
+            row = conn.execute(
+                sa.select(versions.c.id, versions.c.meta)
+                .join(bots, bots.c.id == versions.c.bot_id)
+                .where(
+                    bots.c.name == bot_name,
+                    bots.c.author_id == author_id,
+                    versions.c.status == "active",
+                )
+            ).first()
+            if row is None or _meta(row.meta).get(SOURCE_DIGEST) != source_digest:
+                return None
+            return self._version(conn, int(row.id))
 
     def claim_queued_version(
         self, budget_s: float = float("inf"), window_s: float = 3600.0
@@ -875,11 +903,12 @@ class CompetitionStore:
         and build, when the caller measured it). An accepted version becomes ``active``
         and retires the bot's previous active version (its games keep it); a rebuilt
         version that a newer one replaced meanwhile is ``retired`` at once."""
-        meta_text = json.dumps(meta, sort_keys=True, default=str)
         with self._write() as conn:
             row = conn.execute(sa.select(versions).where(versions.c.id == version_id)).first()
             if row is None:
                 raise NotFound(f"no submission {version_id}")
+            kept = {k: v for k, v in _meta(row.meta).items() if k == SOURCE_DIGEST}
+            meta_text = json.dumps({**meta, **kept}, sort_keys=True, default=str)
             disqualified = conn.execute(
                 sa.select(bots.c.disqualified).where(bots.c.id == row.bot_id)
             ).scalar_one()
@@ -1861,6 +1890,15 @@ def _wait_for_event(
 
 def _seconds_since(started: datetime | None) -> float | None:
     return None if started is None else max(0.0, (_now() - started).total_seconds())
+
+
+def _meta(text: str | None) -> dict[str, Any]:
+    """A version's ``meta`` column as a dict (empty when unset or unreadable)."""
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _str_or_none(value: object) -> str | None:
