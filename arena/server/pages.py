@@ -3,6 +3,7 @@ forms post with the session cookie and a CSRF token (see :mod:`arena.server.auth
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Literal
 from urllib.parse import unquote
@@ -19,6 +20,7 @@ from arena.server.api import BOT_NAME, ChallengeRequest, start_challenge, take_s
 from arena.server.app import AppState
 from arena.server.auth import (
     AuthError,
+    bearer_author,
     check_csrf,
     client_address,
     cookie_author,
@@ -99,6 +101,46 @@ def router(state: AppState) -> APIRouter:
             kind=kind,
             more=more,
             before=before,
+        )
+
+    def download_viewer(request: Request) -> Author | None:
+        """Downloads follow the session cookie, or a token (``curl -H 'Authorization: ...'``)."""
+        return viewer_of(request) or bearer_author(request, store)
+
+    def attachment(body: str | bytes, media_type: str, filename: str) -> Response:
+        return Response(
+            body,
+            media_type=media_type,
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        )
+
+    @pages.get("/games/{game_id}/record.json")
+    def game_record(game_id: str, request: Request) -> Response:
+        """The verified record as stored, redacted like the page: other authors' stderr out."""
+        page = views.game_page(store, game_id, download_viewer(request))
+        if page is None:
+            raise NotFound(f"no game {game_id!r}")
+        if page.record is None:
+            raise NotFound(f"game {game_id!r} has no record: it is {page.game.status}")
+        body = json.dumps(page.record, ensure_ascii=False, indent=1)
+        return attachment(body, "application/json", views.download_name(game_id, "record.json"))
+
+    @pages.get("/games/{game_id}/stderr/{seat:int}.txt")
+    def game_stderr(game_id: str, seat: int, request: Request) -> Response:
+        """One's own bot's stderr of the game (whole game, its kept tail)."""
+        viewer = download_viewer(request)
+        if viewer is None:
+            raise AuthError(401, "sign in to download your bot's stderr")
+        try:
+            text = views.own_stderr(store, game_id, seat, viewer)
+        except LookupError:
+            raise NotFound(f"no game {game_id!r}") from None
+        except PermissionError:
+            raise AuthError(403, "that seat is not your bot's: its stderr is private") from None
+        if text is None:
+            raise NotFound(f"seat {seat} wrote nothing to stderr in this game")
+        return attachment(
+            text, "text/plain; charset=utf-8", views.download_name(game_id, f"seat{seat}.txt")
         )
 
     @pages.get("/games/{game_id}")

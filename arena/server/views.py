@@ -8,8 +8,10 @@ stderr in games.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from arena.server.redact import redact_record
 from arena.store.competition import CompetitionStore
@@ -193,7 +195,36 @@ class GamePage:
             "game": game_api(self.game),
             "record": self.record,
             "stderr": {str(k): v for k, v in self.stderr.items()},
+            "downloads": self.downloads(),
         }
+
+    def downloads(self) -> dict[str, Any]:
+        """Where the viewer can download this game's record and their own stderr."""
+        base = f"/games/{quote(self.game.id, safe='')}"
+        return {
+            "record": f"{base}/record.json" if self.record is not None else None,
+            "stderr": {str(seat): f"{base}/stderr/{seat}.txt" for seat in self.stderr},
+        }
+
+
+def download_name(game_id: str, what: str) -> str:
+    """A file name for a download of a game (the id reduced to safe characters)."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", game_id)[:80]
+    return f"game-{safe}-{what}"
+
+
+def own_stderr(
+    store: CompetitionStore, game_id: str, seat: int, viewer: Author | None
+) -> str | None:
+    """The whole-game stderr of ``seat`` if ``viewer`` may read it (their own bot's seat,
+    or the organiser); None when there is none. Raises :class:`PermissionError` when the
+    viewer may not read that seat, LookupError when there is no such game."""
+    game = store.game(game_id)
+    if game is None:
+        raise LookupError(game_id)
+    if seat not in visible_seats(store, game, viewer):
+        raise PermissionError(seat)
+    return store.seat_stderr(game_id, seat)
 
 
 def game_page(store: CompetitionStore, game_id: str, viewer: Author | None) -> GamePage | None:
