@@ -23,12 +23,15 @@ from arena.store.competition_models import (
     GameRow,
     HeadToHead,
     LeaderRow,
+    LossRow,
     RatingPoint,
     Version,
 )
 
 RECENT_GAMES = 20
 OWN_STDERR_GAMES = 10
+LOSSES_SHOWN = 20
+"""Rows of the loss triage on ``/me``."""
 SUBMISSIONS_PER_PAGE = 20
 """Submissions on one page of ``/me`` (each may carry a 64 KiB build log)."""
 
@@ -287,6 +290,8 @@ class MePage:
     pages: int = 1
     total: int = 0
     """Every submission of the author."""
+    losses: list[LossRow] = field(default_factory=list)
+    """Triage: lost or faulted games of the author's bots, faults first."""
 
     def api(self) -> dict[str, Any]:
         return {
@@ -297,6 +302,7 @@ class MePage:
                 "created": self.author.created,
             },
             "bots": [b.name for b in self.bots],
+            "losses": [loss_api(row) for row in self.losses],
             "submissions": [s.api() for s in self.submissions],
             "page": self.page,
             "pages": self.pages,
@@ -338,4 +344,22 @@ def me_page(store: CompetitionStore, author: Author, page: int = 1) -> MePage:
             if text:
                 stderr[seat] = text
         games.append(OwnGame(game, seats, stderr))
-    return MePage(author, submissions, bots, games, page, pages, len(versions))
+    losses = store.losses_of(author.id, LOSSES_SHOWN)
+    return MePage(author, submissions, bots, games, page, pages, len(versions), losses)
+
+
+def loss_api(row: LossRow) -> dict[str, Any]:
+    base = f"/games/{quote(row.game.id, safe='')}"
+    return {
+        "game": row.game.id,
+        "bot": row.bot_name,
+        "version": row.version_number,
+        "seat": row.seat,
+        "score": row.score,
+        "rank": row.rank,
+        "best_score": row.best_score,
+        "margin": row.margin,
+        "faults": row.faults,
+        "replay": base,
+        "stderr": f"{base}/stderr/{row.seat}.txt" if row.has_stderr else None,
+    }

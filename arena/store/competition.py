@@ -46,6 +46,7 @@ from arena.store.competition_models import (
     GameRow,
     HeadToHead,
     LeaderRow,
+    LossRow,
     RatingPoint,
     SeatRow,
     Version,
@@ -1356,6 +1357,78 @@ class CompetitionStore:
                     return []
                 conds.append(games.c.n < n)
             return self._games_where(conn, sa.and_(sa.true(), *conds), limit)
+
+    def losses_of(self, author_id: int, limit: int = 20) -> list[LossRow]:
+        """The author's seats in finished games that lost (ranked below first) or faulted
+        (a timeout, crash or forfeit): faulted first, then by the largest margin behind
+        the winner, then newest. One row per seat (two own bots in a game: two rows)."""
+        mine = seats.alias("mine")
+        other = seats.alias("other")
+        best = (
+            sa.select(sa.func.max(other.c.score))
+            .where(other.c.game_id == mine.c.game_id)
+            .scalar_subquery()
+        )
+        faulted = (
+            sa.select(faults.c.id)
+            .where(faults.c.game_id == mine.c.game_id, faults.c.seat == mine.c.seat)
+            .exists()
+        )
+        has_stderr = (
+            sa.select(stderr_logs.c.seat)
+            .where(stderr_logs.c.game_id == mine.c.game_id, stderr_logs.c.seat == mine.c.seat)
+            .exists()
+        )
+        is_fault = sa.or_(faulted, mine.c.forfeit.is_(True))
+        query = (
+            sa.select(
+                mine.c.game_id,
+                mine.c.seat,
+                mine.c.score,
+                mine.c.rank,
+                versions.c.number,
+                bots.c.name,
+                best.label("best"),
+                has_stderr.label("has_stderr"),
+            )
+            .join(versions, versions.c.id == mine.c.version_id)
+            .join(bots, bots.c.id == versions.c.bot_id)
+            .join(games, games.c.id == mine.c.game_id)
+            .where(
+                bots.c.author_id == author_id,
+                games.c.status == "finished",
+                sa.or_(mine.c.rank > 1, is_fault),
+            )
+            .order_by(
+                sa.case((is_fault, 0), else_=1),
+                (best - sa.func.coalesce(mine.c.score, 0)).desc(),
+                games.c.n.desc(),
+                mine.c.seat,
+            )
+            .limit(max(1, limit))
+        )
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+            ids = list(dict.fromkeys(str(r.game_id) for r in rows))
+            found = {g.id: g for g in self._games_where(conn, games.c.id.in_(ids), None)}
+        out = []
+        for r in rows:
+            game = found[str(r.game_id)]
+            seat = next(s for s in game.seats if s.seat == int(r.seat))
+            out.append(
+                LossRow(
+                    game=game,
+                    seat=int(r.seat),
+                    bot_name=str(r.name),
+                    version_number=int(r.number),
+                    score=None if r.score is None else int(r.score),
+                    rank=None if r.rank is None else int(r.rank),
+                    best_score=None if r.best is None else int(r.best),
+                    faults=seat.faults,
+                    has_stderr=bool(r.has_stderr),
+                )
+            )
+        return out
 
     def game_counts(self) -> dict[str, int]:
         """How many games are in each status."""
