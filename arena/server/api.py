@@ -41,6 +41,8 @@ class ChallengeRequest(BaseModel):
     opponents: list[str] = Field(min_length=1, max_length=4)
     players: int = Field(default=2, ge=2, le=4)
     variant: Literal["coloured", "gray"] = "coloured"
+    bot: str | None = Field(default=None, min_length=1, max_length=64)
+    """Which of the author's active bots takes seat 0 (default: their latest active)."""
 
 
 class NameRequest(BaseModel):
@@ -151,7 +153,9 @@ def start_challenge(state: AppState, author: Author, body: ChallengeRequest) -> 
     if wait is not None:
         raise RateLimited("challenges", wait)
     try:
-        game = store.add_challenge(author.id, body.opponents, body.players, body.variant)
+        game = store.add_challenge(
+            author.id, body.opponents, body.players, body.variant, own_bot=body.bot
+        )
     except BaseException:
         state.challenges.give_back(author.id)
         raise

@@ -185,12 +185,26 @@ def router(state: AppState) -> APIRouter:
         if kept_version is not None and kept_version.author_id != author.id:
             kept_version = None
         own = {b.name for b in page.bots}
+        board = store.leaderboard()
         opponents = [
             row.bot_name
-            for row in store.leaderboard()
+            for row in board
             if row.bot_name not in own and re.fullmatch(BOT_NAME, row.bot_name)
         ]
-        return render(request, "me.html", author, page=page, opponents=opponents, kept=kept_version)
+        own_active = [
+            row.bot_name
+            for row in board
+            if row.bot_name in own and re.fullmatch(BOT_NAME, row.bot_name)
+        ]
+        return render(
+            request,
+            "me.html",
+            author,
+            page=page,
+            opponents=opponents,
+            own_active=own_active,
+            kept=kept_version,
+        )
 
     @pages.get("/login")
     def login_form(request: Request) -> Response:
@@ -275,6 +289,7 @@ def router(state: AppState) -> APIRouter:
                 opponents=[o for o in (_form_text(v) for v in form.getlist("opponent")) if o],
                 players=int(_form_text(form.get("players")) or 2),
                 variant=_form_text(form.get("variant")) or "coloured",
+                bot=_form_text(form.get("bot")) or None,
             )
         except (ValidationError, ValueError):
             raise Invalid("pick 1 to 3 opponents, 2 to 4 players and a wall") from None

@@ -1740,11 +1740,16 @@ class CompetitionStore:
     # ------------------------------------------------------------ challenges
 
     def add_challenge(
-        self, author_id: int, opponents: Sequence[str], players: int, variant: str
+        self,
+        author_id: int,
+        opponents: Sequence[str],
+        players: int,
+        variant: str,
+        own_bot: str | None = None,
     ) -> GameRow:
         """An unrated game the author asked for: ``opponents`` are bot names; when they
-        are one fewer than ``players`` the author's own (latest active) bot takes the
-        first seat."""
+        are one fewer than ``players`` the author's own bot takes the first seat:
+        ``own_bot`` if given (it must be theirs and active), else their latest active."""
         import random
 
         if players not in (2, 3, 4):
@@ -1754,9 +1759,11 @@ class CompetitionStore:
         names = list(opponents)
         if len(set(names)) != len(names):
             raise Invalid("each bot can take one seat only")
+        if own_bot is not None and len(names) != players - 1:
+            raise Invalid(f"with your own bot chosen, name {players - 1} opponents")
         with self._write() as conn:
             if len(names) == players - 1:
-                own = conn.execute(
+                query = (
                     sa.select(bots.c.name)
                     .join(versions, versions.c.bot_id == bots.c.id)
                     .where(
@@ -1766,7 +1773,12 @@ class CompetitionStore:
                     )
                     .order_by(versions.c.id.desc())
                     .limit(1)
-                ).scalar_one_or_none()
+                )
+                if own_bot is not None:
+                    query = query.where(bots.c.name == own_bot)
+                own = conn.execute(query).scalar_one_or_none()
+                if own is None and own_bot is not None:
+                    raise NotFound(f"you have no active bot named {own_bot!r}")
                 if own is None:
                     raise Invalid("you have no active bot to play the challenge with")
                 if own in names:
