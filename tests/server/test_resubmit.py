@@ -5,7 +5,9 @@ kept (API, form, ``arena submit``)."""
 
 from __future__ import annotations
 
-import argparse
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -13,10 +15,10 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the server extra is not installed")
 
-from arena.server.client import run_submit
-
 from .upload_corpus import Member, make_tgz, make_zip
-from .web_helpers import Site, make_site, play
+from .web_helpers import Site, make_site, play, serving
+
+ROOT = Path(__file__).resolve().parents[2]
 
 MANIFEST = b'name = "alpha"\ncommand = "python3 bot.py"\n'
 
@@ -136,26 +138,25 @@ def test_the_kept_notice_never_names_another_authors_version(site: Site) -> None
     assert page.status_code == 200 and "identical to version" not in page.text
 
 
-def test_arena_submit_says_kept(
-    site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_arena_submit_says_kept(site: Site, tmp_path: Path) -> None:
+    """``arena submit`` as a user runs it, against the server over a real socket: the
+    first send is queued and built; the same folder again is kept, exit 0."""
     folder = tmp_path / "alpha"
     (folder / "lib").mkdir(parents=True)
     for m in _members():
         (folder / m.name).write_bytes(m.data)
-    archive = make_zip(tmp_path / "a.zip", _members()).read_bytes()
-    _upload(site, "alice", archive, "a.zip")
-    _build(site)
-    args = argparse.Namespace(
-        folder=str(folder),
-        server="http://testserver",
-        token=site.tokens["alice"],
-        status=None,
-        wait=True,
-        timeout=5.0,
-        transport=site.client._transport,
-    )
-    assert run_submit(args) == 0
-    out = capsys.readouterr().out
-    assert "alpha: identical to version 2: kept" in out
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ARENA_TOKEN": site.tokens["alice"]}
+
+    def submit(base: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "arena.cli", "submit", str(folder), "--server", base]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+    with serving(site.client.app) as base:
+        first = submit(base)
+        assert first.returncode == 0, first.stderr
+        assert "submitted alpha version 2" in first.stdout
+        _build(site)
+        again = submit(base)
+    assert again.returncode == 0, again.stderr
+    assert "alpha: identical to version 2: kept" in again.stdout
     assert [v.number for v in site.store.versions_of("alpha")] == [2, 1]
