@@ -182,7 +182,9 @@ def router(state: AppState) -> APIRouter:
         page = views.me_page(store, author, page_number)
         # After an identical resubmission: say which version was kept (only one's own).
         kept_version = store.version(kept) if kept is not None else None
-        if kept_version is not None and kept_version.author_id != author.id:
+        if kept_version is not None and (
+            kept_version.author_id != author.id or kept_version.status != "active"
+        ):
             kept_version = None
         own = {b.name for b in page.bots}
         board = store.leaderboard()
