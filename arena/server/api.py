@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -40,6 +41,8 @@ class ChallengeRequest(BaseModel):
     opponents: list[str] = Field(min_length=1, max_length=4)
     players: int = Field(default=2, ge=2, le=4)
     variant: Literal["coloured", "gray"] = "coloured"
+    bot: str | None = Field(default=None, min_length=1, max_length=64)
+    """Which of the author's active bots takes seat 0 (default: their latest active)."""
 
 
 class NameRequest(BaseModel):
@@ -56,16 +59,32 @@ def json(data: Any, status: int = 200, headers: dict[str, str] | None = None) ->
     return JSONResponse(jsonable_encoder(data), status_code=status, headers=headers)
 
 
+@dataclass(frozen=True)
+class Taken:
+    """What became of an upload: a new queued ``version``, or (``kept``) the author's
+    active version it is identical to, left as it is with its rating."""
+
+    version: Version
+    kept: bool = False
+
+    def message(self) -> str:
+        v = self.version
+        if self.kept:
+            return f"identical to version {v.number}: kept"
+        return f"version {v.number} queued for its build"
+
+
 async def take_submission(
     state: AppState,
     request: Request,
     author: Author,
     check_fields: Callable[[dict[str, str]], None] | None = None,
-) -> Version:
+) -> Taken:
     """Stream an upload to ``data_dir/uploads``, check it in full (every rule the build
     worker's unpacking applies, into a scratch folder removed at once), and queue it for
     the build worker. A refused upload answers 400 with its reason and leaves nothing
-    stored; the build worker checks it again before it builds (defence in depth)."""
+    stored; the build worker checks it again before it builds (defence in depth). An
+    upload identical to the bot's active version stores nothing and keeps that version."""
     wait = await run_in_threadpool(state.uploads_window.take, author.id)
     if wait is not None:
         raise RateLimited("uploads", wait)
@@ -81,10 +100,17 @@ async def take_submission(
             check_fields(received.fields)
         await run_in_threadpool(check_disk_quota, state, author, received.size)
         scratch = state.uploads / f"checking-{secrets.token_hex(8)}"
-        name = await run_in_threadpool(check_received, archive, scratch, state.upload_limits)
+        checked = await run_in_threadpool(check_received, archive, scratch, state.upload_limits)
+        name = checked.manifest.name
         asked = received.fields.get("bot", "").strip()
         if asked and asked != name:
             raise UploadError(400, f"the archive's bot.toml names {name!r}, not {asked!r}")
+        unchanged = await run_in_threadpool(
+            state.store.unchanged_version, author.id, name, checked.source_digest
+        )
+        if unchanged is not None:
+            archive.unlink(missing_ok=True)
+            return Taken(unchanged, kept=True)
         final = state.uploads / f"{received.sha256[:16]}-{secrets.token_hex(4)}{received.suffix}"
         archive.rename(final)
         archive = final
@@ -95,13 +121,14 @@ async def take_submission(
             str(final),
             received.sha256,
             received.size,
+            checked.source_digest,
         )
     except BaseException:
         archive.unlink(missing_ok=True)
         await run_in_threadpool(state.uploads_window.give_back, author.id)
         raise
     state.ctx.wake_builder()
-    return version
+    return Taken(version)
 
 
 def check_disk_quota(state: AppState, author: Author, archive_bytes: int) -> None:
@@ -126,7 +153,9 @@ def start_challenge(state: AppState, author: Author, body: ChallengeRequest) -> 
     if wait is not None:
         raise RateLimited("challenges", wait)
     try:
-        game = store.add_challenge(author.id, body.opponents, body.players, body.variant)
+        game = store.add_challenge(
+            author.id, body.opponents, body.players, body.variant, own_bot=body.bot
+        )
     except BaseException:
         state.challenges.give_back(author.id)
         raise
@@ -134,12 +163,15 @@ def start_challenge(state: AppState, author: Author, body: ChallengeRequest) -> 
     return game
 
 
-def submission_created(version: Version) -> dict[str, Any]:
+def submission_created(taken: Taken) -> dict[str, Any]:
+    version = taken.version
     return {
         "submission": version.id,
         "bot": version.bot_name,
         "version": version.number,
         "status": version.status,
+        "kept": taken.kept,
+        "message": taken.message(),
     }
 
 
@@ -188,8 +220,8 @@ def router(state: AppState) -> APIRouter:
     @api.post("/submissions")
     async def submit(request: Request) -> JSONResponse:
         author = await run_in_threadpool(require_author, request, store)
-        version = await take_submission(state, request, author)
-        return json(submission_created(version), status=202)
+        taken = await take_submission(state, request, author)
+        return json(submission_created(taken), status=200 if taken.kept else 202)
 
     @api.get("/submissions/{version_id}")
     def submission(version_id: int, request: Request) -> JSONResponse:

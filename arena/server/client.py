@@ -366,6 +366,12 @@ def run_submit(args: argparse.Namespace) -> int:
         + (f", left out: {', '.join(map(visible, left))}" if left else "")
     )
     submission = answer.get("submission")
+    if answer.get("kept"):
+        _print(
+            f"{visible(str(answer.get('bot')))}: identical to version {answer.get('version')}: "
+            "kept (its rating and games stay)"
+        )
+        return 0
     _print(
         f"submitted {visible(str(answer.get('bot')))} version {answer.get('version')} "
         f"as submission {submission}: {answer.get('status')}"

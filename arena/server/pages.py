@@ -3,6 +3,7 @@ forms post with the session cookie and a CSRF token (see :mod:`arena.server.auth
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Literal
 from urllib.parse import unquote
@@ -19,6 +20,7 @@ from arena.server.api import BOT_NAME, ChallengeRequest, start_challenge, take_s
 from arena.server.app import AppState
 from arena.server.auth import (
     AuthError,
+    bearer_author,
     check_csrf,
     client_address,
     cookie_author,
@@ -101,6 +103,46 @@ def router(state: AppState) -> APIRouter:
             before=before,
         )
 
+    def download_viewer(request: Request) -> Author | None:
+        """Downloads follow the session cookie, or a token (``curl -H 'Authorization: ...'``)."""
+        return viewer_of(request) or bearer_author(request, store)
+
+    def attachment(body: str | bytes, media_type: str, filename: str) -> Response:
+        return Response(
+            body,
+            media_type=media_type,
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        )
+
+    @pages.get("/games/{game_id}/record.json")
+    def game_record(game_id: str, request: Request) -> Response:
+        """The verified record as stored, redacted like the page: other authors' stderr out."""
+        page = views.game_page(store, game_id, download_viewer(request))
+        if page is None:
+            raise NotFound(f"no game {game_id!r}")
+        if page.record is None:
+            raise NotFound(f"game {game_id!r} has no record: it is {page.game.status}")
+        body = json.dumps(page.record, ensure_ascii=False, indent=1)
+        return attachment(body, "application/json", views.download_name(game_id, "record.json"))
+
+    @pages.get("/games/{game_id}/stderr/{seat:int}.txt")
+    def game_stderr(game_id: str, seat: int, request: Request) -> Response:
+        """One's own bot's stderr of the game (whole game, its kept tail)."""
+        viewer = download_viewer(request)
+        if viewer is None:
+            raise AuthError(401, "sign in to download your bot's stderr")
+        try:
+            text = views.own_stderr(store, game_id, seat, viewer)
+        except LookupError:
+            raise NotFound(f"no game {game_id!r}") from None
+        except PermissionError:
+            raise AuthError(403, "that seat is not your bot's: its stderr is private") from None
+        if text is None:
+            raise NotFound(f"seat {seat} wrote nothing to stderr in this game")
+        return attachment(
+            text, "text/plain; charset=utf-8", views.download_name(game_id, f"seat{seat}.txt")
+        )
+
     @pages.get("/games/{game_id}")
     def game(game_id: str, request: Request) -> Response:
         viewer = viewer_of(request)
@@ -132,17 +174,39 @@ def router(state: AppState) -> APIRouter:
 
     @pages.get("/me")
     def me(
-        request: Request, page_number: int = Query(default=1, ge=1, le=100_000, alias="page")
+        request: Request,
+        page_number: int = Query(default=1, ge=1, le=100_000, alias="page"),
+        kept: int | None = Query(default=None, ge=1, le=2**62),
     ) -> Response:
         author = signed_in(request)
         page = views.me_page(store, author, page_number)
+        # After an identical resubmission: say which version was kept (only one's own).
+        kept_version = store.version(kept) if kept is not None else None
+        if kept_version is not None and (
+            kept_version.author_id != author.id or kept_version.status != "active"
+        ):
+            kept_version = None
         own = {b.name for b in page.bots}
+        board = store.leaderboard()
         opponents = [
             row.bot_name
-            for row in store.leaderboard()
+            for row in board
             if row.bot_name not in own and re.fullmatch(BOT_NAME, row.bot_name)
         ]
-        return render(request, "me.html", author, page=page, opponents=opponents)
+        own_active = [
+            row.bot_name
+            for row in board
+            if row.bot_name in own and re.fullmatch(BOT_NAME, row.bot_name)
+        ]
+        return render(
+            request,
+            "me.html",
+            author,
+            page=page,
+            opponents=opponents,
+            own_active=own_active,
+            kept=kept_version,
+        )
 
     @pages.get("/login")
     def login_form(request: Request) -> Response:
@@ -209,9 +273,12 @@ def router(state: AppState) -> APIRouter:
     @pages.post("/submit")
     async def submit(request: Request) -> Response:
         author = await run_in_threadpool(signed_in, request)
-        version = await take_submission(
+        taken = await take_submission(
             state, request, author, lambda fields: check_csrf(request, fields.get("csrf"))
         )
+        version = taken.version
+        if taken.kept:
+            return back(f"/me?kept={version.id}#submission-{version.id}")
         return back(f"/me#submission-{version.id}")
 
     @pages.post("/challenge")
@@ -224,6 +291,7 @@ def router(state: AppState) -> APIRouter:
                 opponents=[o for o in (_form_text(v) for v in form.getlist("opponent")) if o],
                 players=int(_form_text(form.get("players")) or 2),
                 variant=_form_text(form.get("variant")) or "coloured",
+                bot=_form_text(form.get("bot")) or None,
             )
         except (ValidationError, ValueError):
             raise Invalid("pick 1 to 3 opponents, 2 to 4 players and a wall") from None

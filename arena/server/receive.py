@@ -24,7 +24,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 
 from arena.competition.config import UploadLimits
 from arena.errors import ArenaError
-from arena.server.uploads import UploadRejected, archive_format, check_upload
+from arena.server.uploads import CheckedUpload, UploadRejected, archive_format, check_upload
 
 _log = logging.getLogger("arena.server")
 
@@ -210,15 +210,16 @@ UPLOAD_CHECKS = threading.BoundedSemaphore(2)
 disk): more wait their turn."""
 
 
-def check_received(archive: Path, scratch: Path, limits: UploadLimits) -> str:
-    """The bot's name, once the archive passed every check the build worker's unpacking
-    makes (:func:`arena.server.uploads.check_upload`: paths, links, special files, sizes,
-    entry count, ratio, damage, manifest). Raises :class:`UploadError`: 400 with the
-    reason for the author, 503 when the server cannot unpack (disk full: logged, and
-    never a server path in the answer). Leaves ``scratch`` removed."""
+def check_received(archive: Path, scratch: Path, limits: UploadLimits) -> CheckedUpload:
+    """The bot's manifest and source digest, once the archive passed every check the
+    build worker's unpacking makes (:func:`arena.server.uploads.check_upload`: paths,
+    links, special files, sizes, entry count, ratio, damage, manifest). Raises
+    :class:`UploadError`: 400 with the reason for the author, 503 when the server cannot
+    unpack (disk full: logged, and never a server path in the answer). Leaves
+    ``scratch`` removed."""
     with UPLOAD_CHECKS:
         try:
-            return check_upload(archive, scratch, limits).name
+            return check_upload(archive, scratch, limits)
         except UploadRejected as exc:
             raise UploadError(400, exc.reason) from None
         except ArenaError as exc:

@@ -30,11 +30,13 @@ import tarfile
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
 
 from arena.competition.config import UploadLimits
 from arena.errors import ArenaError
+from arena.play.build import tree_digest
 from arena.referee.manifest import (
     MANIFEST_NAME,
     BotManifest,
@@ -637,14 +639,29 @@ def unpack_upload(archive: Path, dest: Path, limits: UploadLimits | None = None)
     return folder
 
 
-def check_upload(archive: Path, scratch: Path, limits: UploadLimits) -> BotManifest:
+@dataclass(frozen=True)
+class CheckedUpload:
+    """An upload that passed every check: its manifest and the digest of the bot folder
+    it unpacks to (:func:`arena.play.build.tree_digest`: the same files give the same
+    digest whatever the archive format, order or timestamps)."""
+
+    manifest: BotManifest
+    source_digest: str
+
+
+def check_upload(archive: Path, scratch: Path, limits: UploadLimits) -> CheckedUpload:
     """Every check :func:`unpack_upload` makes, at upload time: unpack ``archive`` into
     ``scratch`` (a new folder), read its manifest and remove the folder again, so a
     hostile archive is refused before it is stored or queued.  Raises
     :class:`UploadRejected` (reason for the author) or :class:`ArenaError`."""
     try:
         folder = unpack_upload(archive, scratch, limits)
-        return validate_manifest(folder, scratch.resolve()).manifest
+        manifest = validate_manifest(folder, scratch.resolve()).manifest
+        try:
+            digest = tree_digest(folder)
+        except OSError as exc:
+            raise ArenaError(f"cannot read the unpacked upload: {exc.strerror}") from None
+        return CheckedUpload(manifest, digest)
     finally:
         remove_tree(scratch)
 

@@ -8,8 +8,10 @@ stderr in games.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from arena.server.redact import redact_record
 from arena.store.competition import CompetitionStore
@@ -21,12 +23,15 @@ from arena.store.competition_models import (
     GameRow,
     HeadToHead,
     LeaderRow,
+    LossRow,
     RatingPoint,
     Version,
 )
 
 RECENT_GAMES = 20
 OWN_STDERR_GAMES = 10
+LOSSES_SHOWN = 20
+"""Rows of the loss triage on ``/me``."""
 SUBMISSIONS_PER_PAGE = 20
 """Submissions on one page of ``/me`` (each may carry a 64 KiB build log)."""
 
@@ -193,7 +198,36 @@ class GamePage:
             "game": game_api(self.game),
             "record": self.record,
             "stderr": {str(k): v for k, v in self.stderr.items()},
+            "downloads": self.downloads(),
         }
+
+    def downloads(self) -> dict[str, Any]:
+        """Where the viewer can download this game's record and their own stderr."""
+        base = f"/games/{quote(self.game.id, safe='')}"
+        return {
+            "record": f"{base}/record.json" if self.record is not None else None,
+            "stderr": {str(seat): f"{base}/stderr/{seat}.txt" for seat in self.stderr},
+        }
+
+
+def download_name(game_id: str, what: str) -> str:
+    """A file name for a download of a game (the id reduced to safe characters)."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", game_id)[:80]
+    return f"game-{safe}-{what}"
+
+
+def own_stderr(
+    store: CompetitionStore, game_id: str, seat: int, viewer: Author | None
+) -> str | None:
+    """The whole-game stderr of ``seat`` if ``viewer`` may read it (their own bot's seat,
+    or the organiser); None when there is none. Raises :class:`PermissionError` when the
+    viewer may not read that seat, LookupError when there is no such game."""
+    game = store.game(game_id)
+    if game is None:
+        raise LookupError(game_id)
+    if seat not in visible_seats(store, game, viewer):
+        raise PermissionError(seat)
+    return store.seat_stderr(game_id, seat)
 
 
 def game_page(store: CompetitionStore, game_id: str, viewer: Author | None) -> GamePage | None:
@@ -256,6 +290,8 @@ class MePage:
     pages: int = 1
     total: int = 0
     """Every submission of the author."""
+    losses: list[LossRow] = field(default_factory=list)
+    """Triage: lost or faulted games of the author's bots, faults first."""
 
     def api(self) -> dict[str, Any]:
         return {
@@ -266,6 +302,7 @@ class MePage:
                 "created": self.author.created,
             },
             "bots": [b.name for b in self.bots],
+            "losses": [loss_api(row) for row in self.losses],
             "submissions": [s.api() for s in self.submissions],
             "page": self.page,
             "pages": self.pages,
@@ -307,4 +344,22 @@ def me_page(store: CompetitionStore, author: Author, page: int = 1) -> MePage:
             if text:
                 stderr[seat] = text
         games.append(OwnGame(game, seats, stderr))
-    return MePage(author, submissions, bots, games, page, pages, len(versions))
+    losses = store.losses_of(author.id, LOSSES_SHOWN)
+    return MePage(author, submissions, bots, games, page, pages, len(versions), losses)
+
+
+def loss_api(row: LossRow) -> dict[str, Any]:
+    base = f"/games/{quote(row.game.id, safe='')}"
+    return {
+        "game": row.game.id,
+        "bot": row.bot_name,
+        "version": row.version_number,
+        "seat": row.seat,
+        "score": row.score,
+        "rank": row.rank,
+        "best_score": row.best_score,
+        "margin": row.margin,
+        "faults": row.faults,
+        "replay": base,
+        "stderr": f"{base}/stderr/{row.seat}.txt" if row.has_stderr else None,
+    }

@@ -46,6 +46,7 @@ from arena.store.competition_models import (
     GameRow,
     HeadToHead,
     LeaderRow,
+    LossRow,
     RatingPoint,
     SeatRow,
     Version,
@@ -58,6 +59,8 @@ STDERR_KEEP_BYTES = 256 * 1024
 """Per seat and game, at most this much of a bot's stderr is kept (the tail)."""
 LOG_KEEP_BYTES = 1024 * 1024
 """A build log (build output + check-bot) is kept up to this size (head and tail)."""
+SOURCE_DIGEST = "source_digest"
+"""The key in a version's ``meta`` holding the digest of its unpacked upload."""
 TOKEN_BYTES = 32
 _KERNEL_ENV = DEFAULT_PARAMS.kernel_env()
 
@@ -606,9 +609,12 @@ class CompetitionStore:
         archive_path: str,
         archive_sha256: str,
         archive_bytes: int = 0,
+        source_digest: str | None = None,
     ) -> Version:
         """A new version of ``bot_name`` (created, owned by ``author_id``, if new), queued
-        for the build worker. :class:`Conflict` if another author owns the name."""
+        for the build worker. :class:`Conflict` if another author owns the name.
+        ``source_digest`` (of the unpacked upload) is kept so that an identical
+        resubmission can be recognised (:meth:`unchanged_version`)."""
         now = _now()
         try:
             with self._write() as conn:
@@ -654,6 +660,9 @@ class CompetitionStore:
                         archive_path=archive_path,
                         archive_sha256=archive_sha256,
                         stored_bytes=archive_bytes,
+                        meta=None
+                        if source_digest is None
+                        else json.dumps({SOURCE_DIGEST: source_digest}),
                     )
                 ).inserted_primary_key[0]  # type: ignore[index]
                 out = self._version(conn, int(version_id))
@@ -661,6 +670,26 @@ class CompetitionStore:
             raise Conflict(f"the bot name {bot_name!r} was just taken; try again") from None
         assert out is not None
         return out
+
+    def unchanged_version(
+        self, author_id: int, bot_name: str, source_digest: str
+    ) -> Version | None:
+        """The author's active version of ``bot_name`` if its upload unpacked to exactly
+        ``source_digest``: resubmitting it would only reset a rating it already earned,
+        so the caller keeps it instead. None otherwise (another author's name included)."""
+        with self._read() as conn:
+            row = conn.execute(
+                sa.select(versions.c.id, versions.c.meta)
+                .join(bots, bots.c.id == versions.c.bot_id)
+                .where(
+                    bots.c.name == bot_name,
+                    bots.c.author_id == author_id,
+                    versions.c.status == "active",
+                )
+            ).first()
+            if row is None or _meta(row.meta).get(SOURCE_DIGEST) != source_digest:
+                return None
+            return self._version(conn, int(row.id))
 
     def claim_queued_version(
         self, budget_s: float = float("inf"), window_s: float = 3600.0
@@ -875,11 +904,12 @@ class CompetitionStore:
         and build, when the caller measured it). An accepted version becomes ``active``
         and retires the bot's previous active version (its games keep it); a rebuilt
         version that a newer one replaced meanwhile is ``retired`` at once."""
-        meta_text = json.dumps(meta, sort_keys=True, default=str)
         with self._write() as conn:
             row = conn.execute(sa.select(versions).where(versions.c.id == version_id)).first()
             if row is None:
                 raise NotFound(f"no submission {version_id}")
+            kept = {k: v for k, v in _meta(row.meta).items() if k == SOURCE_DIGEST}
+            meta_text = json.dumps({**meta, **kept}, sort_keys=True, default=str)
             disqualified = conn.execute(
                 sa.select(bots.c.disqualified).where(bots.c.id == row.bot_id)
             ).scalar_one()
@@ -1328,6 +1358,78 @@ class CompetitionStore:
                 conds.append(games.c.n < n)
             return self._games_where(conn, sa.and_(sa.true(), *conds), limit)
 
+    def losses_of(self, author_id: int, limit: int = 20) -> list[LossRow]:
+        """The author's seats in finished games that lost (ranked below first) or faulted
+        (a timeout, crash or forfeit): faulted first, then by the largest margin behind
+        the winner, then newest. One row per seat (two own bots in a game: two rows)."""
+        mine = seats.alias("mine")
+        other = seats.alias("other")
+        best = (
+            sa.select(sa.func.max(other.c.score))
+            .where(other.c.game_id == mine.c.game_id)
+            .scalar_subquery()
+        )
+        faulted = (
+            sa.select(faults.c.id)
+            .where(faults.c.game_id == mine.c.game_id, faults.c.seat == mine.c.seat)
+            .exists()
+        )
+        has_stderr = (
+            sa.select(stderr_logs.c.seat)
+            .where(stderr_logs.c.game_id == mine.c.game_id, stderr_logs.c.seat == mine.c.seat)
+            .exists()
+        )
+        is_fault = sa.or_(faulted, mine.c.forfeit.is_(True))
+        query = (
+            sa.select(
+                mine.c.game_id,
+                mine.c.seat,
+                mine.c.score,
+                mine.c.rank,
+                versions.c.number,
+                bots.c.name,
+                best.label("best"),
+                has_stderr.label("has_stderr"),
+            )
+            .join(versions, versions.c.id == mine.c.version_id)
+            .join(bots, bots.c.id == versions.c.bot_id)
+            .join(games, games.c.id == mine.c.game_id)
+            .where(
+                bots.c.author_id == author_id,
+                games.c.status == "finished",
+                sa.or_(mine.c.rank > 1, is_fault),
+            )
+            .order_by(
+                sa.case((is_fault, 0), else_=1),
+                (best - sa.func.coalesce(mine.c.score, 0)).desc(),
+                games.c.n.desc(),
+                mine.c.seat,
+            )
+            .limit(max(1, limit))
+        )
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+            ids = list(dict.fromkeys(str(r.game_id) for r in rows))
+            found = {g.id: g for g in self._games_where(conn, games.c.id.in_(ids), None)}
+        out = []
+        for r in rows:
+            game = found[str(r.game_id)]
+            seat = next(s for s in game.seats if s.seat == int(r.seat))
+            out.append(
+                LossRow(
+                    game=game,
+                    seat=int(r.seat),
+                    bot_name=str(r.name),
+                    version_number=int(r.number),
+                    score=None if r.score is None else int(r.score),
+                    rank=None if r.rank is None else int(r.rank),
+                    best_score=None if r.best is None else int(r.best),
+                    faults=seat.faults,
+                    has_stderr=bool(r.has_stderr),
+                )
+            )
+        return out
+
     def game_counts(self) -> dict[str, int]:
         """How many games are in each status."""
         with self._read() as conn:
@@ -1638,11 +1740,16 @@ class CompetitionStore:
     # ------------------------------------------------------------ challenges
 
     def add_challenge(
-        self, author_id: int, opponents: Sequence[str], players: int, variant: str
+        self,
+        author_id: int,
+        opponents: Sequence[str],
+        players: int,
+        variant: str,
+        own_bot: str | None = None,
     ) -> GameRow:
         """An unrated game the author asked for: ``opponents`` are bot names; when they
-        are one fewer than ``players`` the author's own (latest active) bot takes the
-        first seat."""
+        are one fewer than ``players`` the author's own bot takes the first seat:
+        ``own_bot`` if given (it must be theirs and active), else their latest active."""
         import random
 
         if players not in (2, 3, 4):
@@ -1652,9 +1759,11 @@ class CompetitionStore:
         names = list(opponents)
         if len(set(names)) != len(names):
             raise Invalid("each bot can take one seat only")
+        if own_bot is not None and len(names) != players - 1:
+            raise Invalid(f"with your own bot chosen, name {players - 1} opponents")
         with self._write() as conn:
             if len(names) == players - 1:
-                own = conn.execute(
+                query = (
                     sa.select(bots.c.name)
                     .join(versions, versions.c.bot_id == bots.c.id)
                     .where(
@@ -1664,7 +1773,12 @@ class CompetitionStore:
                     )
                     .order_by(versions.c.id.desc())
                     .limit(1)
-                ).scalar_one_or_none()
+                )
+                if own_bot is not None:
+                    query = query.where(bots.c.name == own_bot)
+                own = conn.execute(query).scalar_one_or_none()
+                if own is None and own_bot is not None:
+                    raise NotFound(f"you have no active bot named {own_bot!r}")
                 if own is None:
                     raise Invalid("you have no active bot to play the challenge with")
                 if own in names:
@@ -1861,6 +1975,15 @@ def _wait_for_event(
 
 def _seconds_since(started: datetime | None) -> float | None:
     return None if started is None else max(0.0, (_now() - started).total_seconds())
+
+
+def _meta(text: str | None) -> dict[str, Any]:
+    """A version's ``meta`` column as a dict (empty when unset or unreadable)."""
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _str_or_none(value: object) -> str | None:

@@ -160,3 +160,28 @@ class FrozenRanking:
 
     frozen: datetime
     rows: list[LeaderRow]
+
+
+@dataclass(frozen=True)
+class LossRow:
+    """One seat of an author's bot that lost a finished game or faulted in it: what the
+    author's triage lists, faults first, then the largest margin."""
+
+    game: GameRow
+    seat: int
+    bot_name: str
+    version_number: int
+    score: int | None
+    rank: int | None
+    best_score: int | None
+    """The winning score of the game."""
+    faults: list[str]
+    """The seat's fault kinds (timeout, crash, forfeit, ...), in order."""
+    has_stderr: bool
+
+    @property
+    def margin(self) -> int:
+        """Points behind the winner (0 when unknown)."""
+        if self.best_score is None or self.score is None:
+            return 0
+        return self.best_score - self.score
