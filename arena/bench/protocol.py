@@ -15,15 +15,31 @@ referee and bots on one core (``PlaySettings.one_core``, the default), the same 
 with the OS placing them (the baseline for the pinning), and the wall clock (never
 pinned). Both clocks read the bots' CPU time (the wall clock for the record), so they
 differ only in what the clock itself costs.
+
+The floor the overhead is judged against is a raw pipe round trip through an echo
+process (a few lines of C: read one line, write one line) with the same message sizes as
+a decision (the median ``decide`` request and reply seen in the games), measured in every
+block right after the games, in both placements: on the games' core (the echo started
+while pinned, as ``one_core`` places a bot) and placed by the OS. A round trip through an
+unpinned process swings several-fold with cross-core wake-ups, so only a floor measured
+with the games' placement, in the same run, gives a ratio that means something
+(``overhead_vs_floor``). Last, a few games are played under cProfile (on the CPU clock,
+the bench's own process: the referee) and its CPU time per decision grouped by module.
 """
 
 from __future__ import annotations
 
+import cProfile
 import json
 import os
+import pstats
+import shutil
 import statistics
 import subprocess
+import sys
+import tempfile
 import time
+from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +82,19 @@ class ProtocolBench:
     spawn_ms: float
     spawn_layers: tuple[str, ...]
     pipe_roundtrip_us: float
+    floor_us: dict[str, float]
+    """Median raw pipe round trip through the echo process, per placement (``one_core``:
+    on the games' core; ``os_placed``), with a decision's message sizes, interleaved."""
+    overhead_vs_floor: dict[str, float]
+    """Per placement, the CPU clock's overhead there over that placement's floor
+    (``one_core``: ``overhead_us``; ``os_placed``: ``overhead_os_placed_us``)."""
+    message_bytes: dict[str, int]
+    """The sizes the floor sends (``request``) and gets back (``reply``)."""
+    profile: list[dict[str, Any]]
+    """The referee's CPU time per decision under cProfile, by module (own time), largest
+    first: ``module``, ``us`` (inflated by the profiler), ``share`` of the total."""
+    profiled_us: float
+    """The profiled CPU time per decision in total (the profiler inflates it: read shares)."""
 
 
 def pipe_roundtrip_us(rounds: int = 2000) -> float:
@@ -94,17 +123,23 @@ class _TimedChannel:
         self.chan = chan
         self.gaps = gaps
         """Shared by the seats: one gap per decision, in order."""
-        self._last_read: float | None = None
+        self._after_decide = False
 
     def send(self, data: bytes, deadline: float) -> ChannelError | None:
-        if data.startswith(b'{"type":"decide"') and _LAST_READ[0] is not None:
-            self.gaps.append(time.perf_counter() - _LAST_READ[0])
-            _LAST_READ[0] = None
+        if data.startswith(b'{"type":"decide"'):
+            if _LAST_READ[0] is not None:
+                self.gaps.append(time.perf_counter() - _LAST_READ[0])
+                _LAST_READ[0] = None
+            _SIZES["request"].append(len(data))
+            self._after_decide = True
         return self.chan.send(data, deadline)
 
     def read_line(self, deadline: float) -> bytes | ReadFailure:
         line = self.chan.read_line(deadline)
         _LAST_READ[0] = time.perf_counter()
+        if self._after_decide and isinstance(line, bytes):
+            _SIZES["reply"].append(len(line) + 1)  # the newline, stripped by the channel
+        self._after_decide = False
         return line
 
     def __getattr__(self, name: str) -> Any:
@@ -113,6 +148,73 @@ class _TimedChannel:
 
 _LAST_READ: list[float | None] = [None]
 """When the last reply (of either seat) was read."""
+
+_SIZES: dict[str, list[int]] = {"request": [], "reply": []}
+"""Bytes of every ``decide`` request written and of the reply read after it."""
+
+_ECHO_C = r"""
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+/* One line in, one line of argv[1] bytes out: the floor of a decision's round trip. */
+int main(int argc, char **argv) {
+    size_t n = argc > 1 ? (size_t)atol(argv[1]) : 2;
+    if (n < 1) n = 1;
+    char *reply = malloc(n), buf[65536];
+    memset(reply, 'x', n - 1);
+    reply[n - 1] = '\n';
+    for (;;) {
+        ssize_t got = read(0, buf, sizeof buf);
+        if (got <= 0) return 0;
+        if (memchr(buf, '\n', (size_t)got) == NULL) continue;
+        for (size_t done = 0; done < n;) {
+            ssize_t w = write(1, reply + done, n - done);
+            if (w <= 0) return 0;
+            done += (size_t)w;
+        }
+    }
+}
+"""
+
+
+class _Echo:
+    """The floor's echo process, started under the caller's current placement."""
+
+    def __init__(self, binary: Path, request: int, reply: int) -> None:
+        self.proc = subprocess.Popen(
+            [str(binary), str(reply)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+        )
+        self.request = b"x" * (request - 1) + b"\n"
+        self.reply = reply
+        self.times: list[float] = []
+
+    def measure(self, rounds: int) -> None:
+        """``rounds`` round trips, each: write one request, read until the whole reply."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        wfd, rfd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        request, reply, times = self.request, self.reply, self.times
+        for _ in range(rounds):
+            t = time.perf_counter()
+            os.write(wfd, request)
+            got = len(os.read(rfd, 65536))
+            while got < reply:
+                got += len(os.read(rfd, 65536))
+            times.append(time.perf_counter() - t)
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def _build_echo(workdir: Path) -> Path:
+    """Compile the echo process (the bench's C bots need the same compiler)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise RuntimeError("bench protocol needs a C compiler (cc) for its pipe floor")
+    source, binary = workdir / "echo.c", workdir / "echo"
+    source.write_text(_ECHO_C)
+    subprocess.run([cc, "-O2", "-o", str(binary), str(source)], check=True, capture_output=True)
+    return binary
 
 
 @dataclass
@@ -184,9 +286,16 @@ tournament, the wall clock is never pinned (see ``PlaySettings.pins_core``)."""
 
 
 def bench_protocol(
-    bot_dir: Path, games: int = 60, level: Level = DEFAULT_LEVEL, blocks: int = 4
+    bot_dir: Path,
+    games: int = 60,
+    level: Level = DEFAULT_LEVEL,
+    blocks: int = 4,
+    floor_rounds: int = 1000,
+    profile_games: int = 6,
 ) -> ProtocolBench:
-    """``games`` games per set-up, in ``blocks`` interleaved blocks (same load)."""
+    """``games`` games per set-up, in ``blocks`` interleaved blocks (same load), each block
+    followed by ``floor_rounds`` floor round trips per placement; then ``profile_games``
+    games under cProfile."""
     bot = ready_bot(bot_dir, level)
     everywhere = affinity.allowed_cores()
     core = affinity.current_core()
@@ -207,7 +316,14 @@ def bench_protocol(
         ]
     gaps: list[float] = []
     figures: dict[str, list[_GameFigures]] = {name: [] for name in setups}
+    placements = {"one_core": core, "os_placed": None} if core is not None else {"one_core": None}
+    """Where the floor is measured: the games' core (as ``one_core`` pins), and the OS's."""
+    echoes: dict[str, _Echo] = {}
+    workdir = Path(tempfile.mkdtemp(prefix="arena-bench-floor-"))
+    for sizes in _SIZES.values():
+        sizes.clear()
     try:
+        echo_binary = _build_echo(workdir)
         for name, seats in pairs.items():
             _place(core if setups[name][1] else None, everywhere)  # the bots inherit it
             for seat in seats:
@@ -223,8 +339,20 @@ def bench_protocol(
                 _place(core if setups[name][1] else None, everywhere)
                 figures[name] += _play_block(seats, gaps, size, seed)
             seed += size + 1
+            for where, on in placements.items():
+                _place(on, everywhere)
+                if where not in echoes:  # sized by the first block's decisions
+                    request = int(statistics.median(_SIZES["request"]))
+                    reply = int(statistics.median(_SIZES["reply"]))
+                    echoes[where] = _Echo(echo_binary, request, reply)  # inherits the placement
+                echoes[where].measure(floor_rounds)
+        _place(core, everywhere)
+        profile, profiled_us = _profile(pairs["cpu"], profile_games, seed)
     finally:
         _place(None, everywhere)
+        for echo in echoes.values():
+            echo.close()
+        shutil.rmtree(workdir, ignore_errors=True)
         for seats in pairs.values():
             for seat in seats:
                 seat.close()
@@ -237,6 +365,11 @@ def bench_protocol(
 
     default = figures["cpu"]
     os_placed = "cpu-os" in figures
+    floor = {where: statistics.median(e.times) * 1e6 for where, e in echoes.items()}
+    vs_floor = {"one_core": overhead("cpu") / floor["one_core"]}
+    if os_placed and "os_placed" in floor:
+        vs_floor["os_placed"] = overhead("cpu-os") / floor["os_placed"]
+    echo_any = echoes["one_core"]
     spawn = measure_spawn(level, runs=20)
     return ProtocolBench(
         games=games,
@@ -253,7 +386,53 @@ def bench_protocol(
         spawn_ms=spawn.median_ms,
         spawn_layers=spawn.layers,
         pipe_roundtrip_us=pipe_roundtrip_us(),
+        floor_us=floor,
+        overhead_vs_floor=vs_floor,
+        message_bytes={"request": len(echo_any.request), "reply": echo_any.reply},
+        profile=profile,
+        profiled_us=profiled_us,
     )
+
+
+def _profile(
+    seats: list[BotSeat], games: int, first_seed: int
+) -> tuple[list[dict[str, Any]], float]:
+    """``games`` games under cProfile on the process's CPU clock: the referee's own CPU time
+    per decision, by module (own time; a built-in by its name: system calls show there)."""
+    profiler = cProfile.Profile(time.process_time)
+    decisions = 0
+    for g in range(first_seed, first_seed + games):
+        game = GameSettings(variant=Variant.COLOURED, seed=g, time_control=seats[0].time_control)
+        profiler.enable()
+        outcome = play_game(seats, game, f"bench-profile-{g}")
+        profiler.disable()
+        decisions += sum(len(r.decisions) for r in outcome.record.rounds)
+    by_module: dict[str, float] = defaultdict(float)
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    for (filename, _, function), (_, _, own, _, _) in stats.items():
+        by_module[_module_of(filename, function)] += own
+    total = sum(by_module.values())
+    ranked = sorted(by_module.items(), key=lambda kv: kv[1], reverse=True)
+    per = 1e6 / max(decisions, 1)
+    return [
+        {"module": module, "us": own * per, "share": own / total if total else 0.0}
+        for module, own in ranked[:PROFILE_TOP]
+    ], total * per
+
+
+PROFILE_TOP = 12
+"""How many modules the profile keeps (the rest are small)."""
+
+
+def _module_of(filename: str, function: str) -> str:
+    """A profiled function's module: dotted for Python files, the name for built-ins."""
+    if filename == "~":
+        return function  # e.g. "<built-in method posix.write>"
+    path = Path(filename)
+    for root in sorted((Path(p) for p in sys.path if p), key=lambda p: len(str(p)), reverse=True):
+        if path.is_relative_to(root):
+            return ".".join(path.relative_to(root).with_suffix("").parts)
+    return path.stem
 
 
 def _place(core: int | None, everywhere: list[int]) -> None:
@@ -307,6 +486,25 @@ def run(bot: Path, games: int, level: Level, as_json: bool) -> int:
         f"{r.think_us:.0f} µs; raw pipe round trip through cat: {r.pipe_roundtrip_us:.0f} µs "
         f"(ratio {r.think_us / r.pipe_roundtrip_us:.1f}x)"
     )
+    console.print(
+        f"raw pipe floor (echo process, {r.message_bytes['request']} B request, "
+        f"{r.message_bytes['reply']} B reply, median, interleaved with the games): "
+        + ", ".join(f"{where} {us:.1f} µs" for where, us in r.floor_us.items())
+    )
+    console.print(
+        "referee overhead over the floor, same placement (target ≤ 3x): "
+        + ", ".join(
+            f"{where} {ratio:.2f}x ({'meets' if ratio <= 3 else 'MISSES'})"
+            for where, ratio in r.overhead_vs_floor.items()
+        )
+    )
+    console.print(
+        f"the referee's CPU per decision under cProfile, by module (own time, inflated by "
+        f"the profiler: {r.profiled_us:.0f} µs in all):"
+    )
+    for row in r.profile:
+        line = f"  {row['module']}: {row['us']:.1f} µs ({row['share']:.0%})"
+        console.print(line, markup=False, highlight=False)
     console.print(f"decisions/s: {r.decisions_per_s:,.0f}")
     console.print(
         f"sandboxed spawn (median of 20, layers: {', '.join(r.spawn_layers)}): "
