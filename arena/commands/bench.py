@@ -62,8 +62,10 @@ def _protocol(bench: Sub) -> None:
             "clock with the game on one core (the default), the CPU clock placed by the OS "
             "(the baseline for pinning), and the wall clock; prints the referee's overhead "
             "per decision (the gap from reading a reply to writing the next request, and "
-            "wall time minus bot think time), decisions/s, a raw pipe round trip for "
-            "comparison, and the sandboxed spawn time."
+            "wall time minus bot think time), decisions/s, the raw pipe floor (an echo "
+            "process with a decision's message sizes, on the games' core and placed by the "
+            "OS, interleaved) and the overhead over it per placement, the referee's CPU per "
+            "decision under cProfile by module, and the sandboxed spawn time."
         ),
     )
     b.add_argument("--bot", default="bots/c-greedy", help="bot folder (default bots/c-greedy)")
@@ -72,7 +74,7 @@ def _protocol(bench: Sub) -> None:
     b.add_argument(
         "--json",
         action="store_true",
-        help="print one JSON document (overhead_us, spawn_ms, ...) instead",
+        help="print one JSON document (overhead_us, floor_us, overhead_vs_floor, ...) instead",
     )
     b.set_defaults(bench_run=run_protocol)
 

@@ -48,11 +48,22 @@ def test_bench_engine_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.slow
-def test_bench_protocol_json(capsys: pytest.CaptureFixture[str]) -> None:
-    bot = Path(__file__).resolve().parents[2] / "bots" / "c-greedy"
-    argv = ["bench", "protocol", "--bot", str(bot), "--games", "2", "--sandbox", "off"]
-    assert main([*argv, "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+def test_bench_protocol_json_judges_the_referee_against_a_floor_in_both_placements() -> None:
+    """As a user runs it: the old figures, plus the pipe floor per placement with a
+    decision's message sizes, the overhead over it, and the referee's profile by module."""
+    root = Path(__file__).resolve().parents[2]
+    bot = root / "bots" / "c-greedy"
+    argv = ["bench", "protocol", "--bot", str(bot), "--games", "2", "--sandbox", "off", "--json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", *argv],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=os.environ | {"PYTHONPATH": str(root)},
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
     for key in ("overhead_us", "overhead_wall_us", "spawn_ms", "pipe_roundtrip_us", "think_us"):
         assert data[key] > 0, key
     assert data["games"] == 2 and data["decisions"] > 60
@@ -61,10 +72,28 @@ def test_bench_protocol_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(data["referee_cpu_by_clock_us"]) == {"cpu", "wall"}
     assert all(us > 0 for us in data["referee_cpu_by_clock_us"].values())
     assert isinstance(data["spawn_layers"], list)
-    if len(os.sched_getaffinity(0)) > 1:  # the CPU clock placed by the OS, interleaved
+    # The floor speaks a decision's sizes: a whole decide request, a short move reply.
+    sizes = data["message_bytes"]
+    assert sizes["request"] > 500 and 10 < sizes["reply"] < sizes["request"]
+    placements = {"one_core", "os_placed"} if len(os.sched_getaffinity(0)) > 1 else {"one_core"}
+    assert set(data["floor_us"]) == placements == set(data["overhead_vs_floor"])
+    assert all(us > 0 for us in data["floor_us"].values())
+    one_core = data["overhead_us"] / data["floor_us"]["one_core"]
+    assert data["overhead_vs_floor"]["one_core"] == pytest.approx(one_core)
+    if "os_placed" in placements:  # the CPU clock placed by the OS, interleaved
         assert data["overhead_os_placed_us"] > 0 and data["referee_cpu_os_placed_us"] > 0
         ratio = data["overhead_os_placed_us"] / data["overhead_us"]
         assert data["one_core_speedup"] == pytest.approx(ratio)
+        os_placed = data["overhead_os_placed_us"] / data["floor_us"]["os_placed"]
+        assert data["overhead_vs_floor"]["os_placed"] == pytest.approx(os_placed)
+    # The profile: the referee's own modules, largest first, within the profiled total,
+    # and not the bench's timing wrapper.
+    rows = data["profile"]
+    modules = [row["module"] for row in rows]
+    assert "arena.referee.referee" in modules and "arena.bench.protocol" not in modules
+    assert [row["us"] for row in rows] == sorted((row["us"] for row in rows), reverse=True)
+    assert 0 < sum(row["us"] for row in rows) <= data["profiled_us"] * (1 + 1e-9)
+    assert 0 < sum(row["share"] for row in rows) <= 1 + 1e-9
 
 
 def test_bench_tournament_json_breaks_a_game_down_by_part() -> None:
