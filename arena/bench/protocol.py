@@ -85,6 +85,8 @@ class ProtocolBench:
     floor_us: dict[str, float]
     """Median raw pipe round trip through the echo process, per placement (``one_core``:
     on the games' core; ``os_placed``), with a decision's message sizes, interleaved."""
+    floor_by_block_us: dict[str, list[float]]
+    """The same medians block by block: how much the floor moved during the run."""
     overhead_vs_floor: dict[str, float]
     """Per placement, the CPU clock's overhead there over that placement's floor
     (``one_core``: ``overhead_us``; ``os_placed``: ``overhead_os_placed_us``)."""
@@ -187,6 +189,7 @@ class _Echo:
         self.request = b"x" * (request - 1) + b"\n"
         self.reply = reply
         self.times: list[float] = []
+        self.block_medians: list[float] = []
 
     def measure(self, rounds: int) -> None:
         """``rounds`` round trips, each: write one request, read until the whole reply."""
@@ -200,6 +203,7 @@ class _Echo:
             while got < reply:
                 got += len(os.read(rfd, 65536))
             times.append(time.perf_counter() - t)
+        self.block_medians.append(statistics.median(times[-rounds:]))
 
     def close(self) -> None:
         self.proc.kill()
@@ -389,6 +393,7 @@ def bench_protocol(
         spawn_layers=spawn.layers,
         pipe_roundtrip_us=pipe_roundtrip_us(),
         floor_us=floor,
+        floor_by_block_us={w: [m * 1e6 for m in e.block_medians] for w, e in echoes.items()},
         overhead_vs_floor=vs_floor,
         message_bytes={"request": len(echo_any.request), "reply": echo_any.reply},
         profile=profile,
@@ -459,6 +464,10 @@ def _place(core: int | None, everywhere: list[int]) -> None:
         os.sched_setaffinity(0, everywhere)
 
 
+def _slashed(figures: list[float]) -> str:
+    return "/".join(f"{f:.1f}" for f in figures)
+
+
 def run(bot: Path, games: int, level: Level, as_json: bool) -> int:
     """``arena bench protocol``: a line per figure, or one JSON document (``--json``)."""
     if as_json:
@@ -505,7 +514,10 @@ def run(bot: Path, games: int, level: Level, as_json: bool) -> int:
     console.print(
         f"raw pipe floor (echo process, {r.message_bytes['request']} B request, "
         f"{r.message_bytes['reply']} B reply, median, interleaved with the games): "
-        + ", ".join(f"{where} {us:.1f} µs" for where, us in r.floor_us.items())
+        + ", ".join(
+            f"{where} {us:.1f} µs (blocks {_slashed(r.floor_by_block_us[where])})"
+            for where, us in r.floor_us.items()
+        )
     )
     console.print(
         "referee overhead over the floor, same placement (target ≤ 3x): "

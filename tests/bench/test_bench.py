@@ -78,6 +78,7 @@ def test_bench_protocol_json_judges_the_referee_against_a_floor_in_both_placemen
     placements = {"one_core", "os_placed"} if len(os.sched_getaffinity(0)) > 1 else {"one_core"}
     assert set(data["floor_us"]) == placements == set(data["overhead_vs_floor"])
     assert all(us > 0 for us in data["floor_us"].values())
+    assert all(len(b) == 2 and min(b) > 0 for b in data["floor_by_block_us"].values())
     one_core = data["overhead_us"] / data["floor_us"]["one_core"]
     assert data["overhead_vs_floor"]["one_core"] == pytest.approx(one_core)
     if "os_placed" in placements:  # the CPU clock placed by the OS, interleaved
