@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.engine import Variant
+from arena.errors import ArenaError
 from arena.play.bots import ready_bot
 from arena.referee import BotSeat, GameSettings, SandboxSettings, play_game
 from arena.referee.channel import Channel, ChannelError, ReadFailure
@@ -214,10 +215,16 @@ def _build_echo(workdir: Path) -> Path:
     """Compile the echo process (the bench's C bots need the same compiler)."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
-        raise RuntimeError("bench protocol needs a C compiler (cc) for its pipe floor")
+        raise ArenaError("bench protocol needs a C compiler (cc) for its pipe floor")
     source, binary = workdir / "echo.c", workdir / "echo"
     source.write_text(_ECHO_C)
-    subprocess.run([cc, "-O2", "-o", str(binary), str(source)], check=True, capture_output=True)
+    built = subprocess.run([cc, "-O2", "-o", str(binary), str(source)], capture_output=True)
+    if built.returncode != 0:
+        first = (
+            built.stderr.decode(errors="replace").strip().splitlines()
+            or [f"{cc} exited {built.returncode}"]
+        )[0]
+        raise ArenaError(f"bench protocol could not build its pipe floor's echo process: {first}")
     return binary
 
 
