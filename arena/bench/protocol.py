@@ -139,10 +139,10 @@ class _TimedChannel:
 
     def read_line(self, deadline: float) -> bytes | ReadFailure:
         line = self.chan.read_line(deadline)
-        _LAST_READ[0] = time.perf_counter()
-        if self._after_decide and isinstance(line, bytes):
+        if self._after_decide and isinstance(line, bytes):  # before the clock: not a gap
             _SIZES["reply"].append(len(line) + 1)  # the newline, stripped by the channel
         self._after_decide = False
+        _LAST_READ[0] = time.perf_counter()
         return line
 
     def __getattr__(self, name: str) -> Any:
