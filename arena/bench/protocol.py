@@ -265,7 +265,7 @@ def _play_block(
     for g in range(games):
         outcome, wall, first, cpu_s = played[g]
         if outcome.record.faults:
-            raise RuntimeError(f"bench bot faulted: {outcome.record.faults[0].message}")
+            raise ArenaError(f"bench bot faulted: {outcome.record.faults[0].message}")
         think_ms = [
             d.think_ms for r in outcome.record.rounds for d in r.decisions if d.think_ms is not None
         ]
@@ -340,7 +340,7 @@ def bench_protocol(
             for seat in seats:
                 fault = seat.start()
                 if fault is not None or seat._chan is None:
-                    raise RuntimeError(f"bench bot did not start: {fault.message if fault else ''}")
+                    raise ArenaError(f"bench bot did not start: {fault.message if fault else ''}")
                 seat._chan = _TimedChannel(seat._chan, gaps)  # type: ignore[assignment]
         blocks = max(1, min(blocks, games))
         sizes = [games // blocks + (1 if b < games % blocks else 0) for b in range(blocks)]
