@@ -59,12 +59,17 @@ def run(args: argparse.Namespace) -> int:
         with console.status("Rating..."):
             report = make_report(outdir, bootstrap=bootstrap, ranking=ranking)
         with Store(report.results.store_path, readonly=True) as store:
-            written = write_export(report, store, target, args.format)
+            export = write_export(report, store, target, args.format)
     except StoreError as exc:
         raise ArenaError(str(exc)) from None
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ArenaError(f"cannot write the export to {target}: {reason}") from None
-    for item in written:
+    for item in export.files:
         console.print(f"wrote {escape(str(item.path))} ({item.rows} {item.what})")
+    if not export.same_snapshot:
+        console.print(
+            "[yellow]note:[/yellow] games finished while exporting: the games files have "
+            "some the final table does not count yet (export again when the run ends)"
+        )
     return 0

@@ -198,13 +198,22 @@ def _games_jsonl(store: Store) -> Callable[[IO[str]], int]:
     return fill
 
 
-def write_export(report: Report, store: Store, target: Path, fmt: str = "both") -> list[Written]:
+@dataclass(frozen=True)
+class Export:
+    files: list[Written]
+    same_snapshot: bool
+    """The games were read from the store as the final table was rated (False: a
+    running tournament finished games in between, which the final table does not count)."""
+
+
+def write_export(report: Report, store: Store, target: Path, fmt: str = "both") -> Export:
     """Write the final table, the per-format tables and the games into ``target``
     (created if missing); raises ``OSError`` if it cannot be written."""
     target.mkdir(parents=True, exist_ok=True)
     kinds = ("csv", "jsonl") if fmt == "both" else (fmt,)
     written: list[Written] = []
     with store.snapshot():
+        same = store.fingerprint() == report.results.fingerprint
         tables = {"final": report.leaderboard} | {
             format_name(*key): table for key, table in format_tables(store).items()
         }
@@ -216,4 +225,4 @@ def write_export(report: Report, store: Store, target: Path, fmt: str = "both") 
             path = target / f"games.{kind}"
             fill = _games_csv(store) if kind == "csv" else _games_jsonl(store)
             written.append(Written(path, _atomic(path, fill), "games"))
-    return written
+    return Export(written, same)

@@ -13,11 +13,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from arena.report.export import csv_safe, iter_games
+from arena.report.command import make_report
+from arena.report.export import csv_safe, iter_games, write_export
 from arena.store.tournament import STORE_NAME, Store
 
 from .conftest import hand_games
-from .helpers import game, make_store
+from .helpers import game, make_store, result, scheduled
 
 REPO = Path(__file__).resolve().parents[2]
 BOTS = REPO / "bots"
@@ -200,6 +201,48 @@ def test_games_are_merged_with_their_own_seats_only(tmp_path: Path) -> None:
         assert [s["score"] for s in seats] == list(summary.scores)
     forfeited = exported[4]["seats"][2]
     assert (forfeited["forfeit"], forfeited["fault"]) == (True, "malformed")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_games_stream_from_either_database(
+    tmp_path: Path, request: pytest.FixtureRequest, backend: str
+) -> None:
+    """Two streams (games, seats) at once, in one snapshot: SQLite and PostgreSQL alike."""
+    where = (
+        str(tmp_path / STORE_NAME)
+        if backend == "sqlite"
+        else str(request.getfixturevalue("postgres_url"))
+    )
+    games = hand_games()
+    with Store(where) as store:
+        store.save_schedule([scheduled(g) for g in games])
+        for g in games:
+            if g.finished:
+                store.add_result(result(g))
+    with Store(where, readonly=True) as store, store.snapshot():
+        exported = list(iter_games(store))
+    finished = [g for g in games if g.finished]
+    assert [line["game_id"] for line in exported] == [scheduled(g).game_id for g in finished]
+    for line, g in zip(exported, finished, strict=True):
+        assert [(s["bot"], s["score"], s["rank"]) for s in line["seats"]] == [
+            (s.bot, s.score, s.rank) for s in g.seats
+        ]
+
+
+def test_an_export_says_when_games_finished_after_the_final_table(tmp_path: Path) -> None:
+    games = hand_games()
+    out = make_store(tmp_path / "t", games)
+    report = make_report(out, bootstrap=0)
+    with Store(out / STORE_NAME, readonly=True) as store:
+        assert write_export(report, store, tmp_path / "a", "jsonl").same_snapshot
+    with Store(out / STORE_NAME) as store:
+        store.add_result(result(games[5]))  # finished while the export was starting
+    with Store(out / STORE_NAME, readonly=True) as store:
+        late = write_export(report, store, tmp_path / "b", "jsonl")
+    assert not late.same_snapshot
+    assert len(read_jsonl(tmp_path / "b" / "games.jsonl")) == 6
+    # the final table still counts the 5 games it was rated from (12 seats), not the 6th
+    assert sum(r["games"] for r in read_jsonl(tmp_path / "b" / "final.jsonl")) == 12
 
 
 @pytest.mark.parametrize("where", ["under-a-file", "a-file"])
