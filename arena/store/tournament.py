@@ -1497,6 +1497,19 @@ class Store:
         )
         return [(v, labels[int(b)], int(n), int(w), int(sc)) for v, b, n, w, sc in rows]
 
+    def format_totals(self) -> list[tuple[int, str, str, int, int, int]]:
+        """Per (player count, variant, bot label): (n_players, variant, label, games, wins,
+        score sum); the export's per-format tables."""
+        labels = self._label_map()
+        rows = self._all(
+            f"SELECT s.n_players, s.variant, t.bot_id, COUNT(*), {_ones('t.rank = 1')}, "
+            "SUM(t.score) FROM seats t JOIN schedule s USING (game_index) "
+            "GROUP BY s.n_players, s.variant, t.bot_id"
+        )
+        return [
+            (int(n), str(v), labels[int(b)], int(g), int(w), int(sc)) for n, v, b, g, w, sc in rows
+        ]
+
     def score_counts(self, label: str) -> list[tuple[int, int, int]]:
         """(n_players, score, games) of one bot's seats in finished games."""
         ids = [i for i, lbl in self._label_map().items() if lbl == label]
