@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from arena.commands.options import add_bootstrap_option
+from arena.commands.options import add_bootstrap_option, add_ranking_options
 from arena.commands.output import console
 
 EXIT_BAD_TARGET = 2
@@ -27,15 +27,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--format", choices=("csv", "jsonl", "both"), default="both", help="default both"
     )
     add_bootstrap_option(p)
-    p.add_argument(
-        "--rank-by",
-        choices=("trueskill", "final", "points"),
-        default="trueskill",
-        help="what ranks the final table, as for arena report",
-    )
-    p.add_argument(
-        "--points", metavar="FORMULA", default=None, help="a points formula, as for arena report"
-    )
+    add_ranking_options(p)
     p.set_defaults(run=run)
 
 

@@ -187,6 +187,24 @@ def add_bootstrap_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_ranking_options(p: argparse.ArgumentParser) -> None:
+    """``--rank-by`` and ``--points``: what ranks a leaderboard (report, export)."""
+    p.add_argument(
+        "--rank-by",
+        choices=("trueskill", "final", "points"),
+        default="trueskill",
+        help="what ranks the leaderboard: online TrueSkill (default), the final ranking "
+        "(a batch fit of every game, order-invariant, with a stability audit), or --points",
+    )
+    p.add_argument(
+        "--points",
+        metavar="FORMULA",
+        default=None,
+        help="a points formula over wins, ties, losses, points, faults, failed, games, e.g. "
+        '"50*wins + 20*ties + points" (+ - * / and parentheses); adds Points and Failed',
+    )
+
+
 def add_progress_options(p: argparse.ArgumentParser) -> None:
     """How a tournament shows its progress: a bar, nothing, or JSON lines."""
     p.add_argument("--quiet", action="store_true", help="no progress bar")

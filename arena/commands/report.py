@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from arena.commands.options import add_bootstrap_option
+from arena.commands.options import add_bootstrap_option, add_ranking_options
 from arena.commands.output import console
 
 
@@ -20,20 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("outdir", metavar="OUTDIR", help="tournament output folder")
     add_bootstrap_option(p)
-    p.add_argument(
-        "--rank-by",
-        choices=("trueskill", "final", "points"),
-        default="trueskill",
-        help="what ranks the leaderboard: online TrueSkill (default), the final ranking "
-        "(a batch fit of every game, order-invariant, with a stability audit), or --points",
-    )
-    p.add_argument(
-        "--points",
-        metavar="FORMULA",
-        default=None,
-        help="a points formula over wins, ties, losses, points, faults, failed, games, e.g. "
-        '"50*wins + 20*ties + points" (+ - * / and parentheses); adds Points and Failed',
-    )
+    add_ranking_options(p)
     p.set_defaults(run=run)
 
 
