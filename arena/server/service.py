@@ -30,6 +30,7 @@ from arena.competition.config import CompetitionConfig, load_competition
 from arena.competition.ladder import BOTS_FOLDER, Ladder, make_executor
 from arena.errors import ArenaError
 from arena.play.executors import Executor
+from arena.server.logs import configure_logging
 from arena.store.competition import CompetitionStore, Conflict
 from arena.store.competition_models import Version
 
@@ -464,8 +465,7 @@ def serve(
     _check_port(config.server.host, config.server.port)
     clear_partial_uploads(config.data_dir)
     _check_sandbox(config, out)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    configure_logging(config.server.log_format)
     # The pool forks before any thread or database connection exists.
     pool = make_pool(config)
     try:
@@ -517,6 +517,8 @@ def uvicorn_config(app: Any, config: CompetitionConfig) -> Any:
         http=guarded_protocol(config.server),
         log_level="info",
         access_log=False,
+        # json: uvicorn's own lines go through the root handler, in the same format
+        log_config=None if config.server.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
         timeout_graceful_shutdown=10,
     )
 
