@@ -1,0 +1,148 @@
+"""``arena backup`` / ``arena restore``, run as a user does: a competition with finished
+games backed up, restored into a fresh data folder, and the same games and ratings there."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.competition.config import load_competition
+from arena.store.competition import CompetitionStore
+from tests.server.web_helpers import play
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def arena(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("ARENA_SERVER_STORE", None)
+    return subprocess.run(
+        [sys.executable, "-m", "arena.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+def competition(folder: Path, data: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    toml = folder / "competition.toml"
+    toml.write_text(f'[competition]\nname = "backed up"\ndata_dir = "{data}"\n')
+    return toml
+
+
+def _add_bot(store: CompetitionStore, data_dir: Path, author_id: int, name: str) -> int:
+    upload = data_dir / "uploads" / f"{name}.zip"
+    upload.parent.mkdir(parents=True, exist_ok=True)
+    upload.write_bytes(name.encode() * 100)
+    digest = hashlib.sha256(upload.read_bytes()).hexdigest()
+    store.add_submission(author_id, name, str(upload), digest)
+    claimed = store.claim_queued_version()
+    assert claimed is not None
+    built = data_dir / "bots" / str(claimed.id)
+    built.mkdir(parents=True)
+    (built / "bot.py").write_text(f"# {name}\n")
+    done = store.finish_build(
+        claimed.id, True, "accepted", "log", str(built), name[0] * 12, {"language": "python"}
+    )
+    return done.id
+
+
+def _populated(tmp_path: Path) -> Path:
+    toml = competition(tmp_path / "old", "data")
+    config = load_competition(toml)
+    config.data_dir.mkdir()
+    with CompetitionStore.open(config.store_url) as store:
+        alice, _ = store.create_author("alice")
+        bob, _ = store.create_author("bob")
+        a = _add_bot(store, config.data_dir, alice.id, "alpha")
+        b = _add_bot(store, config.data_dir, bob.id, "beta")
+        for seed in (1, 2, 3):
+            play(store, [a, b], ["alpha", "beta"], seed)
+    return toml
+
+
+def _state(store: CompetitionStore) -> tuple[object, ...]:
+    return (
+        [(g.id, g.status, g.seed) for g in store.games(limit=100)],
+        [(r.bot_name, r.mu, r.sigma, r.games) for r in store.leaderboard()],
+        store.game_counts(),
+    )
+
+
+def test_backup_then_restore_into_a_fresh_data_dir(tmp_path: Path) -> None:
+    old = _populated(tmp_path)
+    backup = tmp_path / "backup"
+    done = arena("backup", old, backup)
+    assert done.returncode == 0, done.stderr
+    assert "3 game(s)" in done.stdout
+    manifest = json.loads((backup / "manifest.json").read_text())
+    assert manifest["counts"]["games"] == 3 and manifest["schema"]
+    assert "data/uploads/alpha.zip" in manifest["files"]
+
+    new = competition(tmp_path / "new", "restored")
+    done = arena("restore", backup, new)
+    assert done.returncode == 0, done.stderr
+    new_config = load_competition(new)
+    with (
+        CompetitionStore.open(load_competition(old).store_url) as before,
+        CompetitionStore.open(new_config.store_url) as after,
+    ):
+        assert _state(after) == _state(before)
+        assert after.record(before.games(limit=1)[0].id) is not None
+        for version in after.active_versions():
+            archive = after.archive_of(version.id)
+            assert archive is not None
+            assert Path(archive[0]).is_relative_to(new_config.data_dir)
+            assert Path(archive[0]).is_file()
+            info = after.launch_info(version.id)
+            assert info is not None and Path(info.built_path).is_relative_to(new_config.data_dir)
+            assert (Path(info.built_path) / "bot.py").is_file()
+
+
+def test_restore_refuses_a_damaged_backup_and_a_used_data_dir(tmp_path: Path) -> None:
+    old = _populated(tmp_path)
+    backup = tmp_path / "backup"
+    assert arena("backup", old, backup).returncode == 0
+
+    used = arena("restore", backup, old)
+    assert used.returncode != 0
+    assert "not empty" in used.stderr and "Traceback" not in used.stderr
+
+    new = competition(tmp_path / "new", "restored")
+    (backup / "data" / "uploads" / "alpha.zip").write_bytes(b"tampered")
+    damaged = arena("restore", backup, new)
+    assert damaged.returncode != 0
+    assert "damaged" in damaged.stderr and "alpha.zip" in damaged.stderr
+    assert "Traceback" not in damaged.stderr
+    assert not load_competition(new).data_dir.exists()  # nothing written
+
+    again = arena("backup", old, backup)
+    assert again.returncode != 0 and "not empty" in again.stderr
+
+
+def test_a_backup_without_a_manifest_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "junk").mkdir()
+    new = competition(tmp_path / "new", "restored")
+    done = arena("restore", tmp_path / "junk", new)
+    assert done.returncode != 0 and "not a backup" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("missing", ["manifest.json", "store.sqlite"])
+def test_a_backup_missing_a_file_is_damaged(tmp_path: Path, missing: str) -> None:
+    old = _populated(tmp_path)
+    backup = tmp_path / "backup"
+    assert arena("backup", old, backup).returncode == 0
+    (backup / missing).unlink()
+    done = arena("restore", backup, competition(tmp_path / "new", "restored"))
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert ("not a backup" if missing == "manifest.json" else "missing") in done.stderr
