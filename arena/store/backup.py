@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -64,10 +65,15 @@ def _sqlite_file(url: str) -> Path | None:
     return Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:") else None
 
 
-def _libpq_url(url: str) -> str:
-    """The URL pg_dump understands (no SQLAlchemy driver suffix)."""
-    scheme, sep, rest = url.partition("://")
-    return scheme.split("+")[0] + sep + rest
+def _libpq(url: str) -> tuple[str, dict[str, str]]:
+    """The URL pg_dump understands (no driver suffix, no password: that goes in the
+    environment, never on a command line other users can read)."""
+    parsed = sa.engine.make_url(url)
+    env = dict(os.environ)
+    if parsed.password is not None:
+        env["PGPASSWORD"] = str(parsed.password)
+    bare = parsed.set(drivername=parsed.get_backend_name(), password=None)
+    return bare.render_as_string(hide_password=False), env
 
 
 def _empty_folder(path: Path) -> bool:
@@ -93,13 +99,13 @@ def _counts(url: str) -> tuple[dict[str, int], str | None]:
     return counts, None if revision is None else str(revision)
 
 
-def _run(command: list[str], what: str) -> None:
+def _run(command: list[str], what: str, env: dict[str, str]) -> None:
     if shutil.which(command[0]) is None:
         raise BackupError(
             f"{what} needs {command[0]}, which is not installed",
             hint="install the PostgreSQL client tools (e.g. apt-get install postgresql-client)",
         )
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["failed"])[-1]
         raise BackupError(f"{what}: {command[0]} failed: {last}")
@@ -126,15 +132,11 @@ def backup(url: str, data_dir: Path, dest: Path) -> BackupSummary:
         else:
             # pg_dump reads one snapshot; the counts come from the live store just before
             counts, revision = _counts(url)
+            conninfo, env = _libpq(url)
             _run(
-                [
-                    "pg_dump",
-                    "--format=custom",
-                    "--no-owner",
-                    f"--file={dest / PG_DUMP}",
-                    _libpq_url(url),
-                ],
+                ["pg_dump", "--format=custom", "--no-owner", f"--file={dest / PG_DUMP}", conninfo],
                 "backing up the store",
+                env,
             )
         skipped = SKIPPED | (
             {store_file.name, store_file.name + "-wal", store_file.name + "-shm"}
@@ -224,15 +226,17 @@ def restore(folder: Path, url: str, data_dir: Path) -> BackupSummary:
             store_file.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(folder / SQLITE_COPY, store_file)
         else:
+            conninfo, env = _libpq(url)
             _run(
                 [
                     "pg_restore",
                     "--no-owner",
                     "--exit-on-error",
-                    f"--dbname={_libpq_url(url)}",
+                    f"--dbname={conninfo}",
                     str(folder / PG_DUMP),
                 ],
                 "restoring the store",
+                env,
             )
     except OSError as exc:
         raise BackupError(f"cannot restore into {data_dir}: {exc.strerror or exc}") from None

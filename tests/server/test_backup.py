@@ -6,22 +6,27 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
-from arena.competition.config import load_competition
+from arena.competition.config import STORE_ENV, load_competition
 from arena.store.competition import CompetitionStore
 from tests.server.web_helpers import play
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def arena(*args: str | Path) -> subprocess.CompletedProcess[str]:
+def arena(*args: str | Path, store: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("ARENA_SERVER_STORE", None)
+    env.pop(STORE_ENV, None)
+    if store is not None:
+        env[STORE_ENV] = store
     return subprocess.run(
         [sys.executable, "-m", "arena.cli", *map(str, args)],
         capture_output=True,
@@ -56,11 +61,11 @@ def _add_bot(store: CompetitionStore, data_dir: Path, author_id: int, name: str)
     return done.id
 
 
-def _populated(tmp_path: Path) -> Path:
+def _populated(tmp_path: Path, url: str | None = None) -> Path:
     toml = competition(tmp_path / "old", "data")
     config = load_competition(toml)
     config.data_dir.mkdir()
-    with CompetitionStore.open(config.store_url) as store:
+    with CompetitionStore.open(url or config.store_url) as store:
         alice, _ = store.create_author("alice")
         bob, _ = store.create_author("bob")
         a = _add_bot(store, config.data_dir, alice.id, "alpha")
@@ -146,3 +151,41 @@ def test_a_backup_missing_a_file_is_damaged(tmp_path: Path, missing: str) -> Non
     done = arena("restore", backup, competition(tmp_path / "new", "restored"))
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert ("not a backup" if missing == "manifest.json" else "missing") in done.stderr
+
+
+def test_postgresql_backup_and_restore(
+    tmp_path: Path, postgres_url: str, postgres_server: str
+) -> None:
+    if shutil.which("pg_dump") is None:
+        pytest.skip("no pg_dump")
+    old = _populated(tmp_path, postgres_url)
+    backup = tmp_path / "backup"
+    done = arena("backup", old, backup, store=postgres_url)
+    assert done.returncode == 0, done.stderr
+    assert (backup / "store.pgdump").is_file()
+
+    refused = arena("restore", backup, competition(tmp_path / "x", "x"), store=postgres_url)
+    assert refused.returncode != 0 and "has tables" in refused.stderr
+
+    name = f"arena_test_{secrets.token_hex(6)}"
+    admin = sa.create_engine(postgres_server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    target = sa.engine.make_url(postgres_url).set(database=name)
+    target_url = target.render_as_string(hide_password=False)
+    try:
+        new = competition(tmp_path / "new", "restored")
+        done = arena("restore", backup, new, store=target_url)
+        assert done.returncode == 0, done.stderr
+        with (
+            CompetitionStore.open(postgres_url) as before,
+            CompetitionStore.open(target_url) as after,
+        ):
+            assert _state(after) == _state(before)
+            for version in after.active_versions():
+                archive = after.archive_of(version.id)
+                assert archive is not None and Path(archive[0]).is_file()
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
