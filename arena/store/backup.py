@@ -148,6 +148,7 @@ def backup(url: str, data_dir: Path, dest: Path) -> BackupSummary:
                 data_dir,
                 dest / DATA,
                 symlinks=True,
+                copy_function=_copy_if_present,
                 ignore=lambda folder, names: [
                     n for n in names if Path(folder) == data_dir and n in skipped
                 ],
@@ -168,6 +169,12 @@ def backup(url: str, data_dir: Path, dest: Path) -> BackupSummary:
     except OSError as exc:
         raise BackupError(f"cannot write the backup in {dest}: {exc.strerror or exc}") from None
     return BackupSummary(dest, counts, len(files))
+
+
+def _copy_if_present(source: str, target: str) -> None:
+    """A file the running server deleted meanwhile (a spent upload) is simply not copied."""
+    with contextlib.suppress(FileNotFoundError):
+        shutil.copy2(source, target)
 
 
 def _sqlite_backup(source: Path, target: Path) -> None:
