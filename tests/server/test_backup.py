@@ -3,11 +3,13 @@ games backed up, restored into a fresh data folder, and the same games and ratin
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import secrets
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -189,3 +191,24 @@ def test_postgresql_backup_and_restore(
         with admin.connect() as conn:
             conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.dispose()
+
+
+def test_a_sqlite_backup_taken_during_a_write_holds_only_committed_rows(tmp_path: Path) -> None:
+    """The online backup API copies a committed snapshot while another connection writes
+    (as the ladder does under ``arena serve``)."""
+    from arena.store.backup import backup, read_manifest
+
+    old = _populated(tmp_path)
+    config = load_competition(old)
+    store_file = config.data_dir / "competition.sqlite"
+    with contextlib.closing(sqlite3.connect(store_file, isolation_level=None)) as writer:
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("UPDATE games SET status = 'void'")  # not committed yet
+        done = backup(config.store_url, config.data_dir, tmp_path / "backup")
+        writer.execute("ROLLBACK")
+    assert done.counts["games"] == 3
+    uri = f"file:{tmp_path / 'backup' / 'store.sqlite'}?mode=ro&immutable=1"
+    with contextlib.closing(sqlite3.connect(uri, uri=True)) as copy:
+        statuses = {row[0] for row in copy.execute("SELECT status FROM games")}
+    assert statuses == {"finished"}
+    assert read_manifest(tmp_path / "backup")["counts"]["games"] == 3

@@ -10,6 +10,7 @@ pytest.importorskip("prometheus_client", reason="the server extra is not install
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from arena.store.competition import StoreError
 from tests.server.web_helpers import Site, activate, make_site, play
 
 
@@ -102,3 +103,19 @@ def test_two_apps_keep_their_own_request_counts(tmp_path: Path) -> None:
     key = ("arena_http_requests_total", (("method", "GET"), ("status", "200")))
     assert _scrape(first)[key] >= 3
     assert _scrape(second).get(key, 0) == 0
+
+
+def test_a_store_that_does_not_answer_is_store_up_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = make_site(tmp_path)
+    before = _scrape(site)
+
+    def down() -> None:
+        raise StoreError("cannot open the store: connection refused")
+
+    monkeypatch.setattr(site.store, "operations", down)
+    after = _scrape(site)
+    assert before[("arena_store_up", ())] == 1
+    assert after[("arena_store_up", ())] == 0
+    assert ("arena_games_finished_total", ()) not in after
