@@ -217,6 +217,15 @@ def read_manifest(folder: Path) -> dict[str, Any]:
 def restore(folder: Path, url: str, data_dir: Path) -> BackupSummary:
     """Restore the backup ``folder`` into the empty ``data_dir`` and the store at ``url``."""
     manifest = read_manifest(folder)
+    from arena.store.migrations import known_revision
+
+    schema = manifest.get("schema")
+    if not isinstance(schema, str) or not known_revision(schema):
+        raise BackupError(
+            f"{folder}: its store has schema revision {schema}, which this arena does not "
+            "know: a newer arena made the backup",
+            hint="restore it with that arena (pip install -U 'azul-arena[server]')",
+        )
     if not _empty_folder(data_dir):
         raise BackupError(f"{data_dir}: exists and is not empty; restore into a new data folder")
     store_file = _sqlite_file(url)

@@ -212,3 +212,17 @@ def test_a_sqlite_backup_taken_during_a_write_holds_only_committed_rows(tmp_path
         statuses = {row[0] for row in copy.execute("SELECT status FROM games")}
     assert statuses == {"finished"}
     assert read_manifest(tmp_path / "backup")["counts"]["games"] == 3
+
+
+def test_a_backup_of_a_newer_arena_is_refused(tmp_path: Path) -> None:
+    old = _populated(tmp_path)
+    backup = tmp_path / "backup"
+    assert arena("backup", old, backup).returncode == 0
+    manifest = json.loads((backup / "manifest.json").read_text())
+    manifest["schema"] = "9999_from_the_future"
+    (backup / "manifest.json").write_text(json.dumps(manifest))
+    new = competition(tmp_path / "new", "restored")
+    done = arena("restore", backup, new)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "newer arena" in done.stderr
+    assert not load_competition(new).data_dir.exists()
