@@ -241,7 +241,8 @@ class BuildWorker:
     def build_one(self, version: Version) -> Version:
         archive = self.store.archive_of(version.id)
         assert archive is not None
-        _log.info("building %s v%d", version.bot_name, version.number)
+        fields = {"bot": version.bot_name, "version": version.number, "submission": version.id}
+        _log.info("building %s v%d", version.bot_name, version.number, extra=fields)
         try:
             verdict = self.build(version, Path(archive[0]), self.config)
         except ArenaError as exc:
@@ -256,10 +257,11 @@ class BuildWorker:
                 version.number,
                 exc,
                 self.backoff,
+                extra=fields,
             )
             return self.store.return_to_queue(version.id)
         except Exception as exc:  # a bug must not stop the worker: record it, go on
-            _log.exception("build of submission %d failed", version.id)
+            _log.exception("build of submission %d failed", version.id, extra=fields)
             verdict = BuildVerdict(
                 False, f"internal error: {type(exc).__name__}", "", None, None, {}
             )
@@ -274,7 +276,13 @@ class BuildWorker:
             verdict.stored_bytes,
         )
         self.backoff = 0.0
-        _log.info("%s v%d: %s", version.bot_name, version.number, done.status)
+        _log.info(
+            "%s v%d: %s",
+            version.bot_name,
+            version.number,
+            done.status,
+            extra={**fields, "status": done.status},
+        )
         if done.status == "active":
             self.on_active()
         self._collect_quietly()  # a rejected version, or the one this one replaced

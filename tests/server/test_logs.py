@@ -7,6 +7,8 @@ import logging
 import sys
 from pathlib import Path
 
+import pytest
+
 from arena.competition.config import CompetitionConfigError, load_competition
 from arena.server.logs import JsonFormatter
 
@@ -65,3 +67,28 @@ def test_log_format_option(tmp_path: Path) -> None:
         assert "log_format" in str(exc)
     else:
         raise AssertionError("log_format = xml was accepted")
+
+
+def test_the_build_workers_lines_carry_the_bot_and_version(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from arena.competition.config import CompetitionConfig
+    from arena.server.service import BuildVerdict, BuildWorker
+    from arena.store.competition import CompetitionStore, sqlite_url
+
+    config = CompetitionConfig.model_validate({"competition": {"data_dir": tmp_path / "data"}})
+
+    def build(version: object, archive: Path, config: CompetitionConfig) -> BuildVerdict:
+        return BuildVerdict(True, "accepted", "build ok", str(tmp_path), "abc123", {})
+
+    with CompetitionStore.open(sqlite_url(tmp_path / "store.db")) as store:
+        author, _ = store.create_author("alice")
+        store.add_submission(author.id, "logged", "/uploads/logged.zip", "0" * 64)
+        claimed = store.claim_queued_version()
+        assert claimed is not None
+        with caplog.at_level(logging.INFO, logger="arena.server"):
+            BuildWorker(store, config, lambda: None, build).build_one(claimed)
+    lines = [json.loads(JsonFormatter().format(r)) for r in caplog.records]
+    done = [line for line in lines if line.get("status") == "active"]
+    assert done and done[0]["bot"] == "logged" and done[0]["version"] == 1
+    assert done[0]["submission"] == claimed.id
