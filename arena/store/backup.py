@@ -121,6 +121,8 @@ def backup(url: str, data_dir: Path, dest: Path) -> BackupSummary:
     """Copy the store at ``url`` and the files of ``data_dir`` into the new folder ``dest``."""
     if not _empty_folder(dest):
         raise BackupError(f"{dest}: exists and is not empty; choose a new folder")
+    if dest.resolve().is_relative_to(data_dir.resolve()):
+        raise BackupError(f"{dest}: inside the data folder {data_dir}; choose a folder outside it")
     store_file = _sqlite_file(url)
     if store_file is not None and not store_file.is_file():
         raise BackupError(f"no store at {store_file}: nothing to back up")
@@ -236,6 +238,35 @@ def restore(folder: Path, url: str, data_dir: Path) -> BackupSummary:
         )
     if store_file is None and _counts(url)[0]:
         raise BackupError(f"the store {describe_url(url)} has tables; restore into an empty one")
+    existed = data_dir.exists()
+    try:
+        counts = _restore_into(folder, manifest, url, store_file, data_dir)
+    except BaseException:
+        # nothing half-restored is left behind to be served (a PostgreSQL store that
+        # pg_restore began to fill must be emptied by hand: the error says why it failed)
+        _clear(data_dir, existed)
+        if store_file is not None and not store_file.is_relative_to(data_dir):
+            store_file.unlink(missing_ok=True)
+        raise
+    return BackupSummary(data_dir, counts, len(manifest["files"]))
+
+
+def _clear(folder: Path, keep_folder: bool) -> None:
+    if not folder.exists():
+        return
+    if not keep_folder:
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    for entry in folder.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+def _restore_into(
+    folder: Path, manifest: dict[str, Any], url: str, store_file: Path | None, data_dir: Path
+) -> dict[str, int]:
     try:
         shutil.copytree(folder / DATA, data_dir, symlinks=True, dirs_exist_ok=True)
         if store_file is not None:
@@ -260,7 +291,7 @@ def restore(folder: Path, url: str, data_dir: Path) -> BackupSummary:
     counts, _ = _counts(url)
     if counts != manifest["counts"]:
         raise BackupError(f"the restored store of {folder} does not hold the rows it should")
-    return BackupSummary(data_dir, counts, len(manifest["files"]))
+    return counts
 
 
 def _move_paths(url: str, old: Path, new: Path) -> None:

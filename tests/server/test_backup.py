@@ -226,3 +226,25 @@ def test_a_backup_of_a_newer_arena_is_refused(tmp_path: Path) -> None:
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "newer arena" in done.stderr
     assert not load_competition(new).data_dir.exists()
+
+
+def test_a_failed_restore_leaves_no_half_restored_folder(tmp_path: Path) -> None:
+    old = _populated(tmp_path)
+    backup = tmp_path / "backup"
+    assert arena("backup", old, backup).returncode == 0
+    manifest = json.loads((backup / "manifest.json").read_text())
+    manifest["counts"]["games"] += 1  # the store copy does not hold what the manifest says
+    (backup / "manifest.json").write_text(json.dumps(manifest))
+    new = competition(tmp_path / "new", "restored")
+    done = arena("restore", backup, new)
+    assert done.returncode != 0 and "does not hold the rows" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not load_competition(new).data_dir.exists()
+
+
+def test_a_backup_inside_the_data_folder_is_refused(tmp_path: Path) -> None:
+    old = _populated(tmp_path)
+    inside = load_competition(old).data_dir / "backups" / "today"
+    done = arena("backup", old, inside)
+    assert done.returncode != 0 and "inside the data folder" in done.stderr
+    assert not inside.exists()
