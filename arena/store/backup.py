@@ -85,18 +85,49 @@ def _counts(url: str) -> tuple[dict[str, int], str | None]:
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            names = sorted(sa.inspect(conn).get_table_names())
-            counts = {
-                n: int(conn.execute(sa.text(f'SELECT count(*) FROM "{n}"')).scalar_one())
-                for n in names
-                if n != "alembic_version"
-            }
-            revision = None
-            if "alembic_version" in names:
-                revision = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+            return _counted(conn)
     finally:
         engine.dispose()
+
+
+def _counted(conn: sa.Connection) -> tuple[dict[str, int], str | None]:
+    names = sorted(sa.inspect(conn).get_table_names())
+    counts = {
+        n: int(conn.execute(sa.text(f'SELECT count(*) FROM "{n}"')).scalar_one())
+        for n in names
+        if n != "alembic_version"
+    }
+    revision = None
+    if "alembic_version" in names:
+        revision = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
     return counts, None if revision is None else str(revision)
+
+
+def _pg_dump(url: str, target: Path) -> tuple[dict[str, int], str | None]:
+    """``pg_dump`` of one exported snapshot, counted in that same snapshot, so the counts
+    are those of the dump even while the ladder writes."""
+    engine = make_engine(url)
+    try:
+        conn = engine.connect().execution_options(isolation_level="REPEATABLE READ")
+        with conn, conn.begin():
+            snapshot = str(conn.execute(sa.text("SELECT pg_export_snapshot()")).scalar_one())
+            counted = _counted(conn)
+            conninfo, env = _libpq(url)
+            _run(
+                [
+                    "pg_dump",
+                    "--format=custom",
+                    "--no-owner",
+                    f"--snapshot={snapshot}",
+                    f"--file={target}",
+                    conninfo,
+                ],
+                "backing up the store",
+                env,
+            )
+    finally:
+        engine.dispose()
+    return counted
 
 
 def _run(command: list[str], what: str, env: dict[str, str]) -> None:
@@ -132,14 +163,7 @@ def backup(url: str, data_dir: Path, dest: Path) -> BackupSummary:
             _sqlite_backup(store_file, dest / SQLITE_COPY)
             counts, revision = _counts(f"sqlite:///{dest / SQLITE_COPY}")
         else:
-            # pg_dump reads one snapshot; the counts come from the live store just before
-            counts, revision = _counts(url)
-            conninfo, env = _libpq(url)
-            _run(
-                ["pg_dump", "--format=custom", "--no-owner", f"--file={dest / PG_DUMP}", conninfo],
-                "backing up the store",
-                env,
-            )
+            counts, revision = _pg_dump(url, dest / PG_DUMP)
         skipped = SKIPPED | (
             {store_file.name, store_file.name + "-wal", store_file.name + "-shm"}
             if store_file is not None and store_file.parent == data_dir

@@ -12,6 +12,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -156,7 +157,7 @@ def test_a_backup_missing_a_file_is_damaged(tmp_path: Path, missing: str) -> Non
 
 
 def test_postgresql_backup_and_restore(
-    tmp_path: Path, postgres_url: str, postgres_server: str
+    tmp_path: Path, postgres_url: str, second_database: str
 ) -> None:
     if shutil.which("pg_dump") is None:
         pytest.skip("no pg_dump")
@@ -169,28 +170,17 @@ def test_postgresql_backup_and_restore(
     refused = arena("restore", backup, competition(tmp_path / "x", "x"), store=postgres_url)
     assert refused.returncode != 0 and "has tables" in refused.stderr
 
-    name = f"arena_test_{secrets.token_hex(6)}"
-    admin = sa.create_engine(postgres_server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    target = sa.engine.make_url(postgres_url).set(database=name)
-    target_url = target.render_as_string(hide_password=False)
-    try:
-        new = competition(tmp_path / "new", "restored")
-        done = arena("restore", backup, new, store=target_url)
-        assert done.returncode == 0, done.stderr
-        with (
-            CompetitionStore.open(postgres_url) as before,
-            CompetitionStore.open(target_url) as after,
-        ):
-            assert _state(after) == _state(before)
-            for version in after.active_versions():
-                archive = after.archive_of(version.id)
-                assert archive is not None and Path(archive[0]).is_file()
-    finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
+    new = competition(tmp_path / "new", "restored")
+    done = arena("restore", backup, new, store=second_database)
+    assert done.returncode == 0, done.stderr
+    with (
+        CompetitionStore.open(postgres_url) as before,
+        CompetitionStore.open(second_database) as after,
+    ):
+        assert _state(after) == _state(before)
+        for version in after.active_versions():
+            archive = after.archive_of(version.id)
+            assert archive is not None and Path(archive[0]).is_file()
 
 
 def test_a_sqlite_backup_taken_during_a_write_holds_only_committed_rows(tmp_path: Path) -> None:
@@ -248,3 +238,50 @@ def test_a_backup_inside_the_data_folder_is_refused(tmp_path: Path) -> None:
     done = arena("backup", old, inside)
     assert done.returncode != 0 and "inside the data folder" in done.stderr
     assert not inside.exists()
+
+
+@pytest.fixture
+def second_database(postgres_url: str, postgres_server: str) -> Iterator[str]:
+    """Another empty database on the server of ``postgres_url``: a restore's target."""
+    name = f"arena_test_{secrets.token_hex(6)}"
+    admin = sa.create_engine(postgres_server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield (
+            sa.engine.make_url(postgres_url)
+            .set(database=name)
+            .render_as_string(hide_password=False)
+        )
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+def test_a_postgresql_backup_counts_the_rows_it_dumped(
+    tmp_path: Path, postgres_url: str, second_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write committed while pg_dump starts (the ladder never waits for a backup) is in
+    neither the dump nor its counts, so the restore's check holds."""
+    if shutil.which("pg_dump") is None:
+        pytest.skip("no pg_dump")
+    from arena.store import backup as backups
+
+    old = _populated(tmp_path, postgres_url)
+    real_run = backups._run
+
+    def a_write_first(command: list[str], what: str, env: dict[str, str]) -> None:
+        if command[0] == "pg_dump":
+            with CompetitionStore.open(postgres_url) as other:
+                other.create_author("late")
+        real_run(command, what, env)
+
+    monkeypatch.setattr(backups, "_run", a_write_first)
+    done = backups.backup(postgres_url, load_competition(old).data_dir, tmp_path / "backup")
+    monkeypatch.undo()
+    assert done.counts["authors"] == 2  # alice and bob; "late" came after the snapshot
+    restored = backups.restore(tmp_path / "backup", second_database, tmp_path / "restored")
+    assert restored.counts == done.counts
+    with CompetitionStore.open(second_database) as store:
+        assert store.author_by_name("late") is None and store.author_by_name("alice")
