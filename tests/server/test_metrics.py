@@ -10,7 +10,7 @@ pytest.importorskip("prometheus_client", reason="the server extra is not install
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from arena.store.competition import StoreError
+from arena.store.competition import CompetitionStore, StoreError
 from tests.server.web_helpers import Site, activate, make_site, play
 
 
@@ -119,3 +119,26 @@ def test_a_store_that_does_not_answer_is_store_up_0(
     assert before[("arena_store_up", ())] == 1
     assert after[("arena_store_up", ())] == 0
     assert ("arena_games_finished_total", ()) not in after
+
+
+def test_the_store_counts_on_each_database(store: CompetitionStore) -> None:
+    """The scrape's queries on SQLite and PostgreSQL alike."""
+    empty = store.operations()
+    assert empty.games == {"scheduled": 0, "running": 0, "finished": 0, "void": 0}
+    assert empty.build_seconds == () and empty.faults == {} and empty.game_seconds == 0
+    alice, _ = store.create_author("alice")
+    bob, _ = store.create_author("bob")
+    a = activate(store, alice.id, "alpha")
+    b = activate(store, bob.id, "beta")
+    play(store, [a, b], ["alpha", "beta"], 1)
+    game = store.schedule_game(
+        kind="ladder", players=2, variant="coloured", seed=2, version_ids=[a, b], rated=True
+    )
+    assert store.claim_scheduled_game() is not None
+    store.void_game(game.id, "the arena failed")
+    snap = store.operations()
+    assert snap.games == {"scheduled": 0, "running": 0, "finished": 1, "void": 1}
+    assert snap.versions["active"] == 2 and snap.versions["queued"] == 0
+    assert snap.faults == {"timeout": 1}
+    assert snap.game_seconds == pytest.approx(0.5)
+    assert len(snap.build_seconds) == 2
