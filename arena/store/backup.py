@@ -157,6 +157,15 @@ def backup(url: str, data_dir: Path, dest: Path) -> BackupSummary:
     store_file = _sqlite_file(url)
     if store_file is not None and not store_file.is_file():
         raise BackupError(f"no store at {store_file}: nothing to back up")
+    existed = dest.exists()
+    try:
+        return _backup_into(url, store_file, data_dir, dest)
+    except BaseException:
+        _clear(dest, existed)  # no half-written backup that looks like one
+        raise
+
+
+def _backup_into(url: str, store_file: Path | None, data_dir: Path, dest: Path) -> BackupSummary:
     try:
         dest.mkdir(parents=True, exist_ok=True)
         if store_file is not None:
@@ -181,7 +190,7 @@ def backup(url: str, data_dir: Path, dest: Path) -> BackupSummary:
             )
         else:
             (dest / DATA).mkdir()
-        files = {str(p.relative_to(dest)): _sha256(p) for p in _files(dest) if p.name != MANIFEST}
+        files = {str(p.relative_to(dest)): _sha256(p) for p in _files(dest) if p != dest / MANIFEST}
         manifest: dict[str, Any] = {
             "format": FORMAT,
             "arena": __version__,

@@ -75,6 +75,9 @@ def _populated(tmp_path: Path, url: str | None = None) -> Path:
         b = _add_bot(store, config.data_dir, bob.id, "beta")
         for seed in (1, 2, 3):
             play(store, [a, b], ["alpha", "beta"], seed)
+    source = config.data_dir / "submissions" / str(a)
+    source.mkdir(parents=True)
+    (source / "manifest.json").write_text("{}")  # an author's file named like the backup's
     return toml
 
 
@@ -285,3 +288,16 @@ def test_a_postgresql_backup_counts_the_rows_it_dumped(
     assert restored.counts == done.counts
     with CompetitionStore.open(second_database) as store:
         assert store.author_by_name("late") is None and store.author_by_name("alice")
+
+
+def test_a_failed_backup_leaves_no_folder_that_looks_like_one(tmp_path: Path) -> None:
+    old = _populated(tmp_path)
+    store_file = load_competition(old).data_dir / "competition.sqlite"
+    for extra in ("-wal", "-shm"):
+        Path(f"{store_file}{extra}").unlink(missing_ok=True)
+    store_file.write_bytes(b"not a database at all" * 100)
+    dest = tmp_path / "backup"
+    done = arena("backup", old, dest)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "cannot back up the store" in done.stderr
+    assert not dest.exists()
