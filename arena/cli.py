@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from arena import __version__
 from arena.commands import (
+    backup,
     bench,
     check_bot,
     demo,
@@ -52,6 +53,7 @@ COMMANDS = (
     doctor,
     serve,
     token,
+    backup,
     bench,
 )
 """Every command module, in the order ``arena --help`` lists them."""

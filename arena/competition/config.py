@@ -175,6 +175,11 @@ class ServerSection(_Table):
         le=365,
         description="A browser session lasts this long; signing out ends it at once.",
     )
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="text: one readable line per event; json: one JSON object per line "
+        "(time, level, logger, message and the event's fields) for a log collector.",
+    )
 
 
 class LadderSection(_Table):

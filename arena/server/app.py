@@ -179,7 +179,7 @@ def _static(package: str) -> StaticFiles:
 def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastAPI:
     """The ASGI app over ``ctx`` (see the module docstring); ``settings`` defaults to
     those of ``ctx.config``."""
-    from arena.server import api, pages
+    from arena.server import api, metrics, pages
 
     if settings is None:
         settings = WebSettings.of(ctx.config)
@@ -201,6 +201,8 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
     app.state.arena = state
     app.mount("/static/viewer", _static("arena.viewer"), name="viewer-static")
     app.mount("/static/site", _static("arena.server"), name="site-static")
+    registry, requests = metrics.registry_for(ctx.store)
+    app.include_router(metrics.router(ctx.store, registry))
     app.include_router(api.router(state))
     app.include_router(pages.router(state))
     _handlers(app, state)
@@ -212,11 +214,13 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
         ),
     )
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(metrics.RequestCounter, requests=requests)
     return app
 
 
 def is_api(request: Request) -> bool:
-    return request.url.path.startswith("/api/")
+    """Machine clients' paths: errors are JSON there, never a page or a redirect."""
+    return request.url.path.startswith("/api/") or request.url.path == "/metrics"
 
 
 def error_response(

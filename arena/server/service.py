@@ -30,6 +30,7 @@ from arena.competition.config import CompetitionConfig, load_competition
 from arena.competition.ladder import BOTS_FOLDER, Ladder, make_executor
 from arena.errors import ArenaError
 from arena.play.executors import Executor
+from arena.server.logs import configure_logging
 from arena.store.competition import CompetitionStore, Conflict
 from arena.store.competition_models import Version
 
@@ -240,7 +241,8 @@ class BuildWorker:
     def build_one(self, version: Version) -> Version:
         archive = self.store.archive_of(version.id)
         assert archive is not None
-        _log.info("building %s v%d", version.bot_name, version.number)
+        fields = {"bot": version.bot_name, "version": version.number, "submission": version.id}
+        _log.info("building %s v%d", version.bot_name, version.number, extra=fields)
         try:
             verdict = self.build(version, Path(archive[0]), self.config)
         except ArenaError as exc:
@@ -255,10 +257,11 @@ class BuildWorker:
                 version.number,
                 exc,
                 self.backoff,
+                extra=fields,
             )
             return self.store.return_to_queue(version.id)
         except Exception as exc:  # a bug must not stop the worker: record it, go on
-            _log.exception("build of submission %d failed", version.id)
+            _log.exception("build of submission %d failed", version.id, extra=fields)
             verdict = BuildVerdict(
                 False, f"internal error: {type(exc).__name__}", "", None, None, {}
             )
@@ -273,7 +276,13 @@ class BuildWorker:
             verdict.stored_bytes,
         )
         self.backoff = 0.0
-        _log.info("%s v%d: %s", version.bot_name, version.number, done.status)
+        _log.info(
+            "%s v%d: %s",
+            version.bot_name,
+            version.number,
+            done.status,
+            extra={**fields, "status": done.status},
+        )
         if done.status == "active":
             self.on_active()
         self._collect_quietly()  # a rejected version, or the one this one replaced
@@ -464,8 +473,7 @@ def serve(
     _check_port(config.server.host, config.server.port)
     clear_partial_uploads(config.data_dir)
     _check_sandbox(config, out)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    configure_logging(config.server.log_format)
     # The pool forks before any thread or database connection exists.
     pool = make_pool(config)
     try:
@@ -517,6 +525,8 @@ def uvicorn_config(app: Any, config: CompetitionConfig) -> Any:
         http=guarded_protocol(config.server),
         log_level="info",
         access_log=False,
+        # json: uvicorn's own lines go through the root handler, in the same format
+        log_config=None if config.server.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
         timeout_graceful_shutdown=10,
     )
 

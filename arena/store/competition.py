@@ -39,6 +39,8 @@ from arena.ratings.games import seatings_to_games
 from arena.ratings.kernel import update_one
 from arena.ratings.model import DEFAULT_PARAMS
 from arena.store.competition_models import (
+    GAME_STATUSES,
+    VERSION_STATUSES,
     Author,
     Bot,
     FaultGroup,
@@ -47,6 +49,7 @@ from arena.store.competition_models import (
     HeadToHead,
     LeaderRow,
     LossRow,
+    OperationsSnapshot,
     RatingPoint,
     SeatRow,
     Version,
@@ -1437,6 +1440,37 @@ class CompetitionStore:
                 sa.select(games.c.status, sa.func.count()).group_by(games.c.status)
             ).all()
         return {str(s): int(c) for s, c in rows}
+
+    def operations(self) -> OperationsSnapshot:
+        """Counts for monitoring (``/metrics``): cheap grouped queries, no bot text."""
+        with self._read() as conn:
+            game_rows = conn.execute(
+                sa.select(games.c.status, sa.func.count()).group_by(games.c.status)
+            ).all()
+            version_rows = conn.execute(
+                sa.select(versions.c.status, sa.func.count()).group_by(versions.c.status)
+            ).all()
+            fault_rows = conn.execute(
+                sa.select(faults.c.kind, sa.func.count()).group_by(faults.c.kind)
+            ).all()
+            game_seconds = conn.execute(
+                sa.select(sa.func.coalesce(sa.func.sum(games.c.duration_s), 0.0)).where(
+                    games.c.status == "finished"
+                )
+            ).scalar_one()
+            build_seconds = conn.execute(
+                sa.select(versions.c.build_seconds).where(versions.c.build_seconds.is_not(None))
+            ).scalars()
+            builds = tuple(float(s) for s in build_seconds)
+        counted_games = {str(s): int(c) for s, c in game_rows}
+        counted_versions = {str(s): int(c) for s, c in version_rows}
+        return OperationsSnapshot(
+            games={s: counted_games.get(s, 0) for s in GAME_STATUSES},
+            versions={s: counted_versions.get(s, 0) for s in VERSION_STATUSES},
+            faults={str(k): int(c) for k, c in fault_rows},
+            game_seconds=float(game_seconds),
+            build_seconds=builds,
+        )
 
     def games_finished(self) -> int:
         return self.game_counts().get("finished", 0)

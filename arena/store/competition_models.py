@@ -22,6 +22,23 @@ VERSION_STATUSES: tuple[VersionStatus, ...] = (
     "retired",
     "disqualified",
 )
+GAME_STATUSES: tuple[GameStatus, ...] = ("scheduled", "running", "finished", "void")
+
+
+@dataclass(frozen=True)
+class OperationsSnapshot:
+    """What ``/metrics`` reports, read from the store in one go at scrape time."""
+
+    games: dict[str, int]
+    """Games by status (every status in :data:`GAME_STATUSES`, zero when none)."""
+    versions: dict[str, int]
+    """Versions by status (every status in :data:`VERSION_STATUSES`)."""
+    faults: dict[str, int]
+    """Faults of finished games by kind."""
+    game_seconds: float
+    """Summed play time of the finished games."""
+    build_seconds: tuple[float, ...]
+    """The build time of every version built so far."""
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,18 @@ def head_revision() -> str:
     return head
 
 
+def known_revision(revision: str) -> bool:
+    """Whether ``revision`` is one of this arena's schema revisions (not a newer one)."""
+    from alembic.script import ScriptDirectory
+    from alembic.util.exc import CommandError
+
+    script = ScriptDirectory.from_config(alembic_config())  # type: ignore[arg-type]
+    try:
+        return script.get_revision(revision) is not None
+    except CommandError:
+        return False
+
+
 def current_revision(connection: Connection) -> str | None:
     from alembic.runtime.migration import MigrationContext
 
