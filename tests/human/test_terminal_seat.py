@@ -209,8 +209,9 @@ def greedy_policy() -> Callable[[dict[str, Any]], int]:
 
 
 def test_the_end_screen_names_each_fault_and_what_it_cost() -> None:
+    from viewer.helpers import random_record  # tests/ is on sys.path (rootdir-relative packages)
+
     from arena.engine.record import FaultRecord
-    from tests.viewer.helpers import random_record
 
     record = random_record(2, seed=3, names=["ann", "evil\x1b]0;x\x07"])
     strike = FaultRecord(seat=1, kind="timeout", round=2, message="slow", forfeit=False)

@@ -20,7 +20,8 @@ import sqlalchemy as sa
 
 from arena.competition.config import STORE_ENV, load_competition
 from arena.store.competition import CompetitionStore
-from tests.server.web_helpers import play
+
+from .web_helpers import play
 
 ROOT = Path(__file__).resolve().parents[2]
 

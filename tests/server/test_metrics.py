@@ -11,7 +11,8 @@ pytest.importorskip("prometheus_client", reason="the server extra is not install
 from prometheus_client.parser import text_string_to_metric_families
 
 from arena.store.competition import CompetitionStore, StoreError
-from tests.server.web_helpers import Site, activate, make_site, play
+
+from .web_helpers import Site, activate, make_site, play
 
 
 def _scrape(site: Site) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

@@ -148,3 +148,42 @@ def test_a_worker_terminated_in_the_middle_of_killing_a_bot_still_exits(
     else:
         raise AssertionError(f"the bot (pid {bot_pid}) outlived its worker")
     assert "still running" not in out
+
+
+def test_aborting_a_pool_whose_workers_were_terminated_does_not_hang() -> None:
+    """SIGTERM to the whole process group (``timeout arena serve``, a service manager's
+    stop) kills the idle workers too, one of them while it waits for a task holding the
+    task queue's read lock; ``Pool.terminate()`` then waited for that lock for ever.
+    Closing with ``abort`` must return."""
+    import os
+    import signal
+    import threading
+    import time
+
+    executor = LocalPoolExecutor(2)
+    pool = executor._pool
+    lock = pool._inqueue._rlock
+    deadline = time.monotonic() + 60
+    while lock.acquire(block=False):  # until an idle worker waits holding it
+        lock.release()
+        assert time.monotonic() < deadline, "no worker ever waited for a task"
+        time.sleep(0.01)
+    workers = list(pool._pool)  # the pool replaces dead workers in that list
+    for worker in workers:
+        os.kill(worker.pid, signal.SIGTERM)
+    # Dead once gone or a zombie (the pool's own thread reaps its workers: not join()).
+    while not all(_dead(worker.pid) for worker in workers):
+        assert time.monotonic() < deadline, "a worker outlived SIGTERM"
+        time.sleep(0.01)
+    closing = threading.Thread(target=executor.close, kwargs={"abort": True}, daemon=True)
+    closing.start()
+    closing.join(30)
+    assert not closing.is_alive(), "close(abort=True) hung on a dead worker's lock"
+
+
+def _dead(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in "ZX"
+    except FileNotFoundError:
+        return True
