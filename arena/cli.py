@@ -22,6 +22,7 @@ from arena.commands import (
     play,
     replay,
     report,
+    restore,
     schema,
     serve,
     sprt,
@@ -54,6 +55,7 @@ COMMANDS = (
     serve,
     token,
     backup,
+    restore,
     bench,
 )
 """Every command module, in the order ``arena --help`` lists them."""

@@ -1,4 +1,4 @@
-"""``arena backup`` and ``arena restore``: a hosted competition's store and files."""
+"""``arena backup``: a hosted competition's store and files, into a new folder."""
 
 from __future__ import annotations
 
@@ -18,19 +18,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_competition_argument(p)
     p.add_argument("dest", metavar="DEST", type=Path, help="a new (or empty) folder")
-    p.set_defaults(run=run_backup)
-    r = sub.add_parser(
-        "restore",
-        help="restore a competition backup into an empty data folder and store",
-        description="Check BACKUP's checksums, then restore it into the data folder and "
-        "store COMPETITION.toml names (both must be empty); arena serve then resumes.",
-    )
-    r.add_argument("backup", metavar="BACKUP", type=Path, help="a folder made by arena backup")
-    add_competition_argument(r)
-    r.set_defaults(run=run_restore)
+    p.set_defaults(run=run)
 
 
-def run_backup(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from arena.competition.config import load_competition
     from arena.store.backup import backup
 
@@ -38,18 +29,4 @@ def run_backup(args: argparse.Namespace) -> int:
     done = backup(config.store_url, config.data_dir, args.dest)
     games = done.counts.get("games", 0)
     sys.stdout.write(f"backed up {games} game(s) and {done.files} file(s) into {done.folder}\n")
-    return 0
-
-
-def run_restore(args: argparse.Namespace) -> int:
-    from arena.competition.config import load_competition
-    from arena.store.backup import restore
-
-    config = load_competition(args.competition)
-    done = restore(args.backup, config.store_url, config.data_dir)
-    games = done.counts.get("games", 0)
-    sys.stdout.write(
-        f"restored {games} game(s) and {done.files} file(s) into {done.folder}; "
-        f"arena serve {args.competition} resumes the competition\n"
-    )
     return 0
