@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import queue
-import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -146,36 +145,7 @@ class LocalPoolExecutor:
 
     def close(self, abort: bool = False) -> None:
         if abort:
-            self._stop_workers()
             self._pool.terminate()
         else:
             self._pool.close()
         self._pool.join()
-
-    def _stop_workers(self) -> None:
-        """Stop every worker before ``terminate()``, and free the queues' locks.
-
-        An idle worker waits for its next task holding that lock; a worker that died there
-        (SIGTERM to the whole process group: ``timeout``, a service manager's stop) never
-        releases it, and ``terminate()`` waits for it for ever. So: no new workers, the
-        old ones stopped (SIGTERM: each kills its bots and exits; SIGKILL if it does not),
-        then the locks released once nobody can hold them (a result being written when
-        its worker died has the same trap)."""
-        import multiprocess.pool
-
-        pool = self._pool
-        pool._worker_handler._state = multiprocess.pool.TERMINATE  # no replacements
-        workers = list(pool._pool)
-        for worker in workers:
-            if worker.is_alive():
-                worker.terminate()
-        deadline = time.monotonic() + 5
-        for worker in workers:
-            worker.join(max(0.0, deadline - time.monotonic()))
-            if worker.is_alive():
-                worker.kill()
-                worker.join(1)
-        for lock in (pool._inqueue._rlock, pool._outqueue._wlock):
-            if lock is not None:
-                lock.acquire(block=False)  # free, or held by a dead worker: ours now
-                lock.release()
