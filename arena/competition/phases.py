@@ -298,9 +298,11 @@ class Phases:
         allowed: tuple[Phase, ...],
         make: Callable[[PhaseState, datetime], PhaseState],
         detail: dict[str, Any] | None = None,
+        logged_from: Phase | None = None,
     ) -> tuple[int, PhaseState] | None:
         """Apply ``make`` to the state if the phase is one of ``allowed``: stored with
-        its log row in one compare-and-set. None when another change won the race."""
+        its log row in one compare-and-set. None when another change won the race.
+        ``logged_from``: the phase the log names as left (the deadline: open)."""
         if self.config is None:
             raise Conflict("this competition has no [phases] table: no deadline to change")
         text, state = self._stored()
@@ -315,7 +317,7 @@ class Phases:
             text,
             new.to_json(),
             action=action,
-            phase_from=phase,
+            phase_from=logged_from or phase,
             phase_to=new.phase(now),
             actor=actor,
             detail=detail or {},
@@ -459,6 +461,7 @@ class Phases:
                 ("closed",),
                 lambda s, _: replace(s, deadline_noted=deadline),
                 {"deadline": _iso(deadline)},
+                logged_from="open",
             )
         if self.config.finals == "at-deadline" and self.view().phase == "closed":
             try:
