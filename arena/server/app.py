@@ -140,7 +140,8 @@ class AppState:
                 "viewer": viewer,
                 "csrf": csrf_token(request),
                 "competition": self.settings.name,
-                "registration_open": self.settings.registration_open,
+                "registration_open": self.settings.registration_open
+                and self.phases.uploads_refusal() is None,
                 **values,
             },
             status_code=status,

@@ -25,6 +25,7 @@ from arena.competition.config import (
 from arena.competition.ladder import LadderScheduler
 from arena.competition.phases import Phases, PhaseTimer
 from arena.server.app import ServerContext, create_app
+from arena.server.service import BuildVerdict, BuildWorker
 from arena.store.competition import CompetitionStore, Conflict, Invalid
 
 from .web_helpers import activate, bot_zip, csrf_of
@@ -337,6 +338,31 @@ def test_uploads_through_the_api_before_and_after_the_deadline(site: Site) -> No
     assert "log" not in phase, "the log is the organiser's"
     registered = site.client.post("/api/register", json={"name": "late"})
     assert registered.status_code == 403 and "closed at" in registered.json()["error"]
+
+
+def test_an_upload_queued_before_the_deadline_still_builds_and_counts(site: Site) -> None:
+    assert site.upload()[0] == 202
+    site.clock.now = DEADLINE + timedelta(hours=1)
+    assert site.upload()[0] == 403
+    worker = BuildWorker(
+        site.store,
+        CompetitionConfig(),
+        lambda: None,
+        lambda version, archive, config: BuildVerdict(True, "accepted", "", "/b", "h", {}),
+    )
+    claimed = worker.claim()
+    assert claimed is not None and worker.build_one(claimed).status == "active"
+    assert [v.bot_name for v in site.store.active_versions()] == ["alpha"]
+
+
+def test_open_registration_closes_with_the_deadline(site: Site) -> None:
+    assert "New here?" in site.client.get("/login").text
+    site.clock.now = DEADLINE
+    assert "New here?" not in site.client.get("/login").text
+    csrf = csrf_of(site.client)
+    posted = site.client.post("/register", data={"csrf": csrf, "name": "late"})
+    assert posted.status_code == 403 and "submissions closed at" in posted.text
+    assert site.store.author_by_name("late") is None
 
 
 def test_the_form_says_closed_instead_of_the_form(site: Site) -> None:
