@@ -46,6 +46,22 @@ SCHEDULE = "schedule"
 TIMER_MAX_WAIT_S = 3600.0
 """The timer looks again at least this often (a clock stepped by NTP, a missed wake)."""
 
+ACTIONS: dict[str, tuple[Phase, ...]] = {
+    "extend": ("open", "closed"),
+    "reopen": ("closed", "finals", "results", "published"),
+    "start-finals": ("open", "closed"),
+    "rerun-finals": ("finals", "results", "published"),
+    "publish": ("results",),
+    "start-round": ("open",),
+}
+"""The organiser's actions and the phases each may be taken in."""
+CLOCK_CHANGES: dict[str, tuple[Phase, ...]] = {
+    "deadline": ("closed",),
+    "finals-finished": ("finals",),
+}
+"""Changes that are not the organiser's buttons: the deadline passing (noted once it
+has), the finals runner's report."""
+
 Clock = Callable[[], datetime]
 
 
@@ -179,6 +195,13 @@ class PhaseView:
     def uploads_open(self) -> bool:
         return self.closed_reason is None
 
+    @property
+    def actions(self) -> tuple[str, ...]:
+        """The organiser's actions that fit this phase (none without phases)."""
+        if self.deadline is None:
+            return ()
+        return tuple(action for action, phases in ACTIONS.items() if self.phase in phases)
+
     def banner(self) -> str | None:
         """``Submissions close 2026-12-20 12:00 UTC (in 3 days)``, ``Submissions closed
         ...``; None without phases."""
@@ -203,6 +226,7 @@ class PhaseView:
             "uploads_open": self.uploads_open,
             "closed_reason": self.closed_reason,
             "next_event": self.next_event,
+            "actions": list(self.actions),
         }
 
 
@@ -295,12 +319,12 @@ class Phases:
         self,
         action: str,
         actor: str,
-        allowed: tuple[Phase, ...],
         make: Callable[[PhaseState, datetime], PhaseState],
         detail: dict[str, Any] | None = None,
         logged_from: Phase | None = None,
     ) -> tuple[int, PhaseState] | None:
-        """Apply ``make`` to the state if the phase is one of ``allowed``: stored with
+        """Apply ``make`` to the state if the phase allows ``action`` (:data:`ACTIONS`;
+        the clock's own changes: as the code says), stored with
         its log row in one compare-and-set. None when another change won the race.
         ``logged_from``: the phase the log names as left (the deadline: open)."""
         if self.config is None:
@@ -309,7 +333,7 @@ class Phases:
         assert state is not None
         now = self.clock()
         phase = state.phase(now)
-        if phase not in allowed:
+        if phase not in ACTIONS.get(action, CLOCK_CHANGES.get(action, ())):
             raise Conflict(f"cannot {action.replace('-', ' ')} now: {PHASE_TEXT[phase]}")
         new = make(state, now)
         log_id = self.store.change_phase(
@@ -346,7 +370,6 @@ class Phases:
         done = self._change(
             "extend",
             actor,
-            ("open", "closed"),
             lambda s, _: replace(s, deadline=deadline, deadline_noted=None),
             {"deadline": _iso(deadline)},
         )
@@ -360,7 +383,6 @@ class Phases:
         done = self._change(
             "reopen",
             actor,
-            ("closed", "finals", "results", "published"),
             lambda _s, _: PhaseState(deadline=deadline),
             {"deadline": _iso(deadline)},
         )
@@ -368,22 +390,20 @@ class Phases:
 
     def start_finals(self, actor: str) -> PhaseView:
         """Close submissions (if still open) and start the finals."""
-        self._run_finals(actor, rerun=False, allowed=("open", "closed"))
+        self._run_finals(actor, rerun=False)
         return self.view()
 
     def rerun_finals(self, actor: str) -> PhaseView:
         """Play the finals again (same seeds: the runner's part); results unpublished."""
-        self._run_finals(actor, rerun=True, allowed=("finals", "results", "published"))
+        self._run_finals(actor, rerun=True)
         return self.view()
 
-    def _run_finals(self, actor: str, rerun: bool, allowed: tuple[Phase, ...]) -> bool:
+    def _run_finals(self, actor: str, rerun: bool) -> bool:
         action = "rerun-finals" if rerun else "start-finals"
         done = self._change(
             action,
             actor,
-            allowed,
             lambda s, now: replace(s, finals_started=now, finals_finished=None, published=None),
-            {"rerun": rerun},
         )
         if done is None:
             return False
@@ -403,7 +423,6 @@ class Phases:
         done = self._change(
             "finals-finished",
             actor,
-            ("finals",),
             lambda s, now: replace(s, finals_finished=now),
         )
         self._must(done, "record the finished finals")
@@ -413,16 +432,14 @@ class Phases:
         return self.view()
 
     def publish(self, actor: str) -> PhaseView:
-        done = self._change(
-            "publish", actor, ("results",), lambda s, now: replace(s, published=now)
-        )
+        done = self._change("publish", actor, lambda s, now: replace(s, published=now))
         return self._must(done, "publish the results")
 
     def start_round(self, actor: str) -> str:
         """A scheduled round now (while open), logged; what the runner started."""
         if self.config is not None:
             phase = self.view().phase
-            if phase != "open":
+            if phase not in ACTIONS["start-round"]:
                 raise Conflict(f"cannot start a round now: {PHASE_TEXT[phase]}")
         started = self.events.start_round(actor)
         if self.config is not None:
@@ -458,14 +475,13 @@ class Phases:
             self._change(
                 "deadline",
                 SCHEDULE,
-                ("closed",),
                 lambda s, _: replace(s, deadline_noted=deadline),
                 {"deadline": _iso(deadline)},
                 logged_from="open",
             )
         if self.config.finals == "at-deadline" and self.view().phase == "closed":
             try:
-                self._run_finals(SCHEDULE, rerun=False, allowed=("closed",))
+                self._run_finals(SCHEDULE, rerun=False)
             except Conflict as exc:  # logged with the change; the organiser re-runs them
                 _log.error("phase: %s", exc)
         return None

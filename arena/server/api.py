@@ -62,16 +62,13 @@ class PhaseRequest(BaseModel):
     """extend, reopen: the new deadline (ISO 8601 with an offset or 'Z')."""
 
 
-PHASE_ACTIONS = ("extend", "reopen", "start-finals", "rerun-finals", "publish", "start-round")
-
-
 def phase_action(
     state: AppState, action: str, actor: Author, deadline: str | None, naive_is_utc: bool
 ) -> str:
     """One organiser action on the phases (API and admin page); what it did, in words.
     ``naive_is_utc``: the admin form's deadline field (labelled UTC) has no offset; the
     API's deadline must carry one."""
-    from arena.competition.phases import PHASE_TEXT, parse_deadline
+    from arena.competition.phases import ACTIONS, PHASE_TEXT, parse_deadline
 
     phases = state.phases
     if action in ("extend", "reopen"):
@@ -88,7 +85,7 @@ def phase_action(
         "publish": phases.publish,
     }
     if action not in known:
-        raise NotFound(f"no phase action {action!r}: one of {', '.join(PHASE_ACTIONS)}")
+        raise NotFound(f"no phase action {action!r}: one of {', '.join(ACTIONS)}")
     return PHASE_TEXT[known[action](actor.name).phase]
 
 

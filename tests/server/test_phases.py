@@ -190,7 +190,7 @@ def test_finals_at_the_deadline_start_once_even_across_a_restart(store: Competit
     assert (started.action, started.actor, started.detail) == (
         "start-finals",
         "schedule",
-        {"rerun": False, "started": "finals #1"},
+        {"started": "finals #1"},
     )
     # the runner reports the finals finished: published at once (publish = "auto")
     assert after_restart.finals_finished().phase == "published"
@@ -242,7 +242,7 @@ def test_a_finals_runner_failure_is_logged_and_reported(store: CompetitionStore)
     phases = phases_of(store, clock, FakeEvents(fail="no executor"), finals="manual")
     with pytest.raises(Conflict, match="the finals did not start: no executor"):
         phases.start_finals("org")
-    assert store.phase_log()[0].detail == {"rerun": False, "error": "no executor"}
+    assert store.phase_log()[0].detail == {"error": "no executor"}
 
 
 def test_rounds_start_while_open_and_are_logged(store: CompetitionStore) -> None:
@@ -401,6 +401,7 @@ def test_the_organiser_reopens_through_the_api_and_it_is_logged(site: Site) -> N
     )
     assert done.status_code == 200, done.text
     assert done.json()["phase"] == "open" and done.json()["deadline"] == "2026-12-24T12:00:00+00:00"
+    assert done.json()["actions"] == ["extend", "start-finals", "start-round"]
     assert site.upload()[0] == 202
     phase = site.client.get("/api/phase", headers=site.auth("org")).json()
     [row] = phase["log"]
@@ -430,8 +431,10 @@ def test_admin_page_buttons_extend_with_csrf_and_show_the_log(site: Site) -> Non
     page = site.client.get("/admin").text
     assert "open for submissions" in page and "2026-12-22 09:30" in page
     assert '<td class="az-text">extend</td>' in page and ">org</td>" in page
-    for action in ("extend", "reopen", "start-finals", "rerun-finals", "publish", "start-round"):
+    for action in ("extend", "start-finals", "start-round"):
         assert f"/admin/phase/{action}" in page
+    for action in ("reopen", "rerun-finals", "publish"):  # not while open
+        assert f"/admin/phase/{action}" not in page
     assert site.upload()[0] == 202
 
 
