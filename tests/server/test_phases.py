@@ -25,7 +25,7 @@ from arena.competition.config import (
 from arena.competition.ladder import LadderScheduler
 from arena.competition.phases import Phases, PhaseTimer
 from arena.server.app import ServerContext, create_app
-from arena.server.service import BuildVerdict, BuildWorker
+from arena.server.service import BuildVerdict, BuildWorker, make_service
 from arena.store.competition import CompetitionStore, Conflict, Invalid
 
 from .web_helpers import activate, bot_zip, csrf_of
@@ -218,6 +218,35 @@ def test_the_timer_thread_wakes_and_starts_the_finals_after_a_restart_past_the_d
         timer.stop()
         thread.join(60)
     assert not thread.is_alive() and events.finals == [("schedule", False)]
+
+
+def test_the_service_wires_the_timer_to_the_finals_runner(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    """``arena serve``'s parts started past the deadline: the timer starts the finals
+    through the runner the service was given, and the ladder stops choosing games."""
+    from .test_ladder import ThreadedGames
+
+    started = threading.Event()
+
+    class Events(FakeEvents):
+        def start_finals(self, actor: str, rerun: bool) -> str:
+            started.set()
+            return super().start_finals(actor, rerun)
+
+    events = Events()
+    config = CompetitionConfig(
+        competition={"data_dir": tmp_path / "data"},  # type: ignore[arg-type]
+        phases=PhasesSection(deadline=datetime(2020, 1, 1, tzinfo=UTC)),
+    )
+    service = make_service(config, store, ThreadedGames(1, lambda job: None), events=events)  # type: ignore[arg-type, return-value]
+    service.start()
+    try:
+        assert started.wait(60), "the finals did not start"
+    finally:
+        service.stop()
+    assert events.finals == [("schedule", False)]
+    assert service.phases.view().phase == "finals" and not service.phases.ladder_allowed()
 
 
 def test_manual_finals_publish_and_rerun_are_the_organisers(store: CompetitionStore) -> None:
