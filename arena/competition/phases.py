@@ -323,10 +323,10 @@ class Phases:
         detail: dict[str, Any] | None = None,
         logged_from: Phase | None = None,
     ) -> tuple[int, PhaseState] | None:
-        """Apply ``make`` to the state if the phase allows ``action`` (:data:`ACTIONS`;
-        the clock's own changes: as the code says), stored with
-        its log row in one compare-and-set. None when another change won the race.
-        ``logged_from``: the phase the log names as left (the deadline: open)."""
+        """Apply ``make`` to the state if the phase allows ``action`` (:data:`ACTIONS`, or
+        :data:`CLOCK_CHANGES` for the clock's and the runner's), stored with its log row
+        in one compare-and-set. None when another change won the race. ``logged_from``:
+        the phase the log names as left (the deadline passing: open)."""
         if self.config is None:
             raise Conflict("this competition has no [phases] table: no deadline to change")
         text, state = self._stored()
@@ -390,15 +390,20 @@ class Phases:
 
     def start_finals(self, actor: str) -> PhaseView:
         """Close submissions (if still open) and start the finals."""
-        self._run_finals(actor, rerun=False)
+        if not self._run_finals(actor, rerun=False):
+            raise Conflict("the phase changed while you asked to start the finals: look again")
         return self.view()
 
     def rerun_finals(self, actor: str) -> PhaseView:
         """Play the finals again (same seeds: the runner's part); results unpublished."""
-        self._run_finals(actor, rerun=True)
+        if not self._run_finals(actor, rerun=True):
+            raise Conflict("the phase changed while you asked to re-run the finals: look again")
         return self.view()
 
     def _run_finals(self, actor: str, rerun: bool) -> bool:
+        """Record the finals as started (once: the compare-and-set), then start them;
+        False when another change won. A runner's failure is logged with the change and
+        leaves the phase at finals: the organiser re-runs them."""
         action = "rerun-finals" if rerun else "start-finals"
         done = self._change(
             action,
