@@ -72,6 +72,11 @@ def run(args: argparse.Namespace) -> int:
     names = [f"{name} (seat {i})" for i, name in enumerate(record.players)]
     console.print(result.final_position.render(names))
     console.print(_score_table(result, args.seed))
+    for warning in record.warnings:
+        console.print(
+            f"[yellow]warning[/yellow] seat {warning.seat} ({shown(record.players[warning.seat])}):"
+            f" round {warning.round}: {shown(warning.message)}"
+        )
     for fault in record.faults:
         verdict = "forfeit" if fault.forfeit else "strike"
         console.print(

@@ -84,6 +84,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
     warned = [0] * n
     warnings: list[WarningRecord] = []
     warning_limit = settings.time_control.warnings
+    hard_limit = settings.time_control.hard_move_ms is not None
     round_start = settings.time_control.round_start_ms is not None
     last_round = [0] * n
     """By seat, the round of its latest decision (round-start time is for its first)."""
@@ -169,7 +170,8 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
                             always_forfeit=True,
                         )
             else:
-                fault(current, answer)
+                # Over a hard limit forfeits at once, whatever the fault policy.
+                fault(current, answer, always_forfeit=hard_limit and answer.kind == "timeout")
                 index = auto_index(current, len(options))
                 decisions.append({"think_ms": None, "auto": True})
         apply(options[index])

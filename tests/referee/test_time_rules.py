@@ -133,6 +133,9 @@ def test_hello_announces_the_rules_only_when_set() -> None:
 # ------------------------------------------------------------------ the referee
 
 
+SLOW_MESSAGE = "used 1500 ms of CPU time, over its 1000 ms"
+
+
 class ScriptedSeat:
     """Answers option 0; ``slow`` decisions (1-based, its own) come back with a warning
     (what a bot seat reports for a decision over the soft limit). Notes each allowance."""
@@ -152,7 +155,7 @@ class ScriptedSeat:
     ) -> Choice | Fault:
         self.asked.append((game.round, time_left_ms))
         late = len(self.asked) in self.slow
-        return Choice(0, 1.0, warning="used 1500 ms of CPU time, over its 1000 ms" if late else None)
+        return Choice(0, 1.0, warning=SLOW_MESSAGE if late else None)
 
     def end(self, end: GameEnd) -> None:
         return None
@@ -212,3 +215,28 @@ def test_a_game_without_the_new_rules_records_as_before() -> None:
     assert GameRecord.model_validate(old).model_dump_json() == text
     warned = course_game(ScriptedSeat("slow", slow={3}))
     assert orjson.loads(warned.model_dump_json())["warnings"][0]["seat"] == 0
+
+
+class TimingOutSeat(ScriptedSeat):
+    """Its ``slow`` decisions run over the hard limit."""
+
+    def decide(
+        self, req_id: int, game: Game, options: list[AnyMove], time_left_ms: int, game_id: str
+    ) -> Choice | Fault:
+        self.asked.append((game.round, time_left_ms))
+        if len(self.asked) in self.slow:
+            return Fault("timeout", "over the hard limit: used 3100 ms of CPU time")
+        return Choice(0, 1.0)
+
+
+def test_over_the_hard_limit_forfeits_at_once_whatever_the_strikes() -> None:
+    from arena.referee.faults import FaultPolicy
+
+    seat = TimingOutSeat("stuck", slow={2})
+    settings = GameSettings(seed=4, time_control=COURSE, fault_policy=FaultPolicy(strikes=5))
+    record = play_game([seat, RandomSeat("random")], settings, "g").record
+    assert [(f.kind, f.forfeit) for f in record.faults] == [("timeout", True)]
+    assert len(seat.asked) == 2
+    plain = GameSettings(seed=4, fault_policy=FaultPolicy(strikes=5))  # no hard limit
+    record = play_game([TimingOutSeat("stuck", slow={2}), RandomSeat("r")], plain, "g").record
+    assert [(f.kind, f.forfeit) for f in record.faults] == [("timeout", False)]
