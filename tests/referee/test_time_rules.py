@@ -3,6 +3,8 @@ meters and scripted seats (no timing), plus the records they leave."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 import pytest
 from pydantic import ValidationError
@@ -16,6 +18,7 @@ from arena.referee.clock import Clock, ClockKind, Stopwatch, TimeControl
 from arena.referee.faults import Fault
 from arena.referee.seats import Choice
 from arena.referee.settings import PlaySettings
+from arena.tournament.config import ConfigError
 
 from .test_clock import FakeHost
 
@@ -240,3 +243,16 @@ def test_over_the_hard_limit_forfeits_at_once_whatever_the_strikes() -> None:
     plain = GameSettings(seed=4, fault_policy=FaultPolicy(strikes=5))  # no hard limit
     record = play_game([TimingOutSeat("stuck", slow={2}), RandomSeat("r")], plain, "g").record
     assert [(f.kind, f.forfeit) for f in record.faults] == [("timeout", False)]
+
+
+def test_a_tournament_file_preset_and_command_line_flags_combine(tmp_path: Path) -> None:
+    from arena.tournament import load_config
+
+    path = tmp_path / "cup.toml"
+    path.write_text('bots = ["a", "b"]\n[time]\npreset = "comp90054"\nwarnings = 2\n')
+    config = load_config(path, {"time": {"move_ms": 400}})
+    tc = config.time
+    assert (tc.init_ms, tc.move_ms, tc.hard_move_ms, tc.warnings) == (15000, 400, 3000, 2)
+    path.write_text('bots = ["a", "b"]\n[time]\npreset = "blitz"\n')
+    with pytest.raises(ConfigError, match="unknown time preset 'blitz'"):
+        load_config(path, {})
