@@ -69,6 +69,12 @@ COMP90054 (Melbourne's Azul contest): 1 s a move, a move over 1 s is a warning, 
 warning or one move over 3 s forfeits, 15 s start-up, 5 s for ``StartRound``."""
 
 
+def _unset(value: object) -> bool:
+    """A rule left unset is left out of dumps: settings stored before it existed (a
+    tournament's identity, a competition's config) compare equal to today's."""
+    return value is None
+
+
 class TimeControl(BaseModel):
     """How long a bot may think and on which clock: the one definition of these settings
     and their defaults (CLI flags, tournament files, workers and the referee all use it)."""
@@ -94,18 +100,21 @@ class TimeControl(BaseModel):
     )
     hard_move_ms: int | None = Field(
         default=None,
+        exclude_if=_unset,
         gt=0,
         description="Hard limit per decision: over it forfeits at once; between move_ms and "
         "it, the move counts and earns a warning.",
     )
     warnings: int | None = Field(
         default=None,
+        exclude_if=_unset,
         ge=1,
         description="With hard_move_ms: the game's N-th warning forfeits (unset: warnings "
         "never forfeit).",
     )
     round_start_ms: int | None = Field(
         default=None,
+        exclude_if=_unset,
         gt=0,
         description="Time for a seat's first decision of each round (instead of move_ms).",
     )

@@ -256,3 +256,28 @@ def test_a_tournament_file_preset_and_command_line_flags_combine(tmp_path: Path)
     path.write_text('bots = ["a", "b"]\n[time]\npreset = "blitz"\n')
     with pytest.raises(ConfigError, match="unknown time preset 'blitz'"):
         load_config(path, {})
+
+
+def test_settings_without_the_rules_dump_as_before() -> None:
+    """A tournament's stored identity (written before these rules existed) must still
+    match on resume: unset rules are left out of the dump."""
+    assert set(TimeControl().model_dump(mode="json")) == {
+        "init_ms",
+        "move_ms",
+        "bank_ms",
+        "increment_ms",
+        "clock",
+        "wall_ceiling",
+    }
+    course = TimeControl.model_validate({"preset": "comp90054"})
+    assert TimeControl.model_validate(course.model_dump(mode="json")) == course
+
+
+def test_a_worker_s_game_result_counts_each_seat_s_warnings() -> None:
+    from arena.play.worker import game_result
+
+    settings = GameSettings(seed=4, time_control=COURSE)
+    outcome = play_game([ScriptedSeat("slow", slow={2, 5}), RandomSeat("random")], settings, "g")
+    result = game_result(0, outcome, duration_s=1.0, worker="w", frames=False)
+    assert [(s.seat, s.warnings) for s in result.seats] == [(0, 2), (1, 0)]
+    assert result.faults == ()
