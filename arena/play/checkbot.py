@@ -176,8 +176,9 @@ class CheckReport:
             where, first = self.time_warnings[0]
             notes.append(
                 f"{len(self.time_warnings)} decision(s) went over the soft time limit and "
-                f"earned a warning (first in the {where}: {first.message}); enough warnings "
-                "in a game forfeit it. Stop thinking before time_left_ms."
+                f"earned a warning (first in the {where}: {first.message}); under a warning "
+                "limit, enough of them in one game forfeit it. Stop thinking before "
+                "time_left_ms."
             )
         waits = self.waits_ms()
         if self.clock == "cpu" and waits is not None:

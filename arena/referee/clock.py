@@ -161,9 +161,7 @@ class TimeControl(BaseModel):
 
     def describe(self) -> str:
         """The time control in words, for people (reports, check-bot, benchmarks)."""
-        text = f"{self.move_ms} ms per decision, {self.init_ms} ms start-up"
-        if self.bank_ms is not None:
-            text += f", bank {self.bank_ms} ms (+{self.increment_ms} ms per decision)"
+        text = f"{self.move_ms} ms per decision"
         if self.hard_move_ms is not None:
             text += f" (over it: a warning; over {self.hard_move_ms} ms forfeits"
             if self.warnings is not None:
@@ -171,6 +169,9 @@ class TimeControl(BaseModel):
             text += ")"
         if self.round_start_ms is not None:
             text += f", {self.round_start_ms} ms for a bot's first decision of each round"
+        text += f", {self.init_ms} ms start-up"
+        if self.bank_ms is not None:
+            text += f", bank {self.bank_ms} ms (+{self.increment_ms} ms per decision)"
         if self.clock is ClockKind.CPU:
             return text + f", cpu clock (idle ceiling {self.wall_ceiling:g}x)"
         return text + f", {self.clock.value} clock"

@@ -114,3 +114,22 @@ def test_the_limit_th_warning_forfeits_and_round_starts_get_their_own_time(
     assert [d["auto"] for d in mine[:4]] == [False, False, False, True]  # the 3rd counted
     said = [d["stderr"].strip() for d in mine[:3]]
     assert said == ["allowance 1000", "allowance 150", "allowance 150"]  # round 1's first
+
+
+def test_check_bot_states_the_rules_and_the_warnings(tmp_path: Path) -> None:
+    bot = slow_bot(tmp_path, "2:300")
+    cmd = [sys.executable, "-m", "arena.cli", "check-bot", str(bot), "--games", "1"]
+    run = subprocess.run(
+        [*cmd, "--time-per-move", "150", "--hard-time", "800", "--warnings", "3"],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    text = " ".join(run.stdout.split())
+    assert "150 ms per decision (over it: a warning; over 800 ms forfeits, as does warning 3)" in (
+        text
+    )
+    assert "1 decision(s) went over the soft time limit and earned a warning" in text
