@@ -140,7 +140,11 @@ class Decide(_Referee):
     options: list[DraftOption] | list[PlaceOption] = Field(
         description="The legal options, deduplicated, in a fixed order."
     )
-    time_left_ms: int = Field(description="Time you have for this decision.")
+    time_left_ms: int = Field(
+        description="Time you have for this decision: move_ms, round_start_ms for your first "
+        "decision of a round, or what a bank leaves; with hard_move_ms, the soft limit (over "
+        "it: a warning)."
+    )
     observation: Observation
 
 
