@@ -281,3 +281,21 @@ def test_a_worker_s_game_result_counts_each_seat_s_warnings() -> None:
     result = game_result(0, outcome, duration_s=1.0, worker="w", frames=False)
     assert [(s.seat, s.warnings) for s in result.seats] == [(0, 2), (1, 0)]
     assert result.faults == ()
+
+
+def test_the_wall_clock_warns_and_stops_on_elapsed_time() -> None:
+    control = TimeControl(
+        move_ms=1000, hard_move_ms=3000, warnings=3, grace_ms=50, clock=ClockKind.WALL
+    )
+    host = FakeHost()
+    watch = course_watch(host, control)
+    spent = host.think(watch, cpu_needed_s=0.2, cpu_share=0.1)  # 2 s elapsed, 0.2 s CPU
+    assert not isinstance(spent, str)
+    assert (
+        watch.warning(spent) == "took 2000 ms, over its 1000 ms (within the hard limit of 3000 ms)"
+    )
+    host = FakeHost()
+    watch = course_watch(host, control)
+    start = host.t
+    assert host.think(watch, cpu_needed_s=1.0, cpu_share=0.1) == "no move within 3000 ms"
+    assert (host.t - start) * 1000 == pytest.approx(3050)
