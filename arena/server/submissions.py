@@ -73,7 +73,9 @@ def sandbox_for(settings: PlaySettings) -> SandboxSettings:
         check_level(settings.sandbox)
     except SandboxUnavailable as exc:
         raise ArenaError(str(exc)) from None
-    return SandboxSettings(level=settings.sandbox, toolchains=settings.toolchains)
+    return SandboxSettings(
+        level=settings.sandbox, toolchains=settings.toolchains, python_env=settings.python_env
+    )
 
 
 def _arena_side(exc: BaseException) -> bool:
