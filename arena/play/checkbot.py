@@ -294,8 +294,7 @@ def declared_beyond(
         else "it declares none of the games asked for"
     )
     return (
-        f"the bot declares {declared} in bot.toml, so it cannot play "
-        f"{', '.join(outside)}; {hint}"
+        f"the bot declares {declared} in bot.toml, so it cannot play {', '.join(outside)}; {hint}"
     )
 
 

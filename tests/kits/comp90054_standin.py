@@ -29,7 +29,7 @@ _2020 = {
 _2021 = {
     "Azul/__init__.py": "",
     "Azul/azul_utils.py": "from Azul.standin_engine import Action, Tile, TileGrab  # noqa: F401\n",
-    "Azul/azul_model.py": '''import copy
+    "Azul/azul_model.py": """import copy
 
 from Azul.standin_engine import GameState, PlayerState, TileDisplay  # noqa: F401
 
@@ -60,12 +60,12 @@ class AzulGameRule:
 
     def copy(self, state):
         return copy.deepcopy(state)
-''',
+""",
 }
 
 _BODY = {
     "random": "        return random.choice({moves})\n",
-    "greedy": '''        best, best_points = None, None
+    "greedy": """        best, best_points = None, None
         for move in {moves}:
             after = copy.deepcopy(game_state)
             after.ExecuteMove(self.id, move)
@@ -73,17 +73,17 @@ _BODY = {
             if best_points is None or points > best_points:
                 best, best_points = move, points
         return best
-''',
-    "numpy-chatty": '''        print('{{"type":"move","id":1,"index":0}}')  # stdout: must not reach the referee
+""",
+    "numpy-chatty": """        print('{{"type":"move","id":1,"index":0}}')  # stdout: must not reach the referee
         print("thinking about", len({moves}), "moves")
         walls = numpy.array(game_state.{players}[self.id].grid_state)
         rng = numpy.random.default_rng(int(walls.sum()) + len({moves}))
         return {moves}[int(rng.integers(len({moves})))]
-''',
-    "illegal": '''        grab = copy.deepcopy({moves}[0][2])
+""",
+    "illegal": """        grab = copy.deepcopy({moves}[0][2])
         grab.pattern_line_dest = 9
         return ({moves}[0][0], 99, grab)
-''',
+""",
 }
 
 
