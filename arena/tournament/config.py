@@ -123,8 +123,8 @@ class TournamentConfig(PlaySettings):
     def identity(self) -> dict[str, Any]:
         """What defines the games: a change here means a different tournament.
 
-        Workers, sandbox level, toolchains, Python environments, process mode and the output folder may change on
-        resume.
+        Workers, sandbox level, toolchains, Python environments, process mode and the output
+        folder may change on resume.
         """
         data = self.model_dump(mode="json")
         for key in (

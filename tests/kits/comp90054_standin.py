@@ -74,7 +74,7 @@ _BODY = {
                 best, best_points = move, points
         return best
 """,
-    "numpy-chatty": """        print('{{"type":"move","id":1,"index":0}}')  # stdout: must not reach the referee
+    "numpy-chatty": """        print('{{"type":"move","id":1,"index":0}}')  # not for the referee
         print("thinking about", len({moves}), "moves")
         walls = numpy.array(game_state.{players}[self.id].grid_state)
         rng = numpy.random.default_rng(int(walls.sum()) + len({moves}))

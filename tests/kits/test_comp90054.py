@@ -165,8 +165,10 @@ def test_bot_toml_limits_are_checked(tmp_path: Path) -> None:
 
 
 def test_a_tournament_refuses_to_seat_a_bot_where_it_declared_it_cannot_play() -> None:
-    run = arena("tournament", "--bots", "bots/comp90054-adapter", "bots/python-greedy",
-                "bots/c-greedy", "--players", "3", "--out", "/nonexistent/never-written")  # fmt: skip
+    run = arena(
+        "tournament", "--bots", "bots/comp90054-adapter", "bots/python-greedy", "bots/c-greedy",
+        "--players", "3", "--out", "/nonexistent/never-written",
+    )  # fmt: skip
     assert run.returncode == 2, run.stdout + run.stderr
     assert "bot comp90054-adapter declares players = [2]" in run.stderr
     assert "3-player coloured" in run.stderr and "Traceback" not in run.stderr
