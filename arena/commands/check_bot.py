@@ -91,20 +91,14 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--games must be 1 or more")
     if args.budget is not None and args.budget < 0:
         raise UserError("--budget must be 0 (no limit) or more seconds")
-    player_counts, walls = _players(args.players), _walls(args.walls)
+    counts, walls = _players(args.players), _walls(args.walls)
     budget = GAMES_BUDGET_S if args.budget is None else args.budget or None
     play = play_settings(args)
     sandbox = sandbox_settings(play)
     with console.status(f"checking {spec.name}…"):
         try:
             report = check_bot(
-                spec,
-                sandbox,
-                play.time,
-                games_per_setting=args.games,
-                budget_s=budget,
-                player_counts=player_counts,
-                walls=walls,
+                spec, sandbox, play.time, args.games, counts, budget_s=budget, walls=walls
             )
         except SandboxBusy as exc:
             raise UserError(str(exc)) from None
