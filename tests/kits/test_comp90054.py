@@ -172,3 +172,29 @@ def test_a_tournament_refuses_to_seat_a_bot_where_it_declared_it_cannot_play() -
     assert run.returncode == 2, run.stdout + run.stderr
     assert "bot comp90054-adapter declares players = [2]" in run.stderr
     assert "3-player coloured" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_python_env_puts_site_packages_and_folders_on_the_path(tmp_path: Path) -> None:
+    from arena.referee.settings import PlaySettings
+    from arena.referee.toolchains import python_path, sandbox_mounts
+
+    venv = tmp_path / "venv"
+    (venv / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("version = 3.11\n")
+    framework = tmp_path / "framework"
+    framework.mkdir()
+    play = PlaySettings.model_validate({"python_env": str(venv)})  # one string, or a list
+    assert play.python_env == (str(venv),)
+    play = PlaySettings(python_env=(str(framework), str(venv), "/usr/lib/python3/dist-packages"))
+    assert python_path(play.python_env)["PYTHONPATH"].split(":") == [
+        str(framework),
+        str(venv / "lib" / "python3.11" / "site-packages"),
+        "/usr/lib/python3/dist-packages",
+    ]
+    # /usr is in the sandbox already: only the others are bound.
+    assert sandbox_mounts((), play.python_env) == (str(framework), str(venv))
+    (venv / "lib" / "python3.11" / "site-packages").rmdir()
+    with pytest.raises(ValueError, match="virtualenv without lib/python3"):
+        PlaySettings(python_env=(str(venv),))
+    with pytest.raises(ValueError, match="python_env path 'relative' must be absolute"):
+        PlaySettings(python_env=("relative",))
