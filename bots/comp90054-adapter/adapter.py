@@ -29,6 +29,7 @@ import random
 import sys
 import tomllib
 import traceback
+import zlib
 from pathlib import Path
 
 NAME = "comp90054-adapter"
@@ -239,6 +240,7 @@ class Adapter:
             return 0
         obs, seat = msg["observation"], msg["seat"]
         game = self.game(msg["game_id"], seat)
+        seed_randomness(f"{msg['game_id']}/{msg.get('id')}")
         state = self.framework.state(obs)
         if game.round != obs["round"]:  # the first decision of a round
             game.round = obs["round"]
@@ -269,6 +271,17 @@ class Adapter:
         game = self.games.pop(game_id, None)
         if game is not None:
             log(f"game {game_id}: {game.decisions} decisions mapped, {game.mismatches} mismatches")
+
+
+def seed_randomness(key: str) -> None:
+    """Seed ``random`` (and numpy's global generator, when the agent uses numpy) from the
+    game and request, as the framework reseeds before every move: the bag's shuffle and an
+    agent's random choices are the same when the same game is played again."""
+    seed = zlib.crc32(key.encode("utf-8"))
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed)
 
 
 def describe(move: object) -> str:

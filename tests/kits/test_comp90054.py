@@ -198,3 +198,24 @@ def test_python_env_puts_site_packages_and_folders_on_the_path(tmp_path: Path) -
         PlaySettings(python_env=(str(venv),))
     with pytest.raises(ValueError, match="python_env path 'relative' must be absolute"):
         PlaySettings(python_env=("relative",))
+
+
+def test_a_random_agent_replays_the_same_games(tmp_path: Path) -> None:
+    """The adapter seeds the agent's randomness from the game: the same tournament (its
+    game ids and deals) played again is the same games."""
+    require_strict_sandbox()
+    folder, framework = course_bot(tmp_path, "random", "2020")
+    played = []
+    for run in ("first", "again"):
+        out = tmp_path / run
+        ran = arena(
+            "tournament", "--bots", str(folder), "bots/python-random", "--seeds", "3",
+            "--python-env", str(framework), "--out", str(out), "--quiet",
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        exported = arena("export", str(out), "--format", "jsonl", "--to", str(out / "x"))
+        assert exported.returncode == 0, exported.stderr
+        games = [json.loads(line) for line in (out / "x" / "games.jsonl").read_text().splitlines()]
+        played.append(sorted((g["game_id"], g["rounds"], json.dumps(g["seats"])) for g in games))
+    assert played[0] == played[1] and len(played[0]) == 6
+    assert len({seats for _, _, seats in played[0]}) > 1  # really random games, not one game
