@@ -21,6 +21,7 @@ from arena.referee.settings import PlaySettings
 from arena.sandbox import Level
 from arena.server.submissions import process_submission
 from arena.server.uploads import unpack_upload
+from tests.kits.comp90054_standin import write_framework
 
 from .upload_corpus import Member, make_tgz
 
@@ -76,6 +77,22 @@ def test_the_check_covers_what_the_competition_plays_and_the_bot_declares(
     refused = process_submission(only4, FAST, UploadLimits(), player_counts=(4,))
     assert not refused.ok
     assert "declares players = [2]" in refused.verdict and "plays none" in refused.verdict
+
+
+def test_a_course_agent_through_the_adapter_kit_is_accepted(tmp_path: Path) -> None:
+    """The organiser declares the course framework as a python_env; the ladder plays 2 and
+    4 players on both walls; the adapter kit declares 2 players, coloured."""
+    tmp_path.chmod(0o755)
+    framework = write_framework(tmp_path / "framework")
+    src = REPO / "bots" / "comp90054-adapter"
+    files = [Member(f"team/{p.name}", p.read_bytes()) for p in sorted(src.iterdir())]
+    folder = upload(tmp_path, files)
+    settings = FAST.model_copy(update={"python_env": (str(framework),)})
+    outcome = process_submission(
+        folder, settings, UploadLimits(), player_counts=(2, 4), walls=tuple(Variant)
+    )
+    assert outcome.ok, outcome.log
+    assert "2p coloured" in outcome.log and "4p" not in outcome.log
 
 
 def test_a_good_python_bot_is_accepted(tmp_path: Path) -> None:
