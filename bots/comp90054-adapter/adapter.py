@@ -94,10 +94,14 @@ def read_settings(path: Path = HERE / "comp90054.toml") -> dict:
         raise AdapterError(f"{path.name} is not valid TOML: {exc}") from None
     unknown = sorted(set(data) - set(SETTINGS))
     if unknown:
-        raise AdapterError(f"{path.name}: unknown setting {unknown[0]!r}; known: {', '.join(SETTINGS)}")
+        raise AdapterError(
+            f"{path.name}: unknown setting {unknown[0]!r}; known: {', '.join(SETTINGS)}"
+        )
     api = str(data.get("framework_api", "2020"))
     if api not in API:
-        raise AdapterError(f"{path.name}: framework_api must be one of {', '.join(API)}, not {api!r}")
+        raise AdapterError(
+            f"{path.name}: framework_api must be one of {', '.join(API)}, not {api!r}"
+        )
     return {
         "framework_api": api,
         "agent_file": str(data.get("agent_file", API[api]["agent_file"])),
@@ -197,9 +201,13 @@ def option_key(move: object) -> tuple[int, int, int] | None:
     """(source, colour, line) of a framework move ``(action, factory_id, TileGrab)``, in
     the referee's terms (centre -1, floor -1); None when it is not such a move."""
     try:
-        action, factory, grab = move  # type: ignore[misc]
+        action, factory, grab = move
         centre = "CENTRE" in getattr(action, "name", str(action)).upper() or int(factory) < 0
-        return (CENTRE if centre else int(factory), int(grab.tile_type), int(grab.pattern_line_dest))
+        return (
+            CENTRE if centre else int(factory),
+            int(grab.tile_type),
+            int(grab.pattern_line_dest),
+        )
     except (TypeError, ValueError, AttributeError):
         return None
 
