@@ -219,3 +219,10 @@ def test_a_random_agent_replays_the_same_games(tmp_path: Path) -> None:
         played.append(sorted((g["game_id"], g["rounds"], json.dumps(g["seats"])) for g in games))
     assert played[0] == played[1] and len(played[0]) == 6
     assert len({seats for _, _, seats in played[0]}) > 1  # really random games, not one game
+
+
+def test_a_match_refuses_a_game_the_bot_declared_it_cannot_play() -> None:
+    run = arena("match", "bots/comp90054-adapter", "bots/python-greedy", "--variant", "gray")
+    assert run.returncode == 2
+    assert "bot comp90054-adapter declares players = [2], walls = ['coloured']" in run.stderr
+    assert "2-player gray game" in run.stderr and "Traceback" not in run.stderr
