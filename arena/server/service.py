@@ -29,6 +29,7 @@ from typing import Any, TextIO
 from arena.competition.config import CompetitionConfig, load_competition
 from arena.competition.ladder import BOTS_FOLDER, Ladder, make_executor
 from arena.competition.phases import EventStarter, Phases, PhaseTimer
+from arena.engine import Variant
 from arena.errors import ArenaError
 from arena.play.executors import Executor
 from arena.server.logs import configure_logging
@@ -96,7 +97,15 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
     kept_bytes = tree_bytes(archive) + tree_bytes(dest)
     # One author's bot keeps one compiler cache across its versions (its own, no one else's).
     identity = f"server bot {version.bot_id}"
-    outcome = process_submission(folder, config.play, config.limits, identity=identity)
+    ladder = config.ladder
+    outcome = process_submission(
+        folder,
+        config.play,
+        config.limits,
+        identity=identity,
+        player_counts=tuple(sorted(n for n, share in ladder.players.items() if share > 0)),
+        walls=tuple(Variant(w) for w, share in ladder.variants.items() if share > 0),
+    )
     meta = dict(outcome.meta)
     built_path = None
     if outcome.ok and outcome.built is not None:
