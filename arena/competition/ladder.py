@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from arena.competition.config import LadderSection
 from arena.play.bots import BotNotReady, stored_bot
 from arena.play.executors import Executor, LocalPoolExecutor
@@ -213,11 +215,20 @@ class LadderScheduler:
         """What the version's bot.toml declares it can play (players, walls)."""
         if version_id not in self._declared:
             info = self.store.launch_info(version_id)
-            self._declared[version_id] = (
-                BotManifest(**info.manifest) if info is not None and info.manifest else None
-            )
+            self._declared[version_id] = _declared(info.manifest if info is not None else None)
         manifest = self._declared[version_id]
         return manifest is None or manifest.plays(players, variant)
+
+
+def _declared(manifest: dict[str, Any] | None) -> BotManifest | None:
+    """A stored version's manifest as declared limits (a manifest stored before limits
+    existed, or one that does not validate today, declares none: it plays every game)."""
+    if not manifest:
+        return None
+    try:
+        return BotManifest(**manifest)
+    except ValidationError:
+        return None
 
 
 # ---------------------------------------------------------------- running games
