@@ -49,6 +49,8 @@ class RosterEntry:
     email: str | None = None
     staff: bool | None = None
     """None: the file does not say (the team keeps what it has)."""
+    problem: str | None = None
+    """Why the line is bad as written (reported with the others by :func:`plan_roster`)."""
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,9 @@ def check_name(name: str, what: str) -> str | None:
 
 
 def parse_roster(text: str, *, staff: bool = False) -> list[RosterEntry]:
-    """The member lines of a roster CSV (``staff``: every team in it is a staff team).
-    Raises :class:`RosterRejected` listing every malformed line."""
+    """The member lines of a roster CSV (``staff``: every team in it is a staff team);
+    a malformed line carries its ``problem``. A bad header raises
+    :class:`RosterRejected`."""
     rows = csv.reader(io.StringIO(text.lstrip("\ufeff")))
     header = next(rows, None)
     columns = [c.strip().casefold() for c in header] if header else []
@@ -104,19 +107,20 @@ def parse_roster(text: str, *, staff: bool = False) -> list[RosterEntry]:
         )
     at = {c: columns.index(c) for c in columns}
     entries: list[RosterEntry] = []
-    problems: list[str] = []
     for number, row in enumerate(rows, start=2):
         if not any(cell.strip() for cell in row):
             continue  # blank lines are allowed
         if len(row) != len(columns):
-            problems.append(f"line {number}: {len(row)} fields, the header has {len(columns)}")
+            bad_line = f"{len(row)} fields, the header has {len(columns)}"
+            entries.append(RosterEntry(number, "", "", problem=bad_line))
             continue
         cells = {c: row[i].strip() for c, i in at.items()}
         said = cells.get(STAFF_COLUMN)
         is_staff: bool | None = True if staff else None
         if said is not None:
             if said.casefold() not in YES | NO:
-                problems.append(f"line {number}: staff is {said!r}: use yes or no")
+                bad_staff = f"staff is {said!r}: use yes or no"
+                entries.append(RosterEntry(number, "", "", problem=bad_staff))
                 continue
             is_staff = staff or said.casefold() in YES
         email = cells["email"] or None
@@ -132,12 +136,7 @@ def parse_roster(text: str, *, staff: bool = False) -> list[RosterEntry]:
             )
         ):
             bad = f"{email!r} is not an email address"
-        if bad is not None:
-            problems.append(f"line {number}: {bad}")
-            continue
-        entries.append(RosterEntry(number, cells["team"], cells["member"], email, is_staff))
-    if problems:
-        raise RosterRejected(problems)
+        entries.append(RosterEntry(number, cells["team"], cells["member"], email, is_staff, bad))
     return entries
 
 
@@ -160,6 +159,9 @@ def plan_roster(entries: Iterable[RosterEntry], known: Sequence[KnownTeam]) -> R
     seen_members: dict[tuple[str, str], int] = {}
     for e in entries:
         where = f"line {e.line}"
+        if e.problem is not None:
+            problems.append(f"{where}: {e.problem}")
+            continue
         team: KnownTeam | None = by_name.get(e.team)
         if team is None:
             like = confusable_with(e.team, existing_names)
