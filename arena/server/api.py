@@ -6,6 +6,7 @@ public except ``/api/me`` and private fields (build logs, stderr), which follow 
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ from arena.server.ratelimit import WINDOW_SECONDS, RateLimited
 from arena.server.receive import UploadError, check_received, receive_upload
 from arena.store.competition import NotFound
 from arena.store.competition_models import Author, GameRow, Version
+from arena.textsafe import visible
+
+_log = logging.getLogger("arena.server")
 
 BOT_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
@@ -127,6 +131,7 @@ async def take_submission(
         archive.unlink(missing_ok=True)
         await run_in_threadpool(state.uploads_window.give_back, author.id)
         raise
+    _log.info("upload: %s v%d by %s", visible(name), version.number, visible(author.who))
     state.ctx.wake_builder()
     return Taken(version)
 
@@ -187,11 +192,16 @@ def router(state: AppState) -> APIRouter:
 
     @api.get("/leaderboard")
     def leaderboard() -> JSONResponse:
-        return json(views.leaderboard(store, state.settings.name).api())
+        return json(views.leaderboard(store, state.settings).api())
 
     @api.get("/bots/{name:path}")
     def bot(name: str, request: Request) -> JSONResponse:
-        page = views.bot_page(store, name, bearer_author(request, store))
+        page = views.bot_page(
+            store,
+            name,
+            bearer_author(request, store),
+            staff_in_prizes=state.settings.staff_in_prizes,
+        )
         if page is None:
             raise NotFound(f"no bot named {name!r}")
         return json(page.api())

@@ -71,13 +71,13 @@ def router(state: AppState) -> APIRouter:
 
     @pages.get("/")
     def leaderboard(request: Request) -> Response:
-        board = views.leaderboard(store, state.settings.name)
+        board = views.leaderboard(store, state.settings)
         return render(request, "leaderboard.html", viewer_of(request), board=board)
 
     @pages.get("/bots/{name:path}")
     def bot(name: str, request: Request) -> Response:
         viewer = viewer_of(request)
-        page = views.bot_page(store, name, viewer)
+        page = views.bot_page(store, name, viewer, staff_in_prizes=state.settings.staff_in_prizes)
         if page is None:
             raise NotFound(f"no bot named {name!r}")
         plot = Markup(rating_svg(page.history)) if page.history else None
