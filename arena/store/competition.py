@@ -532,7 +532,10 @@ class CompetitionStore:
     def staff_author_ids(self) -> set[int]:
         """The staff teams (whose bots results pages badge and prize ranks skip)."""
         with self._read() as conn:
-            return {int(i) for i in conn.execute(sa.select(authors.c.id).where(authors.c.staff))}
+            return {
+                int(i)
+                for i in conn.execute(sa.select(authors.c.id).where(authors.c.staff)).scalars()
+            }
 
     # ------------------------------------------------------------ teams and members
 

@@ -32,9 +32,12 @@ def upgrade() -> None:
         sa.UniqueConstraint("author_id", "name", name="members_team_name"),
     )
     op.create_index("members_author", "members", ["author_id"])
-    with op.batch_alter_table("authors") as batch:
-        batch.add_column(sa.Column("staff", sa.Boolean, nullable=False, server_default=sa.false()))
-    with op.batch_alter_table("sessions") as batch:
+    # A plain ADD COLUMN, not a batch copy: on SQLite that drops and recreates
+    # ``authors``, which the bots, sessions and games of an existing store refer to.
+    op.add_column(
+        "authors", sa.Column("staff", sa.Boolean, nullable=False, server_default=sa.false())
+    )
+    with op.batch_alter_table("sessions") as batch:  # nothing refers to sessions
         batch.add_column(
             sa.Column("member_id", sa.Integer, sa.ForeignKey("members.id", name="sessions_member"))
         )
@@ -43,7 +46,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     with op.batch_alter_table("sessions") as batch:
         batch.drop_column("member_id")
-    with op.batch_alter_table("authors") as batch:
-        batch.drop_column("staff")
+    op.drop_column("authors", "staff")
     op.drop_index("members_author", "members")
     op.drop_table("members")
