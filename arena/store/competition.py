@@ -58,7 +58,13 @@ from arena.store.competition_models import (
 from arena.store.competition_names import confusable_with, mixes_scripts
 from arena.store.engine import StoreError as StoreError
 from arena.store.engine import db_message, describe_url, make_engine
-from arena.store.roster import KnownTeam, RosterEntry, plan_roster
+from arena.store.roster import (
+    KnownTeam,
+    RosterEntry,
+    RosterRejected,
+    member_entry,
+    plan_roster,
+)
 
 STDERR_KEEP_BYTES = 256 * 1024
 """Per seat and game, at most this much of a bot's stderr is kept (the tail)."""
@@ -590,7 +596,10 @@ class CompetitionStore:
         """One new member of an existing team (the roster's rules) and their token."""
         if self.author_by_name(team) is None:
             raise NotFound(f"no team named {team!r}")
-        issued = self.import_roster([RosterEntry(0, team, name.strip(), email or None)])
+        try:
+            issued = self.import_roster([member_entry(0, team, name, email)])
+        except RosterRejected as exc:  # one line, and no file: say it without "line 0"
+            raise Invalid("; ".join(p.removeprefix("line 0: ") for p in exc.problems)) from None
         if not issued:
             raise Conflict(f"{name!r} is already a member of team {team!r}")
         return issued[0]

@@ -89,6 +89,26 @@ def check_name(name: str, what: str) -> str | None:
     return None
 
 
+def member_entry(
+    line: int, team: str, member: str, email: str | None, staff: bool | None = None
+) -> RosterEntry:
+    """One member line, with its ``problem`` if the names or the email are unusable."""
+    team, member, email = team.strip(), member.strip(), (email or "").strip() or None
+    bad = check_name(team, "team") or check_name(member, "member")
+    if (
+        bad is None
+        and email is not None
+        and (
+            len(email) > EMAIL_CHARS
+            or "@" not in email
+            or not email.isprintable()
+            or any(ch.isspace() for ch in email)
+        )
+    ):
+        bad = f"{email!r} is not an email address"
+    return RosterEntry(line, team, member, email, staff, bad)
+
+
 def parse_roster(text: str, *, staff: bool = False) -> list[RosterEntry]:
     """The member lines of a roster CSV (``staff``: every team in it is a staff team);
     a malformed line carries its ``problem``. A bad header raises
@@ -123,20 +143,8 @@ def parse_roster(text: str, *, staff: bool = False) -> list[RosterEntry]:
                 entries.append(RosterEntry(number, "", "", problem=bad_staff))
                 continue
             is_staff = staff or said.casefold() in YES
-        email = cells["email"] or None
-        bad = check_name(cells["team"], "team") or check_name(cells["member"], "member")
-        if (
-            bad is None
-            and email is not None
-            and (
-                len(email) > EMAIL_CHARS
-                or "@" not in email
-                or not email.isprintable()
-                or any(ch.isspace() for ch in email)
-            )
-        ):
-            bad = f"{email!r} is not an email address"
-        entries.append(RosterEntry(number, cells["team"], cells["member"], email, is_staff, bad))
+        entry = member_entry(number, cells["team"], cells["member"], cells["email"], is_staff)
+        entries.append(entry)
     return entries
 
 

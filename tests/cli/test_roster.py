@@ -194,6 +194,12 @@ def test_token_renews_a_member_and_marks_staff(toml: Path, tmp_path: Path) -> No
         "roster", "add-member", toml, "Blue", "eve", "--email", "eve@uni.edu", cwd=tmp_path
     )
     assert added.returncode == 0 and "token for eve (team Blue)" in added.stdout
+    blank = arena("roster", "add-member", toml, "Blue", " ", cwd=tmp_path)
+    assert blank.returncode == 2 and "error: empty member" in blank.stderr
+    taken = arena(
+        "roster", "add-member", toml, "Red", "zoe", "--email", "who@uni.edu", cwd=tmp_path
+    )
+    assert taken.returncode == 2 and "who@uni.edu is already in team 'Tutors'" in taken.stderr
     removed = arena("roster", "remove-member", toml, "Blue", "eve", cwd=tmp_path)
     assert removed.returncode == 0, removed.stderr
     assert "  eve" not in arena("roster", "list", toml, cwd=tmp_path).stdout
