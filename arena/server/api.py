@@ -57,6 +57,8 @@ class NameRequest(BaseModel):
 
 class AuthorRequest(NameRequest):
     organiser: bool = False
+    staff: bool = False
+    """A staff team: its bots are baselines (badged, no prize rank)."""
 
 
 def json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -309,9 +311,17 @@ def router(state: AppState) -> APIRouter:
     @api.post("/admin/authors")
     def new_author(body: AuthorRequest, request: Request) -> JSONResponse:
         require_organiser(request, store)
-        author, token = store.create_author(body.name.strip(), organiser=body.organiser)
+        author, token = store.create_author(
+            body.name.strip(), organiser=body.organiser, staff=body.staff
+        )
         return json(
-            {"author": author.name, "organiser": author.organiser, "token": token}, status=201
+            {
+                "author": author.name,
+                "organiser": author.organiser,
+                "staff": author.staff,
+                "token": token,
+            },
+            status=201,
         )
 
     return api

@@ -131,6 +131,15 @@ def test_staff_bots_are_badged_and_skipped_by_the_prize_rank(site: Site) -> None
     assert site.client.get("/api/me", headers=site.auth("ben")).json()["author"]["staff"] is True
 
 
+def test_the_organiser_api_makes_a_staff_author(site: Site) -> None:
+    made = site.client.post(
+        "/api/admin/authors", headers=site.auth("org"), json={"name": "baseline", "staff": True}
+    )
+    assert made.status_code == 201 and made.json()["staff"] is True
+    baseline = site.store.author_by_name("baseline")
+    assert baseline is not None and site.store.staff_author_ids() == {baseline.id}
+
+
 def test_staff_may_count_for_prizes(site: Site) -> None:
     site.store.set_staff("bob", True)
     config = CompetitionConfig.model_validate({"competition": {"staff_in_prizes": True}})
