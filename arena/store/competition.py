@@ -507,7 +507,7 @@ class CompetitionStore:
 
     def new_token(self, name: str) -> str:
         """Issue a fresh token to an existing author (the old one and every browser session
-        of theirs stop working)."""
+        started with it stop working; a team's members keep their tokens and sessions)."""
         token = new_token_text()
         with self._write() as conn:
             author_id = conn.execute(
@@ -519,7 +519,11 @@ class CompetitionStore:
                 .values(token_hash=hash_token(token))
             ).rowcount
             if author_id is not None:  # a leaked token renewed: its sessions end too
-                conn.execute(sa.delete(sessions).where(sessions.c.author_id == author_id))
+                conn.execute(  # (a team's members keep theirs: their tokens still hold)
+                    sa.delete(sessions).where(
+                        sessions.c.author_id == author_id, sessions.c.member_id.is_(None)
+                    )
+                )
         if not done:
             raise NotFound(f"no author named {name!r}")
         return token

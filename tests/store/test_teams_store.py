@@ -140,6 +140,10 @@ def test_member_tokens_renew_and_members_leave(database_url: str) -> None:
         again = store.author_by_token(renewed)
         assert again is not None and again.member_name == "ann"
         assert store.author_by_session(ben_session) is not None  # ben keeps his
+        team_session = store.create_session(ben.id, 3600)  # signed in with the team's token
+        store.new_token("Red")
+        assert store.author_by_session(team_session) is None
+        assert store.author_by_session(ben_session) is not None  # a member's is not the team's
         store.remove_member("Red", "ben")
         assert store.author_by_token(tokens["ben"]) is None
         assert store.author_by_session(ben_session) is None
