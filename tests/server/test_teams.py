@@ -17,7 +17,7 @@ from arena.competition.config import CompetitionConfig
 from arena.server.app import ServerContext, create_app
 from arena.store.roster import parse_roster
 
-from .web_helpers import ALICE_STDERR, BOB_STDERR, Site, bot_zip, make_site, web_settings
+from .web_helpers import ALICE_STDERR, BOB_STDERR, XSS, Site, bot_zip, make_site, web_settings
 
 ROSTER = "team,member,email\nalice,ann,ann@uni.edu\nalice,al,al@uni.edu\nbob,ben,ben@uni.edu\n"
 
@@ -45,6 +45,7 @@ def test_a_member_token_is_the_team_and_says_which_member(site: Site) -> None:
 
 
 def test_members_share_the_team_page_and_sign_in_as_the_team(site: Site) -> None:
+    site.store.add_member("alice", XSS)  # a member's name is shown, never run
     site.sign_in("al")
     page = site.client.get("/me")
     assert page.status_code == 200
@@ -53,6 +54,7 @@ def test_members_share_the_team_page_and_sign_in_as_the_team(site: Site) -> None
     assert "ann" in page.text and "ben" not in page.text
     assert "build log of alpha" in page.text and ALICE_STDERR in page.text
     assert BOB_STDERR not in page.text and "build log of beta" not in page.text
+    assert XSS not in page.text and "&lt;script&gt;" in page.text
 
 
 def test_another_teams_member_sees_nothing_private(site: Site) -> None:
