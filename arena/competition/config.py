@@ -4,13 +4,15 @@ One file defines the competition: its name and where it keeps its data and store
 (``[competition]``), where the web server listens (``[server]``), the ladder's mix of
 games (``[ladder]``), how games are played (``[play]``: the arena's ``PlaySettings``),
 what an upload may be (``[limits]``: ``UploadLimits``) and how often an author may
-challenge (``[challenges]``). Every table is optional: the defaults just work.
+challenge (``[challenges]``), and when submissions close and the finals run
+(``[phases]``). Every table is optional: the defaults just work.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -248,6 +250,54 @@ class ChallengesSection(_Table):
     )
 
 
+class PhasesSection(_Table):
+    """The competition's calendar: a deadline for uploads, then the finals and the
+    results (see :mod:`arena.competition.phases`). No ``[phases]`` table: an open
+    ladder for ever."""
+
+    deadline: datetime = Field(
+        description="When submissions close: a TOML datetime with a UTC offset or 'Z' "
+        "(e.g. 2026-12-20T12:00:00Z); the organiser may extend or reopen it."
+    )
+    finals: Literal["at-deadline", "manual"] = Field(
+        default="at-deadline",
+        description="at-deadline: the finals start when submissions close; manual: when "
+        "the organiser starts them.",
+    )
+    publish: Literal["auto", "manual"] = Field(
+        default="auto",
+        description="auto: results are published when the finals finish; manual: when "
+        "the organiser publishes them.",
+    )
+    ladder: Literal["until-deadline", "always", "off"] = Field(
+        default="until-deadline",
+        description="until-deadline: the continuous ladder stops at the deadline (the "
+        "finals have the machine); always: it keeps going; off: no ladder games.",
+    )
+
+    @field_validator("deadline", mode="before")
+    @classmethod
+    def _a_datetime(cls, value: object) -> object:
+        if isinstance(value, str):
+            try:
+                return datetime.fromisoformat(value)
+            except ValueError:
+                pass
+        if not isinstance(value, datetime):
+            raise ValueError("a TOML datetime with a UTC offset, such as 2026-12-20T12:00:00Z")
+        return value
+
+    @field_validator("deadline")
+    @classmethod
+    def _deadline(cls, value: datetime) -> datetime:
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(
+                "give the deadline with a UTC offset or 'Z' (e.g. 2026-12-20T12:00:00Z): "
+                "a time without one means a different moment on every machine"
+            )
+        return value.astimezone(UTC)
+
+
 class CompetitionConfig(_Table):
     """The whole competition.toml (paths resolved; ``source`` is the file)."""
 
@@ -257,6 +307,7 @@ class CompetitionConfig(_Table):
     play: PlaySettings = Field(default_factory=PlaySettings)
     limits: UploadLimits = Field(default_factory=UploadLimits)
     challenges: ChallengesSection = Field(default_factory=ChallengesSection)
+    phases: PhasesSection | None = None
     source: Path = Field(default=Path("competition.toml"), exclude=True)
 
     @property

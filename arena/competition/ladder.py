@@ -130,9 +130,17 @@ class LadderScheduler:
     expected: int | None = None
     """Never known: the ladder runs until the organiser stops it."""
 
-    def __init__(self, store: CompetitionStore, config: LadderSection) -> None:
+    def __init__(
+        self,
+        store: CompetitionStore,
+        config: LadderSection,
+        new_games_allowed: Callable[[], bool] = lambda: True,
+    ) -> None:
         self.store = store
         self.config = config
+        self.new_games_allowed = new_games_allowed
+        """Whether new ladder games may be chosen now (the phases' ``ladder`` rule);
+        games already scheduled (challenges, re-runs, finals) play either way."""
         self._rng = random.Random(config.master_seed)
         self._index = 0
 
@@ -140,7 +148,7 @@ class LadderScheduler:
         """The next game, or none (frozen with nothing scheduled, or too few versions)."""
         game = self.store.claim_scheduled_game()
         if game is None:
-            if self.store.frozen() is not None:
+            if self.store.frozen() is not None or not self.new_games_allowed():
                 return []
             choice = self._choose()
             if choice is None:
@@ -231,6 +239,7 @@ class Ladder:
         play: PlaySettings,
         data_dir: Path,
         executor: Executor,
+        new_games_allowed: Callable[[], bool] = lambda: True,
     ) -> None:
         self.store = store
         self.config = ladder
@@ -243,7 +252,7 @@ class Ladder:
         self._stop = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
-        self.scheduler: Scheduler = LadderScheduler(store, ladder)
+        self.scheduler: Scheduler = LadderScheduler(store, ladder, new_games_allowed)
         self._running: dict[int, str] = {}
         """Games handed to the executor: its game index → the game id."""
         self._unsaved: list[tuple[str, GameResult]] = []

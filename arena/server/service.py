@@ -28,6 +28,7 @@ from typing import Any, TextIO
 
 from arena.competition.config import CompetitionConfig, load_competition
 from arena.competition.ladder import BOTS_FOLDER, Ladder, make_executor
+from arena.competition.phases import EventStarter, Phases, PhaseTimer
 from arena.errors import ArenaError
 from arena.play.executors import Executor
 from arena.server.logs import configure_logging
@@ -402,12 +403,17 @@ def _default_app_factory(ctx: Any) -> Any:
     return create_app(ctx)
 
 
-def _context(
-    config: CompetitionConfig, store: CompetitionStore, builder: BuildWorker, ladder: Ladder
-) -> Any:
+def _context(service: Service) -> Any:
     from arena.server.app import ServerContext
 
-    return ServerContext(config, store, config.data_dir, builder.wake, ladder.wake)
+    return ServerContext(
+        service.config,
+        service.store,
+        service.config.data_dir,
+        service.builder.wake,
+        service.ladder.wake,
+        service.phases,
+    )
 
 
 @dataclass
@@ -419,6 +425,8 @@ class Service:
     ladder: Ladder
     builder: BuildWorker
     threads: list[threading.Thread]
+    phases: Phases
+    timer: PhaseTimer
 
     def start(self) -> None:
         recovered = self.store.requeue_running()
@@ -436,12 +444,15 @@ class Service:
                 for n in range(self.config.limits.build_workers)
             ),
         ]
+        if self.phases.enabled:
+            self.threads.append(threading.Thread(target=self.timer.run, name="phases", daemon=True))
         for t in self.threads:
             t.start()
 
     def stop(self) -> int:
         """Stop the ladder and the builder; running games are scheduled again."""
         self.builder.stop()
+        self.timer.stop()
         requeued = self.ladder.shutdown(abort=True)
         self.threads[0].join(timeout=30)
         return requeued
@@ -452,11 +463,16 @@ def make_service(
     store: CompetitionStore,
     pool: Executor,
     build: Builder = build_submission,
+    events: EventStarter | None = None,
 ) -> Service:
-    ladder = Ladder(store, config.ladder, config.play, config.data_dir, pool)
+    """The service's parts; ``events`` starts the finals and rounds (none: the phases
+    say the finals cannot start)."""
+    phases = Phases(store, config.phases, events)
+    ladder = Ladder(store, config.ladder, config.play, config.data_dir, pool, phases.ladder_allowed)
+    phases.on_change = ladder.wake
     builder = BuildWorker(store, config, ladder.wake, build)
     ladder.wake_builder = builder.wake
-    return Service(config, store, ladder, builder, [])
+    return Service(config, store, ladder, builder, [], phases, PhaseTimer(phases))
 
 
 def serve(
@@ -484,7 +500,7 @@ def serve(
     service = make_service(config, store, pool)
     try:
         ensure_organiser(store, config, out)
-        app = app_factory(_context(config, store, service.builder, service.ladder))
+        app = app_factory(_context(service))
         service.start()
         out.write(
             f"Serving {config.competition.name!r} on http://{config.server.host}:"

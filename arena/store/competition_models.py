@@ -233,3 +233,17 @@ class LossRow:
         if self.best_score is None or self.score is None:
             return 0
         return self.best_score - self.score
+
+
+@dataclass(frozen=True)
+class PhaseLogRow:
+    """One phase change: what was done, from which phase to which, by whom (an
+    organiser's name, or ``schedule`` for the deadline's timer), and its details."""
+
+    id: int
+    at: datetime
+    action: str
+    phase_from: str
+    phase_to: str
+    actor: str
+    detail: dict[str, object]
