@@ -331,7 +331,7 @@ def router(state: AppState) -> APIRouter:
     @api.post("/admin/freeze")
     def freeze(request: Request) -> JSONResponse:
         require_organiser(request, store)
-        ranking = store.freeze()
+        ranking = store.freeze(staff_in_prizes=state.settings.staff_in_prizes)
         state.ctx.wake_ladder()
         return json({"frozen": ranking.frozen, "rows": ranking.rows, "paused": True})
 

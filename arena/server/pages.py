@@ -370,7 +370,7 @@ def router(state: AppState) -> APIRouter:
         actions = {
             "pause": lambda: store.set_paused(True),
             "resume": lambda: store.set_paused(False),
-            "freeze": store.freeze,
+            "freeze": lambda: store.freeze(staff_in_prizes=state.settings.staff_in_prizes),
             "unfreeze": store.unfreeze,
             "disqualify": lambda: store.disqualify(target),
             "rerun": lambda: store.rerun(target),

@@ -2148,10 +2148,10 @@ class CompetitionStore:
     def paused(self) -> bool:
         return self.setting("paused") == "1"
 
-    def freeze(self) -> FrozenRanking:
+    def freeze(self, *, staff_in_prizes: bool = False) -> FrozenRanking:
         """Keep the current leaderboard as the final ranking, and pause the ladder.
         Freezing again replaces the snapshot."""
-        rows = self.leaderboard()
+        rows = self.leaderboard(staff_in_prizes=staff_in_prizes)
         when = _now()
         payload = json.dumps(
             {"frozen": when.isoformat(), "rows": [r.__dict__ for r in rows]}, sort_keys=True

@@ -151,3 +151,9 @@ def test_staff_may_count_for_prizes(site: Site) -> None:
     rows = client.get("/api/leaderboard").json()["rows"]
     assert sorted(r["prize_rank"] for r in rows) == [1, 2]
     assert [r["prize_rank"] for r in rows] == [r["rank"] for r in rows]
+    frozen = client.post("/api/admin/freeze", headers=site.auth("org"))
+    assert frozen.status_code == 200, frozen.text
+    kept = client.get("/api/leaderboard").json()["frozen"]["rows"]
+    assert [(r["prize_rank"], r["staff"]) for r in kept] == [
+        (r["prize_rank"], r["staff"]) for r in rows
+    ]
