@@ -576,27 +576,51 @@ def _shown_store(config: CompetitionConfig) -> str:
 # ---------------------------------------------------------------- arena token
 
 
-def token_command(toml: Path, name: str, organiser: bool, renew: bool, out: TextIO) -> int:
+def token_command(
+    toml: Path,
+    name: str,
+    organiser: bool,
+    renew: bool,
+    out: TextIO,
+    *,
+    member: str | None = None,
+    staff: bool = False,
+) -> int:
     """``arena token``: issue a token to a new author (or a new one to an existing
-    author with ``--renew``); prints it once."""
+    author, or to a member of a team, with ``--renew``); prints it once. ``staff`` makes
+    a new author a staff team, or marks an existing one."""
+    if member is not None and not renew:
+        raise ServeError("--member needs --renew (new members: arena roster add-member or import)")
     config = load_competition(toml)
     store = open_store(config)
     try:
-        if renew:
+        if member is not None:
+            token = store.new_member_token(name, member)
+            what = "new token for"
+            name = f"{member} (team {name})"
+        elif renew:
             token = store.new_token(name)
             what = "new token for"
+            if staff:
+                store.set_staff(name, True)
         else:
             try:
-                _, token = store.create_author(name, organiser=organiser)
+                _, token = store.create_author(name, organiser=organiser, staff=staff)
             except Conflict as exc:
                 if store.author_by_name(name.strip()) is None:  # a look-alike of another
                     raise ServeError(str(exc)) from None
+                if staff:
+                    store.set_staff(name.strip(), True)
+                    out.write(f"{name} is now a staff team (its token is unchanged)\n")
+                    return 0
                 raise ServeError(
                     f"an author named {name!r} exists",
                     hint=f"arena token {toml} {name} --renew issues a new token "
                     "(the old one stops working)",
                 ) from None
             what = "organiser token for" if organiser else "token for"
+            if staff:
+                what = "staff team token for"
     finally:
         store.close()
     out.write(f"{what} {name} (shown once; give it to them privately):\n{token}\n")
