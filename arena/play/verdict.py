@@ -127,6 +127,21 @@ def first_problem(report: CheckReport) -> str:
 def passed(report: CheckReport) -> str:
     """What a passed check played, in one line."""
     return (
-        f"passed check-bot ({report.games} games, 2-4 players, both walls, "
+        f"passed check-bot ({report.games} games, {played_settings(report)}, "
         f"{report.wins} won against the random policy)"
     )
+
+
+def played_settings(report: CheckReport) -> str:
+    """The player counts and walls a check played, in words ("2-4 players, both
+    walls"; a check limited to a bot's or a competition's games says so)."""
+    counts = sorted({n for n, _ in report.played}) or [2, 3, 4]
+    walls = sorted({w for _, w in report.played}) or ["coloured", "gray"]
+    if counts == list(range(counts[0], counts[-1] + 1)) and len(counts) > 1:
+        players = f"{counts[0]}-{counts[-1]} players"
+    elif len(counts) == 1:
+        players = f"{counts[0]} players"
+    else:
+        players = " and ".join(str(n) for n in counts) + " players"
+    wall = "both walls" if len(walls) == 2 else f"{walls[0]} wall"
+    return f"{players}, {wall}"

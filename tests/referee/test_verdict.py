@@ -96,6 +96,10 @@ def test_one_line_verdicts() -> None:
     assert passed(good) == (
         "passed check-bot (6 games, 2-4 players, both walls, 4 won against the random policy)"
     )
+    good.played = {(2, "coloured"): 3, (4, "coloured"): 3}
+    assert passed(good) == (
+        "passed check-bot (6 games, 2 and 4 players, coloured wall, 4 won against the random policy)"
+    )
 
 
 def test_a_multiline_problem_keeps_its_lines_indented() -> None:
