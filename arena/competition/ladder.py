@@ -1,7 +1,7 @@
 """The continuous ladder: keep ``games_in_flight`` games running, forever.
 
 Each time a slot frees up the ladder starts the oldest scheduled game (a challenge, a
-re-run, a game re-queued after a restart) or else picks a new ladder game with
+re-run, a game of the finals or a round, a game re-queued after a restart) or else picks a new ladder game with
 :func:`choose_game`: a new version plays until it has ``new_version_games`` games,
 otherwise the versions with the fewest games play (games per bot stay balanced), and
 player counts and walls follow the configured shares. Games run on the play layer's
@@ -137,10 +137,13 @@ class LadderScheduler:
         self._index = 0
 
     def next(self) -> list[ScheduledGame]:
-        """The next game, or none (frozen with nothing scheduled, or too few versions)."""
-        game = self.store.claim_scheduled_game()
+        """The next game, or none. Paused: only the games of an event (finals, a round:
+        the organiser's own tournaments) start; frozen: scheduled games (challenges,
+        events) still play but no new ladder game is chosen; too few versions: none."""
+        paused = self.store.paused()
+        game = self.store.claim_scheduled_game(events_only=paused)
         if game is None:
-            if self.store.frozen() is not None:
+            if paused or self.store.frozen() is not None:
                 return []
             choice = self._choose()
             if choice is None:
@@ -383,8 +386,8 @@ class Ladder:
         return removed
 
     def _start_games(self) -> None:
-        if self.store.paused() or time.monotonic() < self._not_before:
-            return
+        if time.monotonic() < self._not_before:
+            return  # paused: the scheduler hands out only event games
         while len(self._running) < self.config.games_in_flight and not self._stop.is_set():
             games = self.scheduler.next()
             if not games:
