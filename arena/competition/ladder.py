@@ -1,13 +1,14 @@
 """The continuous ladder: keep ``games_in_flight`` games running, forever.
 
 Each time a slot frees up the ladder starts the oldest scheduled game (a challenge, a
-re-run, a game of the finals or a round, a game re-queued after a restart) or else picks a new ladder game with
-:func:`choose_game`: a new version plays until it has ``new_version_games`` games,
-otherwise the versions with the fewest games play (games per bot stay balanced), and
-player counts and walls follow the configured shares. Games run on the play layer's
-executor (a local pool or Ray batches, :mod:`arena.play`); each result goes to the store,
-which keeps it once (keyed by the game id) and rates it in the same transaction. The store is the
-ledger: after a crash the running games are simply scheduled again.
+re-run, a game of the finals or a round, a game re-queued after a restart) or else picks
+a new ladder game with :func:`choose_game`: a new version plays until it has
+``new_version_games`` games, otherwise the versions with the fewest games play (games
+per bot stay balanced), and player counts and walls follow the configured shares. Games
+run on the play layer's executor (a local pool or Ray batches, :mod:`arena.play`); each
+result goes to the store, which keeps it once (keyed by the game id) and rates it in the
+same transaction. The store is the ledger: after a crash the running games are simply
+scheduled again.
 """
 
 from __future__ import annotations

@@ -2031,7 +2031,7 @@ def _wait_for_event(
     return float(max(1, math.ceil((freed - since).total_seconds())))
 
 
-def _busy_versions() -> sa.Select[Any]:
+def _busy_versions() -> sa.CompoundSelect[Any]:
     """Versions that must keep their files: seated in a scheduled or running game, or
     entrants of a finals (a re-run of the finals plays them again)."""
     playing = (
