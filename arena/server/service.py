@@ -27,6 +27,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from arena.competition.config import CompetitionConfig, load_competition
+from arena.competition.events import Events, EventsThread
 from arena.competition.ladder import BOTS_FOLDER, Ladder, make_executor
 from arena.errors import ArenaError
 from arena.play.executors import Executor
@@ -402,12 +403,17 @@ def _default_app_factory(ctx: Any) -> Any:
     return create_app(ctx)
 
 
-def _context(
-    config: CompetitionConfig, store: CompetitionStore, builder: BuildWorker, ladder: Ladder
-) -> Any:
+def _context(config: CompetitionConfig, store: CompetitionStore, service: Service) -> Any:
     from arena.server.app import ServerContext
 
-    return ServerContext(config, store, config.data_dir, builder.wake, ladder.wake)
+    return ServerContext(
+        config,
+        store,
+        config.data_dir,
+        service.builder.wake,
+        service.ladder.wake,
+        events=service.events,
+    )
 
 
 @dataclass
@@ -419,6 +425,9 @@ class Service:
     ladder: Ladder
     builder: BuildWorker
     threads: list[threading.Thread]
+    events: Events | None = None
+    """Finals and scheduled rounds (:mod:`arena.competition.events`), ticked on a thread."""
+    _events_timer: EventsThread | None = None
 
     def start(self) -> None:
         recovered = self.store.requeue_running()
@@ -436,12 +445,19 @@ class Service:
                 for n in range(self.config.limits.build_workers)
             ),
         ]
+        if self.events is not None:
+            self._events_timer = EventsThread(self.events)
+            self.threads.append(
+                threading.Thread(target=self._events_timer.run, name="events", daemon=True)
+            )
         for t in self.threads:
             t.start()
 
     def stop(self) -> int:
         """Stop the ladder and the builder; running games are scheduled again."""
         self.builder.stop()
+        if self._events_timer is not None:
+            self._events_timer.stop()
         requeued = self.ladder.shutdown(abort=True)
         self.threads[0].join(timeout=30)
         return requeued
@@ -456,7 +472,8 @@ def make_service(
     ladder = Ladder(store, config.ladder, config.play, config.data_dir, pool)
     builder = BuildWorker(store, config, ladder.wake, build)
     ladder.wake_builder = builder.wake
-    return Service(config, store, ladder, builder, [])
+    events = Events(store, config, ladder.wake)
+    return Service(config, store, ladder, builder, [], events)
 
 
 def serve(
@@ -484,7 +501,7 @@ def serve(
     service = make_service(config, store, pool)
     try:
         ensure_organiser(store, config, out)
-        app = app_factory(_context(config, store, service.builder, service.ladder))
+        app = app_factory(_context(config, store, service))
         service.start()
         out.write(
             f"Serving {config.competition.name!r} on http://{config.server.host}:"
