@@ -172,3 +172,170 @@ def test_rounds_config_is_checked() -> None:
         RoundsSection(schedule="nightly")
     assert RoundsSection(schedule="daily 02:30").cron == "30 2 * * *"
     assert RoundsSection(schedule="0 */6 * * *").cron == "0 */6 * * *"
+
+
+# ---------------------------------------------------------------- the results page
+
+
+def _finish_with(store: CompetitionStore, crasher: str) -> None:
+    """Play every scheduled game on paper: ``crasher`` crashes in each (a forfeit)."""
+    from arena.store.competition import FinishedFault, FinishedSeat, GameOutcome
+
+    while (game := store.claim_scheduled_game(events_only=True)) is not None:
+        seats = []
+        faults = []
+        for s in game.seats:
+            crashed = s.bot_name == crasher
+            seats.append(
+                FinishedSeat(s.seat, 0 if crashed else 40 + s.seat, 2 if crashed else 1, crashed)
+            )
+            if crashed:
+                faults.append(FinishedFault(s.seat, "crash", 1, "exited with status 3", True))
+        outcome = GameOutcome("forfeit", 1, 0.1, "test", b"{}", tuple(seats), tuple(faults))
+        assert store.finish_game(game.id, outcome)
+
+
+def test_results_page_shows_the_stability_audit_and_the_failed_column(tmp_path: Path) -> None:
+    from tests.server.web_helpers import make_site
+
+    site = make_site(tmp_path)
+    store = site.store
+    refused = site.client.post("/api/admin/finals", headers=site.auth("alice"))
+    assert refused.status_code == 403
+    started = site.client.post("/api/admin/finals", headers=site.auth("org"))
+    assert started.status_code == 202, started.text
+    body = started.json()
+    assert body["status"] == "running" and body["games"] == {"scheduled": 2}
+    again = site.client.post("/api/admin/finals", headers=site.auth("org"))
+    assert again.status_code == 409 and "re-run" in again.json()["error"]
+    assert "appear here when every game" in site.client.get("/results").text
+    _finish_with(store, "beta")
+    Events(store, CompetitionConfig()).tick()
+    page = site.client.get("/results")
+    assert page.status_code == 200
+    html = page.text
+    assert "Stability audit" in html
+    assert "rank 1 (alpha v1) held in" in html and "% of 200 resamples" in html
+    assert "FAILED" in html
+    failed = html.split('class="srv-failed">')[1:]
+    assert [cell.split("<")[0] for cell in failed] == ["0", "2"]  # alpha, then beta
+    for game in event_games(store, body["id"]):
+        assert f'href="/games/{game.id}"' in html
+    shown = site.client.get(f"/api/events/{body['id']}").json()
+    assert shown["published"] and shown["results"]["rows"][1]["failed"] == 2
+    assert [g["url"] for g in shown["game_list"]] == [f"/games/finals1-000{i}" for i in (0, 1)]
+    assert "Finals" in site.client.get("/rounds").text
+    rerun = site.client.post("/api/admin/finals", headers=site.auth("org"), json={"rerun": True})
+    assert rerun.status_code == 202 and rerun.json()["settings"]["rerun_of"] == body["id"]
+
+
+# ---------------------------------------------------------------- real games
+
+
+def _greedy_bots(store: CompetitionStore, root: Path, crasher: str) -> None:
+    """Copies of bots/python-greedy (deterministic) built and on the ladder; ``crasher``
+    exits on its third decision of every game."""
+    import shutil
+
+    from arena.play.build import build_bot
+    from arena.referee.manifest import load_bot
+
+    repo = Path(__file__).resolve().parents[2]
+    author, _ = store.create_author("alice")
+    for name in ("greedy-a", "greedy-b", crasher):
+        source = root / "src" / name
+        shutil.copytree(repo / "bots" / "python-greedy", source)
+        toml = source / "bot.toml"
+        toml.write_text(toml.read_text().replace('"python-greedy"', f'"{name}"'))
+        if name == crasher:
+            bot = source / "bot.py"
+            bot.write_text(
+                bot.read_text().replace(
+                    '        elif kind == "decide":\n',
+                    '        elif kind == "decide":\n'
+                    "            DECISIONS.append(1)\n"
+                    "            if len(DECISIONS) == 3:\n"
+                    "                sys.exit(3)\n",
+                )
+                + "\nDECISIONS: list[int] = []\n"
+            )
+        built = build_bot(load_bot(source), cache=root / "cache")
+        store.add_submission(author.id, name, "/dev/null", "0" * 64)
+        version = store.claim_queued_version()
+        assert version is not None
+        meta = {"manifest": built.spec.manifest.model_dump(mode="json"), "source": str(source)}
+        store.finish_build(version.id, True, "ok", "", str(built.spec.folder), built.version, meta)
+    for path in [root, *root.rglob("*")]:
+        if path.is_dir():
+            path.chmod(0o755)  # the per-bot uid reads the built bots
+
+
+def _moves(store: CompetitionStore, game_id: str) -> list[object]:
+    record = store.record(game_id)
+    assert record is not None
+    moves = [[(d["seat"], d["move"]) for d in r["decisions"]] for r in record["rounds"]]
+    assert moves and moves[0]
+    return moves
+
+
+def test_finals_rerun_with_the_same_seeds_plays_the_same_games(tmp_path: Path) -> None:
+    from arena.play.executors import LocalPoolExecutor
+
+    tmp_path.chmod(0o755)
+    store = CompetitionStore.open(f"sqlite:///{tmp_path / 'c.sqlite'}")
+    try:
+        _greedy_bots(store, tmp_path, "crashes")
+        store.set_paused(True)
+        events = Events(store, _config(finals={"players": [2], "master_seed": 7}))
+        first = events.start_finals("org")
+        ladder = Ladder(
+            store,
+            LadderSection(games_in_flight=2),
+            PlaySettings(),
+            tmp_path / "data",
+            LocalPoolExecutor(2),
+        )
+        thread = threading.Thread(target=ladder.run)
+        thread.start()
+        try:
+            deadline = time.monotonic() + 240
+            second = None
+            while True:
+                events.tick()
+                one = event(store, first.id)
+                assert one is not None
+                if one.status == "finished" and second is None:
+                    second = events.start_finals("org", rerun=True)
+                if second is not None:
+                    two = event(store, second.id)
+                    assert two is not None
+                    if two.status == "finished":
+                        break
+                assert time.monotonic() < deadline, "the finals stalled"
+                time.sleep(0.1)
+        finally:
+            ladder.shutdown(abort=False)
+            thread.join(30)
+        games_one = event_games(store, first.id)
+        games_two = event_games(store, second.id)
+        assert len(games_one) == len(games_two) == 6
+        assert all(g.status == "finished" for g in games_one + games_two)
+        for a, b in zip(games_one, games_two, strict=True):
+            assert (a.seed, [s.version_id for s in a.seats]) == (
+                b.seed,
+                [s.version_id for s in b.seats],
+            )
+            assert [s.faults for s in a.seats] == [s.faults for s in b.seats]
+            if any(s.forfeit for s in a.seats):
+                # The referee plays a forfeited seat on with a policy seeded by the game
+                # id (which names the event): only the moves up to the crash repeat.
+                assert _moves(store, a.id)[0][:5] == _moves(store, b.id)[0][:5]
+                continue
+            assert [(s.score, s.rank) for s in a.seats] == [(s.score, s.rank) for s in b.seats]
+            assert _moves(store, a.id) == _moves(store, b.id)
+        assert one.results is not None and two.results is not None
+        failed = {r["bot"]: r["failed"] for r in one.results["rows"]}
+        assert failed == {"greedy-a": 0, "greedy-b": 0, "crashes": 4}
+        assert store.leaderboard()[0].games == 0  # the ladder never rated a finals game
+    finally:
+        store.close()
