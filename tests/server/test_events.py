@@ -3,6 +3,11 @@ ladder loop through the store, with their results computed once."""
 
 from __future__ import annotations
 
+import csv
+import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -344,3 +349,63 @@ def test_finals_rerun_with_the_same_seeds_plays_the_same_games(tmp_path: Path) -
         assert store.leaderboard()[0].games == 0  # the ladder never rated a finals game
     finally:
         store.close()
+
+
+# ---------------------------------------------------------------- export
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    return subprocess.run(
+        [sys.executable, "-m", "arena.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_export_writes_the_finals_and_round_tables_and_their_games(tmp_path: Path) -> None:
+    toml = tmp_path / "comp.toml"
+    toml.write_text('[competition]\nname = "Course"\n[rounds]\nschedule = "daily 02:00"\n')
+    missing = _cli("export", str(toml), cwd=tmp_path)
+    assert missing.returncode != 0 and "no competition store" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    data = tmp_path / "comp-data"
+    data.mkdir()
+    store = CompetitionStore.open(f"sqlite:///{data / 'competition.sqlite'}")
+    try:
+        _add_bots(store, ["a", "b", "=evil"], tmp_path / "built")
+        events = Events(store, _config(rounds={"schedule": "daily 02:00"}))
+        finals = events.start_finals("org")
+        _finish_with(store, "b")
+        events.tick()
+        round_one = events.start_round("org")
+        _finish_with(store, "a")
+        events.tick()
+        assert event(store, round_one.id).status == "finished"  # type: ignore[union-attr]
+    finally:
+        store.close()
+    done = _cli("export", str(toml), "--to", str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out"
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [
+        "event-games.csv",
+        "event-games.jsonl",
+        "finals.csv",
+        "finals.jsonl",
+        "round-1.csv",
+        "round-1.jsonl",
+    ]
+    with (out / "finals.csv").open() as handle:
+        table = list(csv.DictReader(handle))
+    assert [r["bot"] for r in table][-1] == "b" and table[-1]["failed"] == "4"
+    assert "'=evil" in {r["bot"] for r in table}  # a spreadsheet does not run it
+    lines = (out / "event-games.jsonl").read_text().splitlines()
+    assert len(lines) == finals.total_games + round_one.total_games == 12
+    first = json.loads(lines[0])
+    assert first["event"] == "finals" and first["game_id"] == "finals1-0000"
+    assert len(first["seats"]) == 2
