@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
@@ -102,8 +102,10 @@ def router(state: AppState) -> APIRouter:
         )
 
     @routes.get("/results")
-    def results(request: Request, event_id: int | None = None) -> Response:
-        """The finals (the latest run), or ``?event_id=`` for any event."""
+    def results(
+        request: Request, event_id: int | None = Query(default=None, alias="event")
+    ) -> Response:
+        """The finals (the latest run), or ``?event=ID`` for any event."""
         if event_id is not None:
             return events_page(event_id, request)
         return page(request, latest_finals(store))

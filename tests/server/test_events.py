@@ -409,3 +409,39 @@ def test_export_writes_the_finals_and_round_tables_and_their_games(tmp_path: Pat
     first = json.loads(lines[0])
     assert first["event"] == "finals" and first["game_id"] == "finals1-0000"
     assert len(first["seats"]) == 2
+
+
+def test_results_pages_escape_bot_text_and_hide_unfinished_results(tmp_path: Path) -> None:
+    from tests.server.web_helpers import EVIL_BOT, XSS, make_site
+
+    site = make_site(tmp_path, hostile=True)
+    made = site.client.post("/api/admin/finals", headers=site.auth("org")).json()
+    hidden = site.client.get(f"/api/events/{made['id']}")
+    assert hidden.json()["results"] is None and "game_list" not in hidden.json()
+    _finish_with(site.store, "beta")
+    Events(site.store, CompetitionConfig()).tick()
+    for url in ("/results", f"/results?event={made['id']}", f"/events/{made['id']}", "/rounds"):
+        html = site.client.get(url).text
+        assert XSS not in html and "\x1b" not in html, url
+    assert site.client.get("/events/999").status_code == 404
+    rows = site.client.get(f"/api/events/{made['id']}").json()["results"]["rows"]
+    assert EVIL_BOT in {r["bot"] for r in rows}  # JSON keeps the raw text
+
+
+def test_finals_entrants_keep_their_builds_and_top_k_takes_the_ladder_leaders(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    ids = _add_bots(store, ["a", "b", "c"], tmp_path / "built")
+    events = Events(store, _config(finals={"entrants": "top:2"}))
+    store.set_paused(True)
+    made = events.start_finals("org")
+    board = [r.bot_name for r in store.leaderboard()[:2]]
+    assert sorted(store.version(v).bot_name for v in made.entrants) == sorted(board)  # type: ignore[union-attr]
+    assert made.settings["notes"] == ["the top 2 of the ladder when the event started"]
+    _finish_with(store, "nobody")
+    events.tick()
+    for name in ("a", "b", "c"):  # new uploads retire every version...
+        _add_bots_for(store, name, tmp_path / "built")
+    unused = {v for v, _ in store.unused_builds()}
+    assert len(unused) == 1  # ...but the finalists' builds stay, for a re-run
+    assert unused == set(ids) - set(made.entrants)
