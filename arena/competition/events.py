@@ -213,6 +213,16 @@ class Events:
         slot = slot if slot.tzinfo else slot.replace(tzinfo=UTC)
         return slot if slot > since else None
 
+    def next_round(self) -> datetime | None:
+        """When the next scheduled round starts (None: no ``[rounds]``)."""
+        section = self.config.rounds
+        if section is None:
+            return None
+        from croniter import croniter
+
+        upcoming: datetime = croniter(section.cron, self.clock()).get_next(datetime)
+        return upcoming if upcoming.tzinfo else upcoming.replace(tzinfo=UTC)
+
     def tick(self) -> TickReport:
         """One look at the events, at the clock's time: start the round that is due (at
         most one per slot, across restarts), start events whose entrants are built, and

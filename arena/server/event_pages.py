@@ -120,12 +120,21 @@ def router(state: AppState) -> APIRouter:
     @routes.get("/rounds")
     def rounds(request: Request) -> Response:
         return state.render(
-            request, "rounds.html", cookie_author(request, store), events=list_events(store)
+            request,
+            "rounds.html",
+            cookie_author(request, store),
+            events=list_events(store),
+            next_round=state.ctx.event_keeper().next_round(),
         )
 
     @routes.get("/api/events")
     def api_events() -> JSONResponse:
-        return json({"events": [_summary(e) for e in list_events(store)]})
+        return json(
+            {
+                "events": [_summary(e) for e in list_events(store)],
+                "next_round": state.ctx.event_keeper().next_round(),
+            }
+        )
 
     @routes.get("/api/events/{event_id}")
     def api_event(event_id: int, request: Request) -> JSONResponse:

@@ -77,6 +77,7 @@ def test_finals_take_the_versions_as_of_the_cutoff_and_leave_ratings_alone(
     events = Events(store, _config(finals={"players": [2], "deals": 2}))
     made = events.start_finals("organiser", cutoff=cutoff)
     assert made.status == "running"
+    assert events.next_round() is None  # no [rounds]
     versions = {store.version(v).bot_name: store.version(v).number for v in made.entrants}  # type: ignore[union-attr]
     assert versions == {"a": 1, "b": 1, "c": 1}
     assert late not in made.entrants
@@ -152,6 +153,7 @@ def test_the_round_timer_starts_one_round_per_slot_across_a_restart(
     assert restarted.tick().created == []
     clock.now = T0 + timedelta(days=3, hours=1, minutes=5)  # down for days: one round only
     assert len(restarted.tick().created) == 1
+    assert restarted.next_round() == datetime(2026, 12, 5, 2, 0, tzinfo=UTC)
     rounds = list_events(store, kind="round")
     assert [r.number for r in rounds] == [2, 1]
     assert rounds[0].cutoff == datetime(2026, 12, 4, 2, 0, tzinfo=UTC)
@@ -445,3 +447,68 @@ def test_finals_entrants_keep_their_builds_and_top_k_takes_the_ladder_leaders(
     unused = {v for v, _ in store.unused_builds()}
     assert len(unused) == 1  # ...but the finalists' builds stay, for a re-run
     assert unused == set(ids) - set(made.entrants)
+
+
+# ---------------------------------------------------------------- the real server
+
+
+@pytest.mark.slow
+def test_finals_on_the_real_server_survive_kill9_and_publish_results(tmp_path: Path) -> None:
+    """`arena serve` plays the finals started over the API with the ladder paused; a
+    kill -9 mid-finals loses and doubles nothing; the results page has the audit."""
+    import signal
+
+    import httpx
+
+    from arena.competition.config import load_competition
+    from tests.server.test_service import Server, _free_port
+
+    tmp_path.chmod(0o755)
+    port = _free_port()
+    toml = tmp_path / "cup.toml"
+    toml.write_text(
+        f"[server]\nport = {port}\n[ladder]\nplayers = {{2 = 1.0}}\ngames_in_flight = 1\n"
+        '[finals]\ndeals = 2\n[play]\nfault_policy = "forfeit"\n'
+    )
+    config = load_competition(toml)
+    config.data_dir.mkdir(parents=True)
+    seeded = CompetitionStore.open(config.store_url)
+    try:
+        _greedy_bots(seeded, tmp_path, "crashes")
+        seeded.set_paused(True)
+    finally:
+        seeded.close()
+    server = Server(toml, port, tmp_path / "serve.log")
+    server.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        token = config.organiser_token_file.read_text().strip()
+        auth = {"Authorization": f"Bearer {token}"}
+        made = httpx.post(f"{base}/api/admin/finals", headers=auth, timeout=30)
+        assert made.status_code == 202, made.text
+        event_id = made.json()["id"]
+        assert made.json()["games"] == {"scheduled": 12}
+
+        def shown() -> dict[str, object]:
+            reply = httpx.get(f"{base}/api/events/{event_id}", headers=auth, timeout=30)
+            return dict(reply.json())
+
+        deadline = time.monotonic() + 240
+        while dict(shown()["games"]).get("finished", 0) < 3:  # type: ignore[call-overload]
+            assert time.monotonic() < deadline, server.tail()
+            time.sleep(0.2)
+        server.stop(signal.SIGKILL)
+        server.start()
+        while shown()["status"] != "finished":
+            assert time.monotonic() < deadline, server.tail()
+            time.sleep(0.2)
+        done = shown()
+        assert done["games"] == {"finished": 12}
+        ids = [g["id"] for g in done["game_list"]]  # type: ignore[attr-defined]
+        assert ids == [f"finals1-{i:04d}" for i in range(12)]
+        page = httpx.get(f"{base}/results", timeout=30).text
+        assert "Stability audit" in page and "held in" in page and "FAILED" in page
+        rows = done["results"]["rows"]  # type: ignore[index]
+        assert {r["bot"]: r["failed"] for r in rows}["crashes"] == 8
+    finally:
+        server.stop(signal.SIGTERM)
