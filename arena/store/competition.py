@@ -1949,7 +1949,8 @@ class CompetitionStore:
 
     def rerun(self, game_id: str) -> GameRow:
         """Void a finished game (its rating effect is undone: ratings are recomputed
-        without it) and schedule the same seats, deal and variant again."""
+        without it) and schedule the same seats, deal and variant again; a game of a
+        finished event reopens the event (its results are computed again after it)."""
         with self._write() as conn:
             row = conn.execute(sa.select(games).where(games.c.id == game_id)).first()
             if row is None:
@@ -1988,6 +1989,12 @@ class CompetitionStore:
                 .where(games.c.id == game_id)
                 .values(status="void", end_reason="re-run")
             )
+            if row.event_id is not None:  # its event's results wait for the new game
+                conn.execute(
+                    sa.update(events)
+                    .where(events.c.id == row.event_id, events.c.status == "finished")
+                    .values(status="running", finished=None, results=None)
+                )
             if was_rated:
                 self._rerate_all(conn)
             new_id = self._insert_game(

@@ -240,10 +240,10 @@ def start_event(
 
 
 def event_games(store: CompetitionStore, event_id: int) -> list[GameRow]:
-    """The event's games in schedule order (their ids sort by index)."""
+    """The event's games in schedule order (the order they were inserted; a game the
+    organiser re-ran comes last)."""
     with store._read() as conn:
-        found = store._games_where(conn, games.c.event_id == event_id, None, order_desc=False)
-    return sorted(found, key=lambda g: g.id)
+        return store._games_where(conn, games.c.event_id == event_id, None, order_desc=False)
 
 
 def finish_event(store: CompetitionStore, event_id: int, results: dict[str, Any]) -> bool:

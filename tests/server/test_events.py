@@ -232,6 +232,17 @@ def test_results_page_shows_the_stability_audit_and_the_failed_column(tmp_path: 
     assert shown["published"] and shown["results"]["rows"][1]["failed"] == 2
     assert [g["url"] for g in shown["game_list"]] == [f"/games/finals1-000{i}" for i in (0, 1)]
     assert "Finals" in site.client.get("/rounds").text
+    redo = site.client.post(
+        f"/api/admin/games/{shown['game_list'][0]['id']}/rerun", headers=site.auth("org")
+    )
+    assert redo.status_code == 202
+    reopened = event(store, body["id"])
+    assert reopened is not None and reopened.status == "running" and reopened.results is None
+    _finish_with(store, "alpha")  # the re-run game: now alpha crashes
+    Events(store, CompetitionConfig()).tick()
+    again_done = site.client.get(f"/api/events/{body['id']}").json()
+    assert again_done["status"] == "finished"
+    assert {r["bot"]: r["failed"] for r in again_done["results"]["rows"]} == {"alpha": 1, "beta": 1}
     rerun = site.client.post("/api/admin/finals", headers=site.auth("org"), json={"rerun": True})
     assert rerun.status_code == 202 and rerun.json()["settings"]["rerun_of"] == body["id"]
 
