@@ -18,6 +18,7 @@ from arena.commands.output import UserError, console, print_evidence, shown
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from arena.engine.record import GameRecord
     from arena.play.match import MatchResult
 
 MATCHES = Path("results") / "matches"
@@ -72,6 +73,19 @@ def run(args: argparse.Namespace) -> int:
     names = [f"{name} (seat {i})" for i, name in enumerate(record.players)]
     console.print(result.final_position.render(names))
     console.print(_score_table(result, args.seed))
+    _print_warnings_and_faults(record)
+    console.print(f"record: {result.record_path}   (verify: arena replay {result.record_path})")
+    console.print(f"bot logs: {out}/")
+    return 0
+
+
+def _print_warnings_and_faults(record: GameRecord) -> None:
+    """Time warnings (slow moves that counted), then faults with their evidence."""
+    for warning in record.warnings:
+        console.print(
+            f"[yellow]warning[/yellow] seat {warning.seat} ({shown(record.players[warning.seat])}):"
+            f" round {warning.round}: {shown(warning.message)}"
+        )
     for fault in record.faults:
         verdict = "forfeit" if fault.forfeit else "strike"
         console.print(
@@ -79,9 +93,6 @@ def run(args: argparse.Namespace) -> int:
             f"{fault.kind} in round {fault.round}: {shown(fault.message)} ({verdict})"
         )
         print_evidence(fault, "  ")
-    console.print(f"record: {result.record_path}   (verify: arena replay {result.record_path})")
-    console.print(f"bot logs: {out}/")
-    return 0
 
 
 def _score_table(result: MatchResult, seed: int) -> Table:

@@ -39,6 +39,34 @@ def add_game_options(p: argparse.ArgumentParser) -> None:
         metavar="MS",
         help=f"time to start and answer the handshake (default {time.init_ms})",
     )
+    from arena.referee.clock import TIME_PRESETS
+
+    p.add_argument(
+        "--time-preset",
+        choices=sorted(TIME_PRESETS),
+        help="ready time rules (comp90054: 1000 ms a decision, over it a warning, the 3rd "
+        "warning or one over 3000 ms forfeits, 15000 ms start-up, 5000 ms at each round's "
+        "start, cpu clock); other time flags override it",
+    )
+    p.add_argument(
+        "--hard-time",
+        type=int,
+        metavar="MS",
+        help="hard limit per decision: over it forfeits at once, between the time per move "
+        "and it the move counts with a warning",
+    )
+    p.add_argument(
+        "--warnings",
+        type=int,
+        metavar="N",
+        help="with --hard-time: a seat's N-th warning of a game forfeits it",
+    )
+    p.add_argument(
+        "--round-start-time",
+        type=int,
+        metavar="MS",
+        help="time for a bot's first decision of each round (instead of the time per move)",
+    )
     p.add_argument(
         "--clock",
         choices=["cpu", "wall"],
@@ -106,6 +134,10 @@ def game_flags(args: argparse.Namespace) -> dict[str, Any]:
         "bank_ms": args.time_bank,
         "increment_ms": args.increment,
         "clock": args.clock,
+        "preset": args.time_preset,
+        "hard_move_ms": args.hard_time,
+        "warnings": args.warnings,
+        "round_start_ms": args.round_start_time,
     }
     data: dict[str, Any] = {
         "time": {k: v for k, v in time.items() if v is not None},

@@ -116,6 +116,11 @@ def _print_summary(label: str, record: GameRecord) -> None:
         f"{len(record.rounds)} rounds, {decisions} decisions, "
         f"end {record.end_reason}; {scores}"
     )
+    for warning in record.warnings:
+        console.print(
+            f"  warning: seat {warning.seat} ({shown(names[warning.seat])}) in round "
+            f"{warning.round}: {shown(warning.message)}"
+        )
     for fault in record.faults:
         console.print(
             f"  fault: seat {fault.seat} ({shown(names[fault.seat])}) {fault.kind} in "

@@ -4,14 +4,16 @@ One file defines the competition: its name and where it keeps its data and store
 (``[competition]``), where the web server listens (``[server]``), the ladder's mix of
 games (``[ladder]``), how games are played (``[play]``: the arena's ``PlaySettings``),
 what an upload may be (``[limits]``: ``UploadLimits``), how often an author may
-challenge (``[challenges]``), what the finals play (``[finals]``) and when scheduled
-rounds start (``[rounds]``). Every table is optional: the defaults just work.
+challenge (``[challenges]``), when submissions close and the finals run (``[phases]``),
+what the finals play (``[finals]``) and when scheduled rounds start (``[rounds]``). Every
+table is optional: the defaults just work.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -366,6 +368,54 @@ def cron_line(text: str) -> str:
     return text.strip()
 
 
+class PhasesSection(_Table):
+    """The competition's calendar: a deadline for uploads, then the finals and the
+    results (see :mod:`arena.competition.phases`). No ``[phases]`` table: an open
+    ladder for ever."""
+
+    deadline: datetime = Field(
+        description="When submissions close: a TOML datetime with a UTC offset or 'Z' "
+        "(e.g. 2026-12-20T12:00:00Z); the organiser may extend or reopen it."
+    )
+    finals: Literal["at-deadline", "manual"] = Field(
+        default="at-deadline",
+        description="at-deadline: the finals start when submissions close; manual: when "
+        "the organiser starts them.",
+    )
+    publish: Literal["auto", "manual"] = Field(
+        default="auto",
+        description="auto: results are published when the finals finish; manual: when "
+        "the organiser publishes them.",
+    )
+    ladder: Literal["until-deadline", "always", "off"] = Field(
+        default="until-deadline",
+        description="until-deadline: the continuous ladder stops at the deadline (the "
+        "finals have the machine); always: it keeps going; off: no ladder games.",
+    )
+
+    @field_validator("deadline", mode="before")
+    @classmethod
+    def _a_datetime(cls, value: object) -> object:
+        if isinstance(value, str):
+            try:
+                return datetime.fromisoformat(value)
+            except ValueError:
+                pass
+        if not isinstance(value, datetime):
+            raise ValueError("a TOML datetime with a UTC offset, such as 2026-12-20T12:00:00Z")
+        return value
+
+    @field_validator("deadline")
+    @classmethod
+    def _deadline(cls, value: datetime) -> datetime:
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(
+                "give the deadline with a UTC offset or 'Z' (e.g. 2026-12-20T12:00:00Z): "
+                "a time without one means a different moment on every machine"
+            )
+        return value.astimezone(UTC)
+
+
 class CompetitionConfig(_Table):
     """The whole competition.toml (paths resolved; ``source`` is the file)."""
 
@@ -378,6 +428,7 @@ class CompetitionConfig(_Table):
     finals: FinalsSection = Field(default_factory=FinalsSection)
     rounds: RoundsSection | None = None
     """No ``[rounds]`` table: no scheduled rounds."""
+    phases: PhasesSection | None = None
     source: Path = Field(default=Path("competition.toml"), exclude=True)
 
     @property

@@ -29,7 +29,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from arena.competition.config import CompetitionConfig, EventSection
-from arena.store.competition import CompetitionStore, Conflict, Invalid
+from arena.competition.phases import ACTIONS, Phases
+from arena.store.competition import CompetitionStore, Conflict, Invalid, StoreError
 from arena.store.competition_events import (
     EventGame,
     create_event,
@@ -60,18 +61,14 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def results_visible(store: CompetitionStore, shown: EventRow) -> bool:
-    """Whether everyone may see ``shown``'s results (organisers always may): once it
-    finished. The phase machine decides when the finals are published by replacing
-    :func:`finals_published`."""
+def results_visible(shown: EventRow, phases: Phases | None) -> bool:
+    """Whether everyone may see ``shown``'s results (organisers always may): a round's
+    once it finished; the finals' once finished and, with ``[phases]``, published."""
     if shown.status != "finished":
         return False
-    return shown.kind != "finals" or finals_published(store)
-
-
-def finals_published(store: CompetitionStore) -> bool:
-    """The seam for the competition's phases: are the finals' results public yet?"""
-    return True
+    if shown.kind != "finals" or phases is None or not phases.enabled:
+        return True
+    return phases.view().phase == "published"
 
 
 def event_settings(section: EventSection, pairing: str) -> dict[str, Any]:
@@ -144,7 +141,14 @@ class Events:
         self.config = config
         self.wake_ladder = wake_ladder
         self.clock = clock
+        self.phases: Phases | None = None
+        """The competition's phases, when they start the finals: the finals' cutoff is
+        when submissions closed, and finished finals are reported to them."""
         self._lock = threading.Lock()
+
+    def runner(self) -> EventRunner:
+        """These events as the phases' finals and rounds runner."""
+        return EventRunner(self)
 
     # ------------------------------------------------------------ the seam
 
@@ -164,12 +168,13 @@ class Events:
                 self.store, "finals", last.cutoff, settings, actor, entrants=last.entrants
             )
         else:
-            require_no_finals(self.store)
+            if self.phases is None or not self.phases.enabled:
+                require_no_finals(self.store)  # the phases own which action fits when
             section = self.config.finals
             made = create_event(
                 self.store,
                 "finals",
-                cutoff or self.clock(),
+                cutoff or self._closed_at() or self.clock(),
                 event_settings(section, section.pairing),
                 actor,
             )
@@ -194,6 +199,11 @@ class Events:
         self.tick()
         return event(self.store, made.id) or made
 
+    def _closed_at(self) -> datetime | None:
+        """When submissions closed, by the phases (None: no phases)."""
+        state = self.phases.state() if self.phases is not None else None
+        return None if state is None else state.closed_at()
+
     # ------------------------------------------------------------ the timer
 
     def due_slot(self, now: datetime) -> datetime | None:
@@ -208,6 +218,8 @@ class Events:
         if since_text is None:
             self.store.set_setting(ROUNDS_SINCE, now.isoformat())
             return None
+        if self.phases is not None and self.phases.view().phase not in ACTIONS["start-round"]:
+            return None  # rounds run while submissions are open
         since = datetime.fromisoformat(since_text)
         slot = croniter(section.cron, now).get_prev(datetime)
         slot = slot if slot.tzinfo else slot.replace(tzinfo=UTC)
@@ -294,12 +306,47 @@ class Events:
         done = finish_event(self.store, shown.id, results)
         if done:
             _log.info("%s finished: %d games", shown.title, results["games"])
+            self._report_finals(shown)
         return done
+
+    def _report_finals(self, shown: EventRow) -> None:
+        """Tell the phases the (latest) finals finished: results ready, or published."""
+        if shown.kind != "finals" or self.phases is None or not self.phases.enabled:
+            return
+        last = latest_finals(self.store)
+        if last is None or last.id != shown.id or self.phases.view().phase != "finals":
+            return
+        try:
+            self.phases.finals_finished()
+        except StoreError as exc:  # the phase changed meanwhile (reopened): say so
+            _log.warning("%s finished, but the phases did not take it: %s", shown.title, exc)
 
 
 def entrant_versions(store: CompetitionStore, shown: EventRow) -> list[Version]:
     """The event's entrants as versions (for pages and exports)."""
     return [v for v in (store.version(i) for i in shown.entrants) if v is not None]
+
+
+class EventRunner:
+    """:class:`Events` as the phases' :class:`~arena.competition.phases.EventStarter`:
+    each start answers what it started, in words (the phase log keeps it)."""
+
+    def __init__(self, events: Events) -> None:
+        self.events = events
+
+    def start_finals(self, actor: str, rerun: bool) -> str:
+        made = self.events.start_finals(actor, rerun)
+        return _started(made)
+
+    def start_round(self, actor: str) -> str:
+        return _started(self.events.start_round(actor))
+
+
+def _started(made: EventRow) -> str:
+    """``Finals (run 2), event 7: 12 entrants, 132 games``."""
+    if made.status == "scheduled":
+        return f"{made.title}, event {made.id}: waiting for builds"
+    return f"{made.title}, event {made.id}: {len(made.entrants)} entrants, {made.total_games} games"
 
 
 class EventsThread:

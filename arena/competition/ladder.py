@@ -131,9 +131,17 @@ class LadderScheduler:
     expected: int | None = None
     """Never known: the ladder runs until the organiser stops it."""
 
-    def __init__(self, store: CompetitionStore, config: LadderSection) -> None:
+    def __init__(
+        self,
+        store: CompetitionStore,
+        config: LadderSection,
+        new_games_allowed: Callable[[], bool] = lambda: True,
+    ) -> None:
         self.store = store
         self.config = config
+        self.new_games_allowed = new_games_allowed
+        """Whether new ladder games may be chosen now (the phases' ``ladder`` rule);
+        games already scheduled (challenges, re-runs, finals) play either way."""
         self._rng = random.Random(config.master_seed)
         self._index = 0
 
@@ -144,7 +152,7 @@ class LadderScheduler:
         paused = self.store.paused()
         game = self.store.claim_scheduled_game(events_only=paused)
         if game is None:
-            if paused or self.store.frozen() is not None:
+            if paused or self.store.frozen() is not None or not self.new_games_allowed():
                 return []
             choice = self._choose()
             if choice is None:
@@ -235,6 +243,7 @@ class Ladder:
         play: PlaySettings,
         data_dir: Path,
         executor: Executor,
+        new_games_allowed: Callable[[], bool] = lambda: True,
     ) -> None:
         self.store = store
         self.config = ladder
@@ -247,7 +256,7 @@ class Ladder:
         self._stop = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
-        self.scheduler: Scheduler = LadderScheduler(store, ladder)
+        self.scheduler: Scheduler = LadderScheduler(store, ladder, new_games_allowed)
         self._running: dict[int, str] = {}
         """Games handed to the executor: its game index → the game id."""
         self._unsaved: list[tuple[str, GameResult]] = []

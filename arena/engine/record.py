@@ -115,6 +115,14 @@ class FaultRecord(_Model):
     forfeit: bool = Field(description="The seat forfeited the game (ranks last).")
 
 
+class WarningRecord(_Model):
+    """A decision over the soft limit but within the hard one: the move counted."""
+
+    seat: int
+    round: int
+    message: str = Field(description="How long it took, against which limits.")
+
+
 class GameRecord(_Model):
     """Everything needed to re-execute and verify one game."""
 
@@ -132,6 +140,12 @@ class GameRecord(_Model):
     clock: Literal["cpu", "wall"] | None = Field(
         default=None,
         description="What decisions were charged: CPU time or wall time (absent in older records).",
+    )
+    warnings: list[WarningRecord] = Field(
+        default_factory=list,
+        exclude_if=lambda value: not value,  # games without warnings look as they always did
+        description="Decisions over the soft time limit, within the hard one (in order; "
+        "absent when none).",
     )
 
 
@@ -286,6 +300,7 @@ __all__ = [
     "Move",
     "Place",
     "RoundRecord",
+    "WarningRecord",
     "build_record",
     "deal_text",
     "parse_deal",

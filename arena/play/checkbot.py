@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 
 from arena.engine import Game, Variant
-from arena.engine.record import FaultRecord
+from arena.engine.record import FaultRecord, WarningRecord
 from arena.engine.tables import AnyMove
 from arena.kits import KITS, kit_for
 from arena.play.build import BuildError, build_bot
@@ -135,6 +135,8 @@ class CheckReport:
     """The games' wall-time budget, when it cut the check short (else None)."""
     faults: list[tuple[str, FaultRecord]] = field(default_factory=list)
     """(game description, fault)"""
+    time_warnings: list[tuple[str, WarningRecord]] = field(default_factory=list)
+    """(game description, warning): decisions over the soft limit, within the hard one."""
     problems: list[str] = field(default_factory=list)
     """Failures found before any game (build, missing program), in plain words."""
     folder: Path | None = None
@@ -169,6 +171,14 @@ class CheckReport:
                 f"{len(self.slow)} decision(s) were charged more than half of their time "
                 f"(worst {worst:.0f} ms of {had} ms, {self.clock} clock): on a loaded machine "
                 "they may time out. Stop thinking well before time_left_ms."
+            )
+        if self.time_warnings:
+            where, first = self.time_warnings[0]
+            notes.append(
+                f"{len(self.time_warnings)} decision(s) went over the soft time limit and "
+                f"earned a warning (first in the {where}: {first.message}); under a warning "
+                "limit, enough of them in one game forfeit it. Stop thinking before "
+                "time_left_ms."
             )
         waits = self.waits_ms()
         if self.clock == "cpu" and waits is not None:
@@ -376,6 +386,7 @@ def check_bot(
             report.cpu_ms += [d.cpu_ms for d in mine if d.cpu_ms is not None]
             where = f"{n_players}-player {variant.value} game (seat {my_seat})"
             report.faults += [(where, f) for f in record.faults if f.seat == my_seat]
+            report.time_warnings += [(where, w) for w in record.warnings if w.seat == my_seat]
     finally:
         bot.close()
     return report

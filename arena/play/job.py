@@ -50,6 +50,9 @@ class SeatRow:
     cpu_mean_ms: float | None = None
     """CPU time of the bot's process tree per decision (think times are wall time)."""
     cpu_max_ms: float | None = None
+    warnings: int = 0
+    """Decisions over the soft time limit, within the hard one (``TimeControl.warnings``).
+    Kept in the record; a store keeps it where it has a column for it."""
 
 
 @dataclass(frozen=True)

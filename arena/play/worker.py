@@ -221,6 +221,9 @@ def game_result(
     for f in record.faults:
         first_fault.setdefault(f.seat, f.kind)
     forfeits = {f.seat for f in record.faults if f.forfeit}
+    warned = [0] * len(record.players)
+    for w in record.warnings:
+        warned[w.seat] += 1
     rows = []
     cpu: list[list[float]] = [[] for _ in record.players]
     for rnd in record.rounds:
@@ -249,6 +252,7 @@ def game_result(
                 think_max_ms=think.max_ms,
                 cpu_mean_ms=sum(used) / len(used) if used else None,
                 cpu_max_ms=max(used) if used else None,
+                warnings=warned[final.seat],
             )
         )
     faults = tuple(

@@ -60,6 +60,25 @@ class Limits(_Referee):
         "(sleeping or blocked, not waiting for a CPU) for this many times its time, so a bot "
         "that sleeps or blocks still times out. Null on the wall clock.",
     )
+    hard_move_ms: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,  # absent: move_ms is the only limit
+        description="Hard limit of a decision, if any: a decision over it forfeits at once; "
+        "one over its `time_left_ms` but within this is accepted and earns a warning. Absent: "
+        "`time_left_ms` is the limit (a decision over it is a timeout).",
+    )
+    warnings: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="With hard_move_ms: a seat's N-th warning of a game forfeits it (its "
+        "move still counts). Absent: warnings never forfeit.",
+    )
+    round_start_ms: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Time for your first decision of each round (instead of move_ms), for "
+        "per-round set-up; `decide.time_left_ms` says it. Absent: move_ms.",
+    )
 
 
 class Hello(_Referee):
@@ -121,7 +140,11 @@ class Decide(_Referee):
     options: list[DraftOption] | list[PlaceOption] = Field(
         description="The legal options, deduplicated, in a fixed order."
     )
-    time_left_ms: int = Field(description="Time you have for this decision.")
+    time_left_ms: int = Field(
+        description="Time you have for this decision: move_ms, round_start_ms for your first "
+        "decision of a round, or what a bank leaves; with hard_move_ms, the soft limit (over "
+        "it: a warning)."
+    )
     observation: Observation
 
 

@@ -12,6 +12,13 @@ Two clocks (``TimeControl.clock``):
 
 Either way a decision times out when its charge exceeds the allowance plus the
 unannounced grace; banks and increments use the same charge.
+
+Soft and hard limits (``hard_move_ms``, a course's rule such as COMP90054's): a decision
+may then run on to the hard limit; one charged more than ``move_ms`` but within it is
+accepted with a *warning*, and the ``warnings``-th warning of a game forfeits it (the
+course's framework ends the game when a seat's warnings reach its limit). A seat's first
+decision of each round may use ``round_start_ms`` instead of ``move_ms`` (frameworks whose
+agents set up per round).
 """
 
 from __future__ import annotations
@@ -21,9 +28,9 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from arena.protocol.messages import Limits
 
@@ -47,6 +54,25 @@ MIN_CHECK_S = 0.01
 MACHINE_CORES = os.cpu_count() or 1
 """No process tree can use CPU time faster than this many seconds per second, whatever
 its quota: a decision whose wall time times this is within its budget cannot be over it."""
+TIME_PRESETS: dict[str, dict[str, Any]] = {
+    "comp90054": {
+        "init_ms": 15000,
+        "move_ms": 1000,
+        "hard_move_ms": 3000,
+        "warnings": 3,
+        "round_start_ms": 5000,
+        "clock": "cpu",
+    },
+}
+"""Ready time rules (``preset = "comp90054"``); fields given with a preset override it.
+COMP90054 (Melbourne's Azul contest): 1 s a move, a move over 1 s is a warning, the third
+warning or one move over 3 s forfeits, 15 s start-up, 5 s for ``StartRound``."""
+
+
+def _unset(value: object) -> bool:
+    """A rule left unset is left out of dumps: settings stored before it existed (a
+    tournament's identity, a competition's config) compare equal to today's."""
+    return value is None
 
 
 class TimeControl(BaseModel):
@@ -72,6 +98,61 @@ class TimeControl(BaseModel):
     wall_ceiling: float = Field(
         default=WALL_CEILING, ge=1, description="CPU clocks: idle-time cap, x the allowance."
     )
+    hard_move_ms: int | None = Field(
+        default=None,
+        exclude_if=_unset,
+        gt=0,
+        description="Hard limit per decision: over it forfeits at once; between move_ms and "
+        "it, the move counts and earns a warning.",
+    )
+    warnings: int | None = Field(
+        default=None,
+        exclude_if=_unset,
+        ge=1,
+        description="With hard_move_ms: the game's N-th warning forfeits (unset: warnings "
+        "never forfeit).",
+    )
+    round_start_ms: int | None = Field(
+        default=None,
+        exclude_if=_unset,
+        gt=0,
+        description="Time for a seat's first decision of each round (instead of move_ms).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_preset(cls, value: Any) -> Any:
+        """``preset = "comp90054"``: the preset's fields, then the ones given."""
+        if not isinstance(value, dict) or "preset" not in value:
+            return value
+        given = dict(value)
+        name = given.pop("preset")
+        preset = TIME_PRESETS.get(name) if isinstance(name, str) else None
+        if preset is None:
+            known = ", ".join(sorted(TIME_PRESETS))
+            raise ValueError(f"unknown time preset {name!r} (known: {known})")
+        return {**preset, **given}
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TimeControl:
+        if self.hard_move_ms is not None and self.hard_move_ms <= self.move_ms:
+            raise ValueError(
+                f"hard_move_ms ({self.hard_move_ms}) must be more than move_ms ({self.move_ms})"
+            )
+        if self.warnings is not None and self.hard_move_ms is None:
+            raise ValueError("warnings needs hard_move_ms (the limit a warned move stays within)")
+        if self.bank_ms is not None and (
+            self.hard_move_ms is not None or self.round_start_ms is not None
+        ):
+            raise ValueError("a time bank does not combine with hard_move_ms or round_start_ms")
+        return self
+
+    def hard_limit_ms(self, allowance_ms: int) -> int | None:
+        """The hard limit of a decision announced ``allowance_ms`` (None: no soft/hard
+        split, the allowance is the limit). A round-start allowance above the hard limit
+        is its own hard limit: over it forfeits."""
+        hard = self.hard_move_ms
+        return None if hard is None else max(hard, allowance_ms)
 
     @property
     def write_timeout_s(self) -> float:
@@ -80,7 +161,15 @@ class TimeControl(BaseModel):
 
     def describe(self) -> str:
         """The time control in words, for people (reports, check-bot, benchmarks)."""
-        text = f"{self.move_ms} ms per decision, {self.init_ms} ms start-up"
+        text = f"{self.move_ms} ms per decision"
+        if self.hard_move_ms is not None:
+            text += f" (over it: a warning; over {self.hard_move_ms} ms forfeits"
+            if self.warnings is not None:
+                text += f", as does warning {self.warnings}"
+            text += ")"
+        if self.round_start_ms is not None:
+            text += f", {self.round_start_ms} ms for a bot's first decision of each round"
+        text += f", {self.init_ms} ms start-up"
         if self.bank_ms is not None:
             text += f", bank {self.bank_ms} ms (+{self.increment_ms} ms per decision)"
         if self.clock is ClockKind.CPU:
@@ -89,8 +178,11 @@ class TimeControl(BaseModel):
 
     def identity(self) -> list[int | None]:
         """What an SPRT ledger records of the time control (resuming with another is
-        refused): start-up, per decision, bank, increment."""
-        return [self.init_ms, self.move_ms, self.bank_ms, self.increment_ms]
+        refused): start-up, per decision, bank, increment (then the hard limit, warnings
+        and round-start time, where any is set: older ledgers stay valid)."""
+        identity = [self.init_ms, self.move_ms, self.bank_ms, self.increment_ms]
+        extra = [self.hard_move_ms, self.warnings, self.round_start_ms]
+        return identity + extra if any(v is not None for v in extra) else identity
 
     def limits(self, max_line: int, clock: ClockKind | None = None) -> Limits:
         """What ``hello`` announces; ``clock`` is the clock that really applies (a CPU
@@ -104,6 +196,9 @@ class TimeControl(BaseModel):
             max_line_bytes=max_line,
             clock=clock.value,
             wall_ceiling=self.wall_ceiling if clock is ClockKind.CPU else None,
+            hard_move_ms=self.hard_move_ms,
+            warnings=self.warnings,
+            round_start_ms=self.round_start_ms,
         )
 
 
@@ -114,9 +209,12 @@ class Clock:
         self.control = control
         self.bank_ms = float(control.bank_ms) if control.bank_ms is not None else None
 
-    def allowance_ms(self) -> int:
-        """Time announced for the next decision."""
+    def allowance_ms(self, round_start: bool = False) -> int:
+        """Time announced for the next decision (``round_start``: the seat's first of
+        its round, which may have ``round_start_ms``)."""
         if self.bank_ms is None:
+            if round_start and self.control.round_start_ms is not None:
+                return self.control.round_start_ms
             return self.control.move_ms
         return max(0, int(min(self.bank_ms, self.control.move_ms)))
 
@@ -242,6 +340,8 @@ class Stopwatch:
         "closing_ns",
         "hard_ms",
         "idle_limit_ms",
+        "quick_limit_ms",
+        "soft_ms",
         "start",
         "wake_at",
     )
@@ -257,6 +357,7 @@ class Stopwatch:
         now: Callable[[], float] = time.monotonic,
         read_now: bool = True,
         prior_ns: int | None = None,
+        soft_ms: int | None = None,
     ) -> None:
         """``meter`` is read whatever the clock, so a record shows CPU time under wall
         clocks too; ``clock`` overrides ``control.clock`` (a seat's fallback).
@@ -267,7 +368,11 @@ class Stopwatch:
 
         ``prior_ns``: the meter's reading at the bot's previous reply. What it used since
         then, up to the opening reading, is :attr:`between_ms`, charged to this decision
-        (CPU clocks): CPU time between turns is never free."""
+        (CPU clocks): CPU time between turns is never free.
+
+        ``soft_ms``: a soft limit below ``allowance_ms`` (then the hard one): a decision
+        charged more than it (plus grace) is in time but earns a :meth:`warning`."""
+        self.soft_ms = soft_ms
         self._now = now
         self._prior = prior_ns
         self.between_ms = 0.0
@@ -281,6 +386,8 @@ class Stopwatch:
         self._control = control
         self.start = now()
         self._set_clock(clock or control.clock, cores)
+        self.quick_limit_ms = self.allowance_ms if soft_ms is None else soft_ms
+        """:meth:`quick_stop` vouches for a decision only below the soft limit too."""
         if read_now:
             self.open()
 
@@ -341,7 +448,7 @@ class Stopwatch:
         wall_ms = (self._now() - self.start) * 1000
         if (
             self._wait_read
-            or (wall_ms + 1.0) * MACHINE_CORES + self.between_ms >= self.allowance_ms
+            or (wall_ms + 1.0) * MACHINE_CORES + self.between_ms >= self.quick_limit_ms
         ):
             return None
         return wall_ms
@@ -404,6 +511,17 @@ class Stopwatch:
                 "is overloaded)"
             )
         return None
+
+    def warning(self, spent: Spent) -> str | None:
+        """Why ``spent`` (in time: see :meth:`verdict`) is over the soft limit, or None."""
+        soft = self.soft_ms
+        if soft is None or spent.charged_ms <= soft + self._control.grace_ms:
+            return None
+        if spent.clock is ClockKind.CPU and spent.cpu_ms is not None:
+            used = f"used {spent.charged_ms:.0f} ms of CPU time"
+        else:
+            used = f"took {spent.charged_ms:.0f} ms"
+        return f"{used}, over its {soft} ms (within the hard limit of {self.allowance_ms} ms)"
 
     def overrun(self) -> str | None:
         """Called at :attr:`wake_at` without a reply: the timeout message, or None

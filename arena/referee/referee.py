@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.engine import Game, Variant
-from arena.engine.record import FaultRecord, GameRecord, record_data
+from arena.engine.record import FaultRecord, GameRecord, WarningRecord, record_data
 from arena.engine.tables import DEFAULT_ROUND_LIMIT
 from arena.protocol.messages import GameEnd, GameStart, SeatResult
 from arena.referee.clock import Clock, TimeControl
@@ -81,6 +81,13 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
         return rng.randrange(options)
 
     strikes = [0] * n
+    warned = [0] * n
+    warnings: list[WarningRecord] = []
+    warning_limit = settings.time_control.warnings
+    hard_limit = settings.time_control.hard_move_ms is not None
+    round_start = settings.time_control.round_start_ms is not None
+    last_round = [0] * n
+    """By seat, the round of its latest decision (round-start time is for its first)."""
     forfeited: list[bool] = [False] * n
     faults: list[FaultRecord] = []
     think: list[list[float]] = [[] for _ in seats]
@@ -130,11 +137,13 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
             decisions.append({"think_ms": None, "auto": True})
         else:
             req_id += 1
+            first = round_start and last_round[current] != game.round
+            last_round[current] = game.round
             answer = seats[current].decide(
                 req_id,
                 game,
                 options,
-                clocks[current].allowance_ms(),
+                clocks[current].allowance_ms(first),
                 game_id,
             )
             if isinstance(answer, Choice):
@@ -143,8 +152,26 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
                     clocks[current].charge(answer.spent)
                 think[current].append(answer.think_ms)
                 decisions.append((current, answer))  # its CPU time may be read later
+                if answer.warning is not None:
+                    warnings.append(
+                        WarningRecord(seat=current, round=game.round, message=answer.warning)
+                    )
+                    warned[current] += 1
+                    count = warned[current]
+                    if warning_limit is not None and count >= warning_limit:
+                        # The move counts (as in the course's framework); the seat is out.
+                        fault(
+                            current,
+                            Fault(
+                                "timeout",
+                                f"warning {count} of {warning_limit}, which forfeits: "
+                                f"{answer.warning}",
+                            ),
+                            always_forfeit=True,
+                        )
             else:
-                fault(current, answer)
+                # Over a hard limit forfeits at once, whatever the fault policy.
+                fault(current, answer, always_forfeit=hard_limit and answer.kind == "timeout")
                 index = auto_index(current, len(options))
                 decisions.append({"think_ms": None, "auto": True})
         apply(options[index])
@@ -172,6 +199,8 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
                 decision["stderr"] = _capped(answer.stderr, stderr_room[seat_index])
                 stderr_room[seat_index] -= len(answer.stderr)
     data["faults"] = [f.model_dump() for f in faults]
+    if warnings:
+        data["warnings"] = [w.model_dump() for w in warnings]
     data["clock"] = settings.time_control.clock.value
     record = GameRecord.model_validate(data, strict=True)  # our own data: no coercion
 

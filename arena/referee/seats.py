@@ -57,7 +57,16 @@ class Choice:
     wait on; see :func:`settle_cpu`): :attr:`cpu_ms` and :attr:`stderr` are then filled
     in on first use."""
 
-    __slots__ = ("_cpu_ms", "_pending", "_stderr", "between_ms", "clock", "index", "think_ms")
+    __slots__ = (
+        "_cpu_ms",
+        "_pending",
+        "_stderr",
+        "between_ms",
+        "clock",
+        "index",
+        "think_ms",
+        "warning",
+    )
 
     def __init__(
         self,
@@ -67,8 +76,11 @@ class Choice:
         cpu_ms: float | None = None,
         clock: ClockKind = ClockKind.WALL,
         between_ms: float = 0.0,
+        warning: str | None = None,
     ) -> None:
         self.index = index
+        self.warning = warning
+        """Why the decision earned a warning (over the soft limit, within the hard one)."""
         self.think_ms = think_ms
         """Wall time from request written to reply read."""
         self._stderr = stderr
@@ -512,14 +524,16 @@ class BotSeat:
         # closing reading is the baseline; with its own answer still open the baseline is
         # this opening reading, which closes both).
         proc = self._proc
+        hard_ms = self.time_control.hard_limit_ms(time_left_ms)
         watch = Stopwatch(
-            time_left_ms,
+            time_left_ms if hard_ms is None else hard_ms,  # the referee waits until this
             self.time_control,
             proc,
             cores=self.sandbox.limits.cpu_quota,
             clock=self.clock,
             read_now=own is not None,
             prior_ns=self._last_cpu if own is None else None,
+            soft_ms=None if hard_ms is None else time_left_ms,
         )
         if own is not None:
             own.settle(watch.opening_ns, read=False, freeze=False)
@@ -549,6 +563,8 @@ class BotSeat:
                         return self._fault(
                             "crash", f"the bot closed its {closed} but kept running", None
                         )
+                    if hard_ms is not None:
+                        why = "over the hard limit: " + why
                     return self._fault("timeout", why, line.partial or None)
                 if line.error is ChannelError.CLOSED:
                     return self._fault(
@@ -595,11 +611,19 @@ class BotSeat:
             if isinstance(result, Fault):
                 return result
             if over:  # answered, but after its time (CPU clocks check between readings)
+                if hard_ms is not None:
+                    over = "over the hard limit: " + over
                 return self._fault("timeout", over, line)
             self.rest(watch.closing_ns)
             stderr = sink.since(stderr_mark, DECISION_STDERR_BYTES) if sink is not None else None
             return Choice(
-                result, spent.wall_ms, stderr, spent.cpu_ms, spent.clock, spent.between_ms
+                result,
+                spent.wall_ms,
+                stderr,
+                spent.cpu_ms,
+                spent.clock,
+                spent.between_ms,
+                watch.warning(spent) if hard_ms is not None else None,
             )
 
     def _parse_reply(self, line: bytes, req_id: int, options: list[AnyMove]) -> int | Fault | None:

@@ -29,7 +29,7 @@ from arena.server.auth import (
 )
 from arena.server.ratelimit import WINDOW_SECONDS, RateLimited
 from arena.server.receive import UploadError, check_received, receive_upload
-from arena.store.competition import NotFound
+from arena.store.competition import Invalid, NotFound
 from arena.store.competition_models import Author, GameRow, Version
 
 BOT_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
@@ -53,6 +53,40 @@ class NameRequest(BaseModel):
 
 class AuthorRequest(NameRequest):
     organiser: bool = False
+
+
+class PhaseRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    deadline: str | None = Field(default=None, max_length=64)
+    """extend, reopen: the new deadline (ISO 8601 with an offset or 'Z')."""
+
+
+def phase_action(
+    state: AppState, action: str, actor: Author, deadline: str | None, naive_is_utc: bool
+) -> str:
+    """One organiser action on the phases (API and admin page); what it did, in words.
+    ``naive_is_utc``: the admin form's deadline field (labelled UTC) has no offset; the
+    API's deadline must carry one."""
+    from arena.competition.phases import ACTIONS, PHASE_TEXT, parse_deadline
+
+    phases = state.phases
+    if action in ("extend", "reopen"):
+        if not deadline:
+            raise Invalid(f"{action}: give the new deadline")
+        when = parse_deadline(deadline, naive_is_utc=naive_is_utc)
+        view = (phases.extend if action == "extend" else phases.reopen)(actor.name, when)
+        return PHASE_TEXT[view.phase]
+    if action == "start-round":
+        return phases.start_round(actor.name)
+    known = {
+        "start-finals": phases.start_finals,
+        "rerun-finals": phases.rerun_finals,
+        "publish": phases.publish,
+    }
+    if action not in known:
+        raise NotFound(f"no phase action {action!r}: one of {', '.join(ACTIONS)}")
+    return PHASE_TEXT[known[action](actor.name).phase]
 
 
 def json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -84,7 +118,10 @@ async def take_submission(
     worker's unpacking applies, into a scratch folder removed at once), and queue it for
     the build worker. A refused upload answers 400 with its reason and leaves nothing
     stored; the build worker checks it again before it builds (defence in depth). An
-    upload identical to the bot's active version stores nothing and keeps that version."""
+    upload identical to the bot's active version stores nothing and keeps that version.
+    After the deadline every upload is refused (403) before its body is read; a build
+    queued before it still runs."""
+    await run_in_threadpool(state.check_open)
     wait = await run_in_threadpool(state.uploads_window.take, author.id)
     if wait is not None:
         raise RateLimited("uploads", wait)
@@ -185,6 +222,15 @@ def router(state: AppState) -> APIRouter:
             {"ok": True, "games_finished": store.games_finished(), "paused": store.paused()}
         )
 
+    @api.get("/phase")
+    def phase(request: Request) -> JSONResponse:
+        """The phase, the deadline and what comes next; the organiser also gets the log."""
+        body = state.phases.view().api()
+        viewer = bearer_author(request, store)
+        if viewer is not None and viewer.organiser:
+            body["log"] = [views.phase_log_api(row) for row in state.phases.log()]
+        return json(body)
+
     @api.get("/leaderboard")
     def leaderboard() -> JSONResponse:
         return json(views.leaderboard(store, state.settings.name).api())
@@ -240,6 +286,7 @@ def router(state: AppState) -> APIRouter:
     def register(body: NameRequest, request: Request) -> JSONResponse:
         if not state.settings.registration_open:
             raise AuthError(403, "registration is closed: ask the organiser for a token")
+        state.check_open()
         wait = state.registrations.take(client_address(request))
         if wait is not None:
             raise RateLimited("registrations", wait)
@@ -295,6 +342,18 @@ def router(state: AppState) -> APIRouter:
         game = store.rerun(game_id)
         state.ctx.wake_ladder()
         return json({"rerun_of": game_id, "game": game.id, "status": game.status}, status=202)
+
+    @api.post("/admin/phase/{action}")
+    def change_phase(
+        action: str, request: Request, body: PhaseRequest | None = None
+    ) -> JSONResponse:
+        """extend, reopen (with a new ``deadline``), start-finals, rerun-finals, publish,
+        start-round: logged with the organiser's name."""
+        author = require_organiser(request, store)
+        done = phase_action(
+            state, action, author, body.deadline if body else None, naive_is_utc=False
+        )
+        return json({**state.phases.view().api(), "done": done})
 
     @api.post("/admin/authors")
     def new_author(body: AuthorRequest, request: Request) -> JSONResponse:

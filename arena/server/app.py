@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.competition.config import CompetitionConfig, UploadLimits
+from arena.competition.phases import Phases
 from arena.server.auth import AuthError, cookie_author, csrf_token, remember_csrf
 from arena.server.ratelimit import FailedSignins, RateLimited, SlidingWindow, StoredWindow
 from arena.server.receive import MULTIPART_OVERHEAD, UploadError, too_large
@@ -81,6 +82,9 @@ class ServerContext:
     data_dir: Path
     wake_builder: Callable[[], None] = lambda: None
     wake_ladder: Callable[[], None] = lambda: None
+    phases: Phases | None = None
+    """The competition's phases (default: over ``store`` and ``config``, with
+    :attr:`events` as their finals runner)."""
     events: Events | None = None
     """Finals and rounds; None: built here over the store (a test's context)."""
 
@@ -90,6 +94,7 @@ class ServerContext:
             from arena.competition.events import Events
 
             self.events = Events(self.store, self.config, self.wake_ladder)
+            self.events.phases = self.phases
         return self.events
 
 
@@ -109,6 +114,17 @@ class AppState:
     @property
     def store(self) -> CompetitionStore:
         return self.ctx.store
+
+    @property
+    def phases(self) -> Phases:
+        assert self.ctx.phases is not None  # create_app makes one
+        return self.ctx.phases
+
+    def check_open(self) -> None:
+        """Refuse (403, with when) an upload or a registration once submissions closed."""
+        reason = self.phases.uploads_refusal()
+        if reason is not None:
+            raise UploadError(403, reason)
 
     @property
     def uploads(self) -> Path:
@@ -139,7 +155,8 @@ class AppState:
                 "viewer": viewer,
                 "csrf": csrf_token(request),
                 "competition": self.settings.name,
-                "registration_open": self.settings.registration_open,
+                "registration_open": self.settings.registration_open
+                and self.phases.uploads_refusal() is None,
                 **values,
             },
             status_code=status,
@@ -196,6 +213,10 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
 
     if settings is None:
         settings = WebSettings.of(ctx.config)
+    if ctx.phases is None:
+        keeper = ctx.event_keeper()
+        ctx.phases = Phases(ctx.store, ctx.config.phases, keeper.runner())
+        keeper.phases = ctx.phases
     app = FastAPI(
         title=f"{settings.name} — Azul Arena",
         docs_url=None,

@@ -4,7 +4,9 @@ and the organiser's ``POST /api/admin/finals`` and ``POST /api/admin/rounds``.
 
 Results come from what the event stored when it finished (never refitted for a view);
 whether everyone may see them is :func:`arena.competition.events.results_visible`'s
-call, organisers always may.
+call (the finals: once the phases publish them), organisers always may. The organiser's
+``POST /api/admin/finals`` goes through the phases when there are ``[phases]`` (as
+``POST /api/admin/phase/start-finals`` does), else to the events directly.
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ def router(state: AppState) -> APIRouter:
         """The stored results, if this viewer may see them yet."""
         if viewer is not None and viewer.organiser:
             return shown.results
-        return shown.results if results_visible(store, shown) else None
+        return shown.results if results_visible(shown, state.phases) else None
 
     def page(request: Request, shown: EventRow | None) -> Response:
         viewer = cookie_author(request, store)
@@ -149,18 +151,33 @@ def router(state: AppState) -> APIRouter:
             body["game_list"] = [_game(g) for g in event_games(store, shown.id)]
         return json(body)
 
+    def finals_now(actor: str, rerun: bool) -> EventRow:
+        """With ``[phases]``, through them (the change is logged; they call the events);
+        without, straight to the events."""
+        phases = state.phases
+        if phases.enabled:
+            (phases.rerun_finals if rerun else phases.start_finals)(actor)
+            made = latest_finals(store)
+            assert made is not None
+            return made
+        return state.ctx.event_keeper().start_finals(actor, rerun)
+
+    def round_now(actor: str) -> EventRow:
+        state.phases.start_round(actor)  # checks the phase, logs, calls the events
+        made = list_events(store, kind="round")
+        return made[0]
+
     @routes.post("/api/admin/finals")
     async def start_finals(request: Request, body: FinalsRequest | None = None) -> JSONResponse:
         author = await run_in_threadpool(require_organiser, request, store)
-        keeper = state.ctx.event_keeper()
         rerun = body.rerun if body is not None else False
-        made = await run_in_threadpool(keeper.start_finals, author.name, rerun)
+        made = await run_in_threadpool(finals_now, author.name, rerun)
         return json(_summary(made), status=202)
 
     @routes.post("/api/admin/rounds")
     async def start_round(request: Request) -> JSONResponse:
         author = await run_in_threadpool(require_organiser, request, store)
-        made = await run_in_threadpool(state.ctx.event_keeper().start_round, author.name)
+        made = await run_in_threadpool(round_now, author.name)
         return json(_summary(made), status=202)
 
     return routes

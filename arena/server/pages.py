@@ -16,7 +16,13 @@ from starlette.concurrency import run_in_threadpool
 
 from arena.engine import GameRecord, ReplayError
 from arena.server import views
-from arena.server.api import BOT_NAME, ChallengeRequest, start_challenge, take_submission
+from arena.server.api import (
+    BOT_NAME,
+    ChallengeRequest,
+    phase_action,
+    start_challenge,
+    take_submission,
+)
 from arena.server.app import AppState
 from arena.server.auth import (
     AuthError,
@@ -72,7 +78,9 @@ def router(state: AppState) -> APIRouter:
     @pages.get("/")
     def leaderboard(request: Request) -> Response:
         board = views.leaderboard(store, state.settings.name)
-        return render(request, "leaderboard.html", viewer_of(request), board=board)
+        return render(
+            request, "leaderboard.html", viewer_of(request), board=board, phase=state.phases.view()
+        )
 
     @pages.get("/bots/{name:path}")
     def bot(name: str, request: Request) -> Response:
@@ -250,6 +258,7 @@ def router(state: AppState) -> APIRouter:
         check_csrf(request, form.get("csrf"))
         if not state.settings.registration_open:
             raise AuthError(403, "registration is closed: ask the organiser for a token")
+        await run_in_threadpool(state.check_open)
         wait = await run_in_threadpool(state.registrations.take, client_address(request))
         if wait is not None:
             raise RateLimited("registrations", wait)
@@ -268,7 +277,13 @@ def router(state: AppState) -> APIRouter:
     @pages.get("/submit")
     def submit_form(request: Request) -> Response:
         author = signed_in(request)
-        return render(request, "submit.html", author, limit_mb=state.settings.upload_bytes // 2**20)
+        return render(
+            request,
+            "submit.html",
+            author,
+            limit_mb=state.settings.upload_bytes // 2**20,
+            phase=state.phases.view(),
+        )
 
     @pages.post("/submit")
     async def submit(request: Request) -> Response:
@@ -306,9 +321,9 @@ def router(state: AppState) -> APIRouter:
             raise AuthError(403, "only the organiser may see this page")
         return author
 
-    @pages.get("/admin")
-    def admin(request: Request) -> Response:
-        author = organiser(request)
+    def admin_page(
+        request: Request, author: Author, issued: dict[str, str] | None = None
+    ) -> Response:
         return render(
             request,
             "admin.html",
@@ -320,8 +335,25 @@ def router(state: AppState) -> APIRouter:
             authors=store.authors(),
             bots=store.bots(),
             games=store.games(limit=30),
-            issued=None,
+            phase=state.phases.view(),
+            phases_on=state.phases.enabled,
+            phase_log=state.phases.log(),
+            issued=issued,
         )
+
+    @pages.get("/admin")
+    def admin(request: Request) -> Response:
+        return admin_page(request, organiser(request))
+
+    @pages.post("/admin/phase/{action}")
+    async def admin_phase(action: str, request: Request) -> Response:
+        form = await form_of(request)
+        check_csrf(request, form.get("csrf"))
+        author = await run_in_threadpool(organiser, request)
+        await run_in_threadpool(
+            phase_action, state, action, author, form.get("deadline") or None, True
+        )
+        return back("/admin#phases")
 
     @pages.post("/admin/{action}")
     async def admin_action(action: str, request: Request) -> Response:
@@ -333,19 +365,7 @@ def router(state: AppState) -> APIRouter:
             made, token = await run_in_threadpool(
                 store.create_author, name, form.get("organiser") == "on"
             )
-            return render(
-                request,
-                "admin.html",
-                author,
-                paused=store.paused(),
-                frozen=store.frozen(),
-                counts=store.game_counts(),
-                balance=store.ladder_balance(),
-                authors=store.authors(),
-                bots=store.bots(),
-                games=store.games(limit=30),
-                issued={"name": made.name, "token": token},
-            )
+            return admin_page(request, author, issued={"name": made.name, "token": token})
         target = unquote(form.get("target", ""))  # percent-encoded: names are bot text
         actions = {
             "pause": lambda: store.set_paused(True),

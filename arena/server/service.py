@@ -29,6 +29,7 @@ from typing import Any, TextIO
 from arena.competition.config import CompetitionConfig, load_competition
 from arena.competition.events import Events, EventsThread
 from arena.competition.ladder import BOTS_FOLDER, Ladder, make_executor
+from arena.competition.phases import EventStarter, Phases, PhaseTimer
 from arena.errors import ArenaError
 from arena.play.executors import Executor
 from arena.server.logs import configure_logging
@@ -403,15 +404,16 @@ def _default_app_factory(ctx: Any) -> Any:
     return create_app(ctx)
 
 
-def _context(config: CompetitionConfig, store: CompetitionStore, service: Service) -> Any:
+def _context(service: Service) -> Any:
     from arena.server.app import ServerContext
 
     return ServerContext(
-        config,
-        store,
-        config.data_dir,
+        service.config,
+        service.store,
+        service.config.data_dir,
         service.builder.wake,
         service.ladder.wake,
+        service.phases,
         events=service.events,
     )
 
@@ -425,8 +427,11 @@ class Service:
     ladder: Ladder
     builder: BuildWorker
     threads: list[threading.Thread]
+    phases: Phases
+    timer: PhaseTimer
     events: Events | None = None
-    """Finals and scheduled rounds (:mod:`arena.competition.events`), ticked on a thread."""
+    """Finals and scheduled rounds (:mod:`arena.competition.events`), ticked on a thread
+    (None: a finals runner of the caller's is wired into ``phases``)."""
     _events_timer: EventsThread | None = None
 
     def start(self) -> None:
@@ -445,6 +450,8 @@ class Service:
                 for n in range(self.config.limits.build_workers)
             ),
         ]
+        if self.phases.enabled:
+            self.threads.append(threading.Thread(target=self.timer.run, name="phases", daemon=True))
         if self.events is not None:
             self._events_timer = EventsThread(self.events)
             self.threads.append(
@@ -456,6 +463,7 @@ class Service:
     def stop(self) -> int:
         """Stop the ladder and the builder; running games are scheduled again."""
         self.builder.stop()
+        self.timer.stop()
         if self._events_timer is not None:
             self._events_timer.stop()
         requeued = self.ladder.shutdown(abort=True)
@@ -468,12 +476,21 @@ def make_service(
     store: CompetitionStore,
     pool: Executor,
     build: Builder = build_submission,
+    events: EventStarter | None = None,
 ) -> Service:
-    ladder = Ladder(store, config.ladder, config.play, config.data_dir, pool)
+    """The service's parts; ``events`` starts the finals and rounds (default: this
+    arena's events, :mod:`arena.competition.events`, told of the phases)."""
+    own = Events(store, config) if events is None else None
+    phases = Phases(store, config.phases, own.runner() if own is not None else events)
+    if own is not None:
+        own.phases = phases
+    ladder = Ladder(store, config.ladder, config.play, config.data_dir, pool, phases.ladder_allowed)
+    phases.on_change = ladder.wake
     builder = BuildWorker(store, config, ladder.wake, build)
     ladder.wake_builder = builder.wake
-    events = Events(store, config, ladder.wake)
-    return Service(config, store, ladder, builder, [], events)
+    if own is not None:
+        own.wake_ladder = ladder.wake
+    return Service(config, store, ladder, builder, [], phases, PhaseTimer(phases), own)
 
 
 def serve(
@@ -501,7 +518,7 @@ def serve(
     service = make_service(config, store, pool)
     try:
         ensure_organiser(store, config, out)
-        app = app_factory(_context(config, store, service))
+        app = app_factory(_context(service))
         service.start()
         out.write(
             f"Serving {config.competition.name!r} on http://{config.server.host}:"

@@ -24,6 +24,7 @@ from arena.store.competition_models import (
     HeadToHead,
     LeaderRow,
     LossRow,
+    PhaseLogRow,
     RatingPoint,
     Version,
 )
@@ -362,4 +363,17 @@ def loss_api(row: LossRow) -> dict[str, Any]:
         "faults": row.faults,
         "replay": base,
         "stderr": f"{base}/stderr/{row.seat}.txt" if row.has_stderr else None,
+    }
+
+
+def phase_log_api(row: PhaseLogRow) -> dict[str, Any]:
+    """One phase change as ``GET /api/phase`` gives it to the organiser."""
+    return {
+        "id": row.id,
+        "at": row.at.isoformat(),
+        "action": row.action,
+        "phase_from": row.phase_from,
+        "phase_to": row.phase_to,
+        "actor": row.actor,
+        "detail": row.detail,
     }

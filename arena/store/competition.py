@@ -50,6 +50,7 @@ from arena.store.competition_models import (
     LeaderRow,
     LossRow,
     OperationsSnapshot,
+    PhaseLogRow,
     RatingPoint,
     SeatRow,
     Version,
@@ -240,6 +241,17 @@ event_entrants = sa.Table(
     metadata,
     sa.Column("event_id", sa.Integer, sa.ForeignKey("events.id"), primary_key=True),
     sa.Column("version_id", sa.Integer, sa.ForeignKey("versions.id"), primary_key=True),
+)
+phase_log = sa.Table(
+    "phase_log",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("action", sa.String(32), nullable=False),
+    sa.Column("phase_from", sa.String(16), nullable=False),
+    sa.Column("phase_to", sa.String(16), nullable=False),
+    sa.Column("actor", sa.String(64), nullable=False),
+    sa.Column("detail", sa.Text, nullable=False),
 )
 
 
@@ -458,6 +470,77 @@ class CompetitionStore:
     def set_setting(self, key: str, value: str | None) -> None:
         with self._write() as conn:
             self._put_setting(conn, key, value)
+
+    # ------------------------------------------------------------ phases
+
+    def change_phase(
+        self,
+        key: str,
+        expected: str | None,
+        value: str,
+        *,
+        action: str,
+        phase_from: str,
+        phase_to: str,
+        actor: str,
+        detail: dict[str, Any],
+        at: datetime,
+    ) -> int | None:
+        """Set the setting ``key`` to ``value`` and log the change, in one transaction,
+        only if it still holds ``expected`` (compare-and-set: of two racing changes, or a
+        timer firing again after a restart, one wins); the log row's id, or None."""
+        with self._write() as conn:
+            if self._get_setting(conn, key) != expected:
+                return None
+            self._put_setting(conn, key, value)
+            row = conn.execute(
+                sa.insert(phase_log)
+                .values(
+                    at=_utc_req(at),
+                    action=action,
+                    phase_from=phase_from,
+                    phase_to=phase_to,
+                    actor=actor,
+                    detail=json.dumps(detail, sort_keys=True),
+                )
+                .returning(phase_log.c.id)
+            ).scalar_one()
+            return int(row)
+
+    def add_phase_detail(self, log_id: int, detail: dict[str, Any]) -> None:
+        """Add to a phase change's details what became known after it (what the finals
+        starter answered, or why it failed)."""
+        with self._write() as conn:
+            text = conn.execute(
+                sa.select(phase_log.c.detail).where(phase_log.c.id == log_id)
+            ).scalar_one_or_none()
+            if text is None:
+                raise NotFound(f"no phase change {log_id}")
+            merged = {**_meta(str(text)), **detail}
+            conn.execute(
+                sa.update(phase_log)
+                .where(phase_log.c.id == log_id)
+                .values(detail=json.dumps(merged, sort_keys=True))
+            )
+
+    def phase_log(self, limit: int = 200) -> list[PhaseLogRow]:
+        """The phase changes, newest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(phase_log).order_by(phase_log.c.id.desc()).limit(limit)
+            ).all()
+        return [
+            PhaseLogRow(
+                id=r.id,
+                at=_utc_req(r.at),
+                action=r.action,
+                phase_from=r.phase_from,
+                phase_to=r.phase_to,
+                actor=r.actor,
+                detail=_meta(r.detail),
+            )
+            for r in rows
+        ]
 
     # ------------------------------------------------------------ authors
 

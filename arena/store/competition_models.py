@@ -244,3 +244,17 @@ class EventRow:
     @property
     def total_games(self) -> int:
         return sum(self.games.values())
+
+
+@dataclass(frozen=True)
+class PhaseLogRow:
+    """One phase change: what was done, from which phase to which, by whom (an
+    organiser's name, or ``schedule`` for the deadline's timer), and its details."""
+
+    id: int
+    at: datetime
+    action: str
+    phase_from: str
+    phase_to: str
+    actor: str
+    detail: dict[str, object]

@@ -27,7 +27,7 @@ def test_the_documented_example_competition_loads(tmp_path: Path) -> None:
     from arena.competition.config import load_competition
 
     blocks = re.findall(r"```toml\n(.*?)```", _hosting_doc(), re.S)
-    assert len(blocks) == 1
+    assert blocks  # the whole competition first; other sections show their own tables
     path = tmp_path / "competition.toml"
     path.write_text(blocks[0])
     config = load_competition(path)
@@ -37,6 +37,9 @@ def test_the_documented_example_competition_loads(tmp_path: Path) -> None:
     assert config.play.sandbox.value == "strict"
     assert config.limits.upload_mb == 10
     assert config.challenges.per_hour == 6
+    path.write_text(next(b for b in blocks if "[phases]" in b))
+    phases = load_competition(path).phases
+    assert phases is not None and phases.finals == "at-deadline"
 
 
 def test_the_documented_commands_parse() -> None:

@@ -141,3 +141,23 @@ def test_white_tiles_are_told_from_empty_cells(page: Any, tmp_path: Path, shoot:
 
 def _step(page: Any) -> int:
     return int(page.get_attribute("#azul-viewer", "data-step"))
+
+
+def test_time_warnings_are_listed_as_text(page: Any, tmp_path: Path, shoot: Any) -> None:
+    from arena.engine.record import WarningRecord
+
+    record = random_record(2, "coloured", seed=5, names=[HOSTILE, "b"])
+    warned = record.model_copy(
+        update={
+            "warnings": [
+                WarningRecord(seat=0, round=2, message="used 1400 ms of CPU time, over its 1000 ms")
+            ]
+        }
+    )
+    _open(page, tmp_path, warned)
+    shown = page.inner_text("[data-testid=time-warnings]")
+    assert "Time warnings (1)" in shown and "over the soft limit in round 2" in shown
+    assert "used 1400 ms of CPU time" in shown and HOSTILE in shown  # text, never markup
+    shoot(page, "replay-time-warnings", full_page=True)
+    _open(page, tmp_path, record, "plain")
+    assert page.locator("[data-testid=time-warnings]").count() == 0

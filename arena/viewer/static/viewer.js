@@ -395,6 +395,20 @@
       side.appendChild(faultsCard);
     }
 
+    var timeWarnings = record.warnings || [];
+    if (timeWarnings.length) {
+      var warnCard = el("div", "az-card az-faults");
+      warnCard.setAttribute("data-testid", "time-warnings");
+      warnCard.appendChild(el("h2", "", "Time warnings (" + timeWarnings.length + ")"));
+      timeWarnings.forEach(function (w) {
+        var box = el("div", "az-fault az-time-warning");
+        box.appendChild(el("div", "", names[w.seat] + " (seat " + w.seat + "): over the soft limit in round " + w.round));
+        box.appendChild(el("div", "az-muted", w.message));
+        warnCard.appendChild(box);
+      });
+      side.appendChild(warnCard);
+    }
+
     var finalCard = el("div", "az-card az-final");
     finalCard.setAttribute("data-testid", "final");
     finalCard.appendChild(el("h2", "", "Result — " + record.end_reason + " (" + (END_REASONS[record.end_reason] || "") + ")"));
