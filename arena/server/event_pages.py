@@ -146,7 +146,7 @@ def router(state: AppState) -> APIRouter:
         results = shown_results(shown, viewer_of(request))
         body = _summary(shown)
         body["results"] = results
-        body["published"] = results is not None
+        body["visible"] = results is not None  # to this viewer
         if results is not None:
             body["game_list"] = [_game(g) for g in event_games(store, shown.id)]
         return json(body)

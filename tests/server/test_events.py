@@ -229,7 +229,7 @@ def test_results_page_shows_the_stability_audit_and_the_failed_column(tmp_path: 
     for game in event_games(store, body["id"]):
         assert f'href="/games/{game.id}"' in html
     shown = site.client.get(f"/api/events/{body['id']}").json()
-    assert shown["published"] and shown["results"]["rows"][1]["failed"] == 2
+    assert shown["visible"] and shown["results"]["rows"][1]["failed"] == 2
     assert [g["url"] for g in shown["game_list"]] == [f"/games/finals1-000{i}" for i in (0, 1)]
     assert "Finals" in site.client.get("/rounds").text
     redo = site.client.post(
@@ -523,3 +523,62 @@ def test_finals_on_the_real_server_survive_kill9_and_publish_results(tmp_path: P
         assert {r["bot"]: r["failed"] for r in rows}["crashes"] == 8
     finally:
         server.stop(signal.SIGTERM)
+
+
+# ---------------------------------------------------------------- with [phases]
+
+
+def test_the_phases_start_the_finals_as_of_the_deadline_and_publish_their_results(
+    tmp_path: Path,
+) -> None:
+    """The phases' organiser action starts the events' finals (entrants as of the
+    deadline: a later version does not play); their end moves the phase to results;
+    the public sees the finals' results once the organiser publishes them."""
+    from fastapi.testclient import TestClient
+
+    from arena.server.app import ServerContext, create_app
+    from tests.server.web_helpers import activate
+
+    store = CompetitionStore.open(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        _org, org_token = store.create_author("org", organiser=True)
+        alice, _ = store.create_author("alice")
+        bob, _ = store.create_author("bob")
+        first = activate(store, alice.id, "alpha")
+        activate(store, bob.id, "beta")
+        time.sleep(0.01)
+        deadline = datetime.now(UTC)
+        time.sleep(0.01)
+        late = activate(store, alice.id, "alpha")  # after the deadline (at the store level)
+        config = _config(
+            phases={"deadline": deadline, "finals": "manual", "publish": "manual"},
+            finals={"players": [2]},
+        )
+        ctx = ServerContext(config=config, store=store, data_dir=tmp_path)
+        client = TestClient(create_app(ctx), base_url="http://testserver")
+        auth = {"Authorization": f"Bearer {org_token}"}
+        done = client.post("/api/admin/phase/start-finals", headers=auth)
+        assert done.status_code == 200, done.text
+        assert done.json()["phase"] == "finals"
+        finals = list_events(store, kind="finals")
+        assert len(finals) == 1 and finals[0].cutoff == deadline
+        assert first in finals[0].entrants and late not in finals[0].entrants
+        _finish_with(store, "beta")
+        ctx.event_keeper().tick()
+        assert client.get("/api/phase").json()["phase"] == "results"
+        assert "not published yet" in client.get("/results").text
+        hidden = client.get(f"/api/events/{finals[0].id}").json()
+        assert hidden["results"] is None and not hidden["visible"]
+        mine = client.get(f"/api/events/{finals[0].id}", headers=auth).json()
+        assert mine["visible"] and mine["results"]["stability"]  # the organiser sees them
+        published = client.post("/api/admin/phase/publish", headers=auth)
+        assert published.status_code == 200 and published.json()["phase"] == "published"
+        page = client.get("/results").text
+        assert "Stability audit" in page and "FAILED" in page
+        rerun = client.post("/api/admin/finals", headers=auth, json={"rerun": True})
+        assert rerun.status_code == 202, rerun.text
+        assert rerun.json()["number"] == 2 and client.get("/api/phase").json()["phase"] == "finals"
+        log = [row["action"] for row in client.get("/api/phase", headers=auth).json()["log"]]
+        assert "rerun-finals" in log and "start-finals" in log
+    finally:
+        store.close()
