@@ -45,12 +45,15 @@ from arena.store.competition_events import (
 )
 from arena.store.competition_models import EventKind, EventRow, Version
 from arena.textsafe import visible
-from arena.tournament.schedule import Entrant, Sampled, enumerate_games
+from arena.tournament.schedule import Entrant, Sampled, enumerate_games, exhaustive_count
 
 _log = logging.getLogger("arena.competition.events")
 
 ROUNDS_SINCE = "rounds_since"
 """Store setting: when the rounds timer first ran (slots before it are not owed)."""
+MAX_EVENT_GAMES = 200_000
+"""Most games one event schedules (a round-robin of many entrants in 4-player games
+would be millions: the organiser is told to sample instead)."""
 TICK_S = 2.0
 """How often the service's events thread looks at the events."""
 
@@ -101,6 +104,17 @@ def plan_games(
         sampler = Sampled(bots, players, settings["variants"], 0, seed, "balanced")
         planned = sampler.plan(per_bot)
     else:
+        count = sum(
+            exhaustive_count(
+                len(bots), [k], len(settings["variants"]), int(settings["deals"]), "balanced"
+            )
+            for k in players
+        )
+        if count > MAX_EVENT_GAMES:
+            raise Invalid(
+                f"a round-robin of {len(bots)} entrants would be {count} games (more than "
+                f"{MAX_EVENT_GAMES}): use schedule = 'sampled' with games_per_bot"
+            )
         planned = list(
             enumerate_games(
                 bots, players, settings["variants"], int(settings["deals"]), seed, "balanced"
@@ -288,9 +302,14 @@ class Events:
         if picked is None:
             return False
         entrants, notes = picked
-        planned = plan_games(shown.kind, shown.number, entrants, shown.settings)
-        if not planned:
-            notes = [*notes, f"{len(entrants)} entrant(s): too few to play"]
+        try:
+            planned = plan_games(shown.kind, shown.number, entrants, shown.settings)
+        except Invalid as exc:  # said on the event's page; it finishes with no games
+            planned, notes = [], [*notes, str(exc)]
+            _log.error("%s: %s", shown.title, exc)
+        else:
+            if not planned:
+                notes = [*notes, f"{len(entrants)} entrant(s): too few to play"]
         started = start_event(self.store, shown.id, entrants, planned, notes)
         if started:
             _log.info("%s started: %d entrants, %d games", shown.title, len(entrants), len(planned))

@@ -174,6 +174,15 @@ def test_plans_are_fixed_by_entrants_and_seed() -> None:
     assert one[0].game_id == "finals1-0000" and two[0].game_id == "finals2-0000"
 
 
+def test_a_round_robin_too_large_to_schedule_says_so() -> None:
+    from arena.competition.events import event_settings
+    from arena.store.competition import Invalid
+
+    huge = event_settings(FinalsSection(players=[4]), "round-robin")
+    with pytest.raises(Invalid, match="use schedule = 'sampled'"):
+        plan_games("finals", 1, list(range(60)), huge)  # C(60, 4) x 12 seatings
+
+
 def test_rounds_config_is_checked() -> None:
     with pytest.raises(ValueError, match="neither 'daily HH:MM' nor a cron line"):
         RoundsSection(schedule="nightly")
