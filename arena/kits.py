@@ -48,6 +48,8 @@ class Kit:
     in_demo: bool = False
     """Plays in `arena demo`: only kits whose toolchain the quickstart machine has
     (Python, gcc, node), so the demo works, and stays the same tournament, anywhere."""
+    needs_python_env: bool = False
+    """Runs only with modules the organiser declares (``python_env``): never in the demo."""
 
 
 KITS: tuple[Kit, ...] = (
@@ -142,6 +144,19 @@ KITS: tuple[Kit, ...] = (
         "serde_json::from_str(",
         "Debian rustc cargo librust-serde-json-dev",
         ("cargo", "rustc", "/usr/share/cargo/registry"),
+    ),
+    Kit(
+        "comp90054",
+        "comp90054-adapter",
+        ("comp90054-azul",),
+        "the adapter flushes each protocol line itself; the agent's print() goes to stderr",
+        "PROTOCOL_OUT.flush()",
+        "json (standard library); the agent sees the framework's own state objects",
+        "import json",
+        "Debian python3; the course's Azul framework (and numpy, ...) from the organiser's "
+        "python_env, never bundled",
+        ("python3",),
+        needs_python_env=True,
     ),
 )
 

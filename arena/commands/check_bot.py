@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
 from arena.commands.options import add_game_options, load_bots, play_settings, sandbox_settings
 from arena.commands.output import UserError, console
+
+if TYPE_CHECKING:
+    from arena.engine import Variant
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,8 +40,45 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="start no game after this much wall time of games, the first always played "
         "(default 20; 0: no limit), so a bot that sleeps is checked quickly",
     )
+    p.add_argument(
+        "--players",
+        metavar="N[,N]",
+        help="check only these player counts, as the competition plays them "
+        "(e.g. 2; default 2,3,4)",
+    )
+    p.add_argument(
+        "--walls",
+        metavar="WALL[,WALL]",
+        help="check only these walls: coloured, gray (default both)",
+    )
     add_game_options(p)
     p.set_defaults(run=run)
+
+
+def _players(text: str | None) -> tuple[int, ...]:
+    from arena.play.checkbot import PLAYER_COUNTS
+
+    if text is None:
+        return PLAYER_COUNTS
+    try:
+        counts = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        counts = ()
+    if not counts or not set(counts) <= set(PLAYER_COUNTS):
+        raise UserError(f"--players {text!r}: give player counts among 2, 3, 4 (e.g. 2 or 2,4)")
+    return counts
+
+
+def _walls(text: str | None) -> tuple[Variant, ...]:
+    from arena.engine import Variant
+
+    if text is None:
+        return tuple(Variant)
+    names = {part.strip().lower() for part in text.split(",") if part.strip()}
+    known = {v.value for v in Variant}
+    if not names or not names <= known:
+        raise UserError(f"--walls {text!r}: give walls among coloured, gray (e.g. coloured)")
+    return tuple(v for v in Variant if v.value in names)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,13 +91,14 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--games must be 1 or more")
     if args.budget is not None and args.budget < 0:
         raise UserError("--budget must be 0 (no limit) or more seconds")
+    counts, walls = _players(args.players), _walls(args.walls)
     budget = GAMES_BUDGET_S if args.budget is None else args.budget or None
     play = play_settings(args)
     sandbox = sandbox_settings(play)
     with console.status(f"checking {spec.name}…"):
         try:
             report = check_bot(
-                spec, sandbox, play.time, games_per_setting=args.games, budget_s=budget
+                spec, sandbox, play.time, args.games, counts, budget_s=budget, walls=walls
             )
         except SandboxBusy as exc:
             raise UserError(str(exc)) from None

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from arena.engine.record import GameRecord
     from arena.play.match import MatchResult
+    from arena.referee.manifest import BotSpec
 
 MATCHES = Path("results") / "matches"
 """Where a match goes without ``--out`` (a new timestamped folder)."""
@@ -47,6 +48,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(run=run)
 
 
+def _refuse_undeclared(specs: list[BotSpec], variant: str) -> None:
+    """A bot is seated only in games its bot.toml declares it can play."""
+    for spec in specs:
+        if not spec.manifest.plays(len(specs), variant):
+            raise UserError(
+                f"bot {spec.name} declares {spec.manifest.declared_limits()} in its bot.toml: "
+                f"it cannot play a {len(specs)}-player {variant} game"
+            )
+
+
 def run(args: argparse.Namespace) -> int:
     from arena.play.build import BuildError
     from arena.play.match import match_folder, run_match
@@ -56,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if not 2 <= len(args.bots) <= 4:
         raise UserError(f"a game needs 2, 3 or 4 bots, not {len(args.bots)}")
     specs = load_bots(args.bots)
+    _refuse_undeclared(specs, args.variant)
     play = play_settings(args)
     settings = play.game(args.variant, args.seed)
     sandbox = sandbox_settings(play, announce=False)

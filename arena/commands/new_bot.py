@@ -17,11 +17,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Copy the starter kit of a language (a small commented greedy bot that passes "
             "check-bot) into a new folder, renamed. Languages: python, javascript, typescript, "
-            "c, cpp, java, go, rust."
+            "c, cpp, java, go, rust; comp90054 wraps a COMP90054 course agent (player.py) "
+            "unchanged."
         ),
     )
     p.add_argument("name", help="the new bot's name (a-z, 0-9, '.', '_', '-'); also its folder")
-    p.add_argument("--language", "-l", required=True, help="python, javascript, typescript, ...")
+    p.add_argument(
+        "--language", "-l", required=True, help="python, javascript, typescript, ..., comp90054"
+    )
     p.add_argument("--dir", default="bots", help="parent folder (default bots)")
     p.set_defaults(run=run)
 

@@ -98,6 +98,14 @@ def add_game_options(p: argparse.ArgumentParser) -> None:
         help="a toolchain folder outside /usr (e.g. /opt/rust) to show read-only inside the "
         "sandbox, its bin/ added to PATH; repeatable",
     )
+    p.add_argument(
+        "--python-env",
+        action="append",
+        metavar="PATH",
+        help="a Python environment (a virtualenv, or a folder of modules such as a course "
+        "framework) to show read-only inside the sandbox and put on every bot's PYTHONPATH; "
+        "repeatable",
+    )
 
 
 def time_per_move_option(p: argparse.ArgumentParser, default: int | None = None) -> None:
@@ -145,6 +153,7 @@ def game_flags(args: argparse.Namespace) -> dict[str, Any]:
         "sandbox": args.sandbox,
         "round_limit": args.round_limit,
         "toolchains": args.toolchain,
+        "python_env": args.python_env,
     }
     return {k: v for k, v in data.items() if v is not None}
 
@@ -178,7 +187,9 @@ def sandbox_settings(play: PlaySettings, *, announce: bool = True) -> SandboxSet
         err_console.print(warning, style="yellow", markup=False)
     if announce:
         announce_sandbox(play)
-    return SandboxSettings(level=play.sandbox, toolchains=play.toolchains)
+    return SandboxSettings(
+        level=play.sandbox, toolchains=play.toolchains, python_env=play.python_env
+    )
 
 
 def announce_sandbox(play: PlaySettings) -> None:

@@ -19,11 +19,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("name", metavar="NAME", help="the author's name (shown on the leaderboard)")
     p.add_argument("--organiser", action="store_true", help="may pause, disqualify, freeze")
     p.add_argument("--renew", action="store_true", help="replace an existing author's token")
+    p.add_argument(
+        "--member",
+        metavar="MEMBER",
+        help="with --renew: a new token for this member of team NAME (ends their sessions)",
+    )
+    p.add_argument(
+        "--staff",
+        action="store_true",
+        help="a staff team: its bots are baselines, badged, left out of prize ranks "
+        "(marks an existing author too)",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     status: int = service().token_command(
-        args.competition, args.name, args.organiser, args.renew, sys.stdout
+        args.competition,
+        args.name,
+        args.organiser,
+        args.renew,
+        sys.stdout,
+        member=args.member,
+        staff=args.staff,
     )
     return status

@@ -125,6 +125,12 @@ class CompetitionSection(_Table):
         f"env {STORE_ENV} overrides.",
     )
 
+    staff_in_prizes: bool = Field(
+        default=False,
+        description="Whether staff bots (arena token --staff, the roster's staff column) "
+        "take prize ranks; by default they are baselines and the prize rank skips them.",
+    )
+
     @field_validator("store")
     @classmethod
     def _store(cls, value: str) -> str:

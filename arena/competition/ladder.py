@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from arena.competition.config import LadderSection
 from arena.play.bots import BotNotReady, stored_bot
 from arena.play.executors import Executor, LocalPoolExecutor
@@ -89,6 +91,7 @@ def choose_game(
     by_variant: Mapping[str, int],
     ladder: LadderSection,
     rng: random.Random,
+    plays: Callable[[int, int, str], bool] | None = None,
 ) -> Choice | None:
     """The next ladder game, or None when too few versions are active.
 
@@ -97,12 +100,23 @@ def choose_game(
     had since it became active with all seats shared equally (``fair_shares``): the
     versions furthest behind their share play; ``pairs``: games each pair shared;
     ``by_players``/``by_variant``: ladder games so far per player count and wall.
+    ``plays(version, players, wall)``: whether a version's bot.toml lets it be seated in
+    such a game (default: every version plays every game).
     """
-    counts = [k for k in ladder.players if k <= len(active)]
+    can = plays or (lambda _v, _n, _w: True)
+    games = {
+        (n, w)
+        for n in ladder.players
+        for w in ladder.variants
+        if n <= len(active) and sum(1 for v in active if can(v, n, w)) >= n
+    }
+    counts = [k for k in ladder.players if any((k, w) in games for w in ladder.variants)]
     if not counts:
         return None
     players = int(_most_behind(ladder.players, by_players, counts))
-    variant = str(_most_behind(ladder.variants, by_variant, list(ladder.variants)))
+    walls = [w for w in ladder.variants if (players, w) in games]
+    variant = str(_most_behind(ladder.variants, by_variant, walls))
+    active = [v for v in active if can(v, players, variant)]
     newcomers = [v for v in active if load.get(v, 0) < ladder.new_version_games]
     chosen: list[int] = []
     if newcomers:
@@ -144,6 +158,7 @@ class LadderScheduler:
         games already scheduled (challenges, re-runs, finals) play either way."""
         self._rng = random.Random(config.master_seed)
         self._index = 0
+        self._declared: dict[int, BotManifest | None] = {}
 
     def next(self) -> list[ScheduledGame]:
         """The next game, or none. Paused: only the games of an event (finals, a round:
@@ -197,8 +212,27 @@ class LadderScheduler:
         by_players, by_variant = store.ladder_mix()
         pairs = store.pair_counts(active)
         return choose_game(
-            active, load, share, pairs, by_players, by_variant, self.config, self._rng
+            active, load, share, pairs, by_players, by_variant, self.config, self._rng, self._plays
         )
+
+    def _plays(self, version_id: int, players: int, variant: str) -> bool:
+        """What the version's bot.toml declares it can play (players, walls)."""
+        if version_id not in self._declared:
+            info = self.store.launch_info(version_id)
+            self._declared[version_id] = _declared(info.manifest if info is not None else None)
+        manifest = self._declared[version_id]
+        return manifest is None or manifest.plays(players, variant)
+
+
+def _declared(manifest: dict[str, Any] | None) -> BotManifest | None:
+    """A stored version's manifest as declared limits (a manifest stored before limits
+    existed, or one that does not validate today, declares none: it plays every game)."""
+    if not manifest:
+        return None
+    try:
+        return BotManifest(**manifest)
+    except ValidationError:
+        return None
 
 
 # ---------------------------------------------------------------- running games

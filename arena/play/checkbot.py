@@ -18,7 +18,7 @@ from arena.play.build import BuildError, build_bot
 from arena.protocol.messages import GameEnd, GameStart
 from arena.referee.clock import ClockKind, TimeControl
 from arena.referee.faults import Fault
-from arena.referee.manifest import BotSpec, Built
+from arena.referee.manifest import BotManifest, BotSpec, Built
 from arena.referee.referee import GameSettings, play_game
 from arena.referee.seats import BotSeat, Choice, RandomSeat, SandboxSettings, Seat
 from arena.referee.toolchains import (
@@ -272,16 +272,40 @@ class _TimedSeat:
         self.bot.abandon()
 
 
-def _interleaved(player_counts: tuple[int, ...]) -> list[tuple[int, Variant]]:
+def _interleaved(
+    player_counts: tuple[int, ...], walls: tuple[Variant, ...] = tuple(Variant)
+) -> list[tuple[int, Variant]]:
     """Every (players, wall), the walls alternating, so that a check cut short by its
     budget has still seen both walls and several player counts."""
-    walls = list(Variant)
     order = [
         (n, walls[(i + j) % len(walls)])
         for j in range(len(walls))
         for i, n in enumerate(player_counts)
     ]
     return order
+
+
+def declared_beyond(
+    manifest: BotManifest, player_counts: tuple[int, ...], walls: tuple[Variant, ...]
+) -> str | None:
+    """Why a check of these games does not fit what the bot declares it plays, or None."""
+    outside = [
+        f"{n}p {wall.value}" for n in player_counts for wall in walls if not manifest.plays(n, wall)
+    ]
+    if not outside:
+        return None
+    declared = manifest.declared_limits()
+    fits_players = sorted(set(player_counts) & set(manifest.players or player_counts))
+    fits_walls = [w.value for w in walls if manifest.walls is None or w in manifest.walls]
+    hint = (
+        f"check only what your competition plays, e.g. --players "
+        f"{','.join(map(str, fits_players))} --walls {','.join(fits_walls)}"
+        if fits_players and fits_walls
+        else "it declares none of the games asked for"
+    )
+    return (
+        f"the bot declares {declared} in bot.toml, so it cannot play {', '.join(outside)}; {hint}"
+    )
 
 
 def check_bot(
@@ -292,12 +316,15 @@ def check_bot(
     player_counts: tuple[int, ...] = PLAYER_COUNTS,
     built: Built | None = None,
     budget_s: float | None = None,
+    walls: tuple[Variant, ...] = tuple(Variant),
 ) -> CheckReport:
     """Build, handshake, then games of every player count on both walls vs random.
 
     Everything, a failed build included, ends up in the report.  ``built``: the bot
     already built (by a caller with its own build limits); no build then. ``budget_s``:
-    start no game after this much wall time of games (the first is always played)."""
+    start no game after this much wall time of games (the first is always played).
+    ``player_counts`` and ``walls``: what the competition plays; a bot whose bot.toml
+    declares it cannot play one of them fails before any game, saying so."""
     report = CheckReport(
         name=spec.name,
         language=spec.manifest.language,
@@ -305,6 +332,10 @@ def check_bot(
         move_ms=time_control.move_ms,
         clock=time_control.clock.value,
     )
+    beyond = declared_beyond(spec.manifest, player_counts, walls)
+    if beyond:
+        report.problems.append(beyond)
+        return report
     try:
         built = built or build_bot(spec, sandbox.level, toolchains=sandbox.toolchains)
     except BuildError as exc:
@@ -361,7 +392,7 @@ def check_bot(
         settings_order = [
             (n_players, variant, g)
             for g in range(games_per_setting)
-            for n_players, variant in _interleaved(player_counts)
+            for n_players, variant in _interleaved(player_counts, walls)
         ]
         report.planned = len(settings_order)
         games_start = time.monotonic()

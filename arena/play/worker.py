@@ -75,6 +75,7 @@ class WorkerState:
                 level=job.settings.sandbox,
                 slot=(self.worker_id * (self.max_live + 4) + slot) % MAX_SLOT,
                 toolchains=job.settings.toolchains,
+                python_env=job.settings.python_env,
             ),
             stderr_log=self.log_dir(job) / f"{bot.spec.name}.w{self.worker_id}.stderr.log",
             persistent=job.persistent,

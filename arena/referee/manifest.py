@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from arena.engine.tables import Variant
 from arena.errors import ArenaError
 
 MANIFEST_NAME = "bot.toml"
@@ -44,6 +45,44 @@ class BotManifest(BaseModel):
         gt=0,
         description="MiB the built bot may occupy (at most the host's limit).",
     )
+    players: tuple[int, ...] | None = Field(
+        default=None,
+        description="Player counts the bot can play (e.g. [2]); absent: all of 2, 3 and 4.",
+    )
+    walls: tuple[Variant, ...] | None = Field(
+        default=None,
+        description='Walls the bot can play (e.g. ["coloured"]); absent: both.',
+    )
+
+    @field_validator("players")
+    @classmethod
+    def _player_counts(cls, value: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        if value is not None and (not value or not set(value) <= {2, 3, 4}):
+            raise ValueError("players: a non-empty list of 2, 3 and 4")
+        return None if value is None else tuple(sorted(set(value)))
+
+    @field_validator("walls")
+    @classmethod
+    def _walls(cls, value: tuple[Variant, ...] | None) -> tuple[Variant, ...] | None:
+        if value is not None and not value:
+            raise ValueError('walls: a non-empty list of "coloured" and "gray"')
+        return None if value is None else tuple(v for v in Variant if v in value)
+
+    def plays(self, n_players: int, variant: Variant | str) -> bool:
+        """Whether the bot declares it can play this game (no declaration: every game)."""
+        return (self.players is None or n_players in self.players) and (
+            self.walls is None or Variant(variant) in self.walls
+        )
+
+    def declared_limits(self) -> str | None:
+        """The bot's declared limits in words ("players = [2], walls = ['coloured']"), or
+        None when it declares none."""
+        parts = []
+        if self.players is not None:
+            parts.append(f"players = {list(self.players)}")
+        if self.walls is not None:
+            parts.append(f"walls = {[v.value for v in self.walls]}")
+        return ", ".join(parts) or None
 
     @field_validator("command")
     @classmethod

@@ -35,6 +35,7 @@ from arena.referee.clock import ClockKind, Spent, Stopwatch, TimeControl
 from arena.referee.faults import Fault
 from arena.referee.manifest import Built
 from arena.referee.memory import memory_message, mentions_memory, oom_killed
+from arena.referee.toolchains import python_path, sandbox_mounts
 from arena.referee.transcript import Transcript
 from arena.sandbox import (
     DEFAULT_LEVEL,
@@ -198,6 +199,8 @@ class SandboxSettings:
     """Distinguishes concurrently running bots (each gets its own uid)."""
     toolchains: tuple[str, ...] = ()
     """Organiser-declared toolchain folders, shown read-only inside the sandbox."""
+    python_env: tuple[str, ...] = ()
+    """Organiser-declared Python environments: shown read-only, on the bot's PYTHONPATH."""
 
 
 def _text(raw: bytes | None, limit: int = 300) -> str | None:
@@ -311,7 +314,8 @@ class BotSeat:
                 limits=self.sandbox.limits,
                 slot=self.sandbox.slot,
                 stderr_log=self.stderr_log,
-                ro_paths=self.sandbox.toolchains,
+                ro_paths=sandbox_mounts(self.sandbox.toolchains, self.sandbox.python_env),
+                env=python_path(self.sandbox.python_env),
             )
         except (SandboxUnavailable, SandboxBusy):
             raise  # the arena's problem, not the bot's: never recorded as a fault

@@ -14,7 +14,7 @@ from arena.engine.tables import DEFAULT_ROUND_LIMIT, Variant
 from arena.referee.clock import ClockKind, TimeControl
 from arena.referee.faults import FaultPolicy
 from arena.referee.referee import GameSettings
-from arena.referee.toolchains import validate_toolchains
+from arena.referee.toolchains import validate_python_envs, validate_toolchains
 from arena.sandbox import DEFAULT_LEVEL, Level
 
 
@@ -33,6 +33,12 @@ class PlaySettings(BaseModel):
         default=(),
         description="Organiser-declared toolchain folders (e.g. /opt/rust), shown read-only "
         "inside the sandbox with their bin/ on PATH.",
+    )
+    python_env: tuple[str, ...] = Field(
+        default=(),
+        description="Organiser-declared Python environments: a virtualenv (its site-packages) "
+        "or a folder of modules (e.g. a course's game framework), shown read-only inside the "
+        "sandbox and put on every bot's PYTHONPATH, in order. A string or a list.",
     )
 
     one_core: bool = Field(
@@ -53,6 +59,16 @@ class PlaySettings(BaseModel):
     @classmethod
     def _toolchains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return validate_toolchains(value)
+
+    @field_validator("python_env", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return (value,) if isinstance(value, str) else value
+
+    @field_validator("python_env")
+    @classmethod
+    def _python_env(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return validate_python_envs(value)
 
     def game(self, variant: Variant | str, seed: int) -> GameSettings:
         """The referee's settings for one game."""

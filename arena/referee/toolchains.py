@@ -59,6 +59,51 @@ def validate_toolchains(paths: Iterable[str | Path]) -> tuple[str, ...]:
     return tuple(checked)
 
 
+def validate_python_envs(paths: Iterable[str | Path]) -> tuple[str, ...]:
+    """Organiser-declared Python environments (a venv, or a plain folder of modules such
+    as a course's framework): checked like toolchains, and a venv must hold packages for
+    the sandbox's Python (``lib/python3.X/site-packages``)."""
+    checked: list[str] = []
+    for raw in paths:
+        try:
+            found = validate_toolchains([raw]) or (os.path.normpath(str(raw)),)  # /usr: kept
+        except ToolchainError as exc:
+            message = str(exc).replace("toolchain path", "python_env path", 1)
+            raise ToolchainError(message) from None
+        checked += [p for p in found if p not in checked]
+    for path in checked:
+        if os.path.isfile(os.path.join(path, "pyvenv.cfg")) and not _site_packages(path):
+            raise ToolchainError(
+                f"python_env {path} is a virtualenv without lib/python3.*/site-packages"
+            )
+    return tuple(checked)
+
+
+def sandbox_mounts(toolchains: Iterable[str], python_envs: Iterable[str]) -> tuple[str, ...]:
+    """The declared folders to show read-only in the sandbox (/usr is there already)."""
+    mounts: list[str] = []
+    for path in [*toolchains, *python_envs]:
+        if path not in mounts and not (path == "/usr" or path.startswith("/usr/")):
+            mounts.append(path)
+    return tuple(mounts)
+
+
+def _site_packages(venv: str) -> list[str]:
+    lib = Path(venv, "lib")
+    return sorted(str(p) for p in lib.glob("python3*/site-packages") if p.is_dir())
+
+
+def python_path(envs: Iterable[str]) -> dict[str, str]:
+    """The bot's PYTHONPATH for the declared Python environments: each venv's
+    site-packages, each plain folder itself, in the order declared (the venv's ``.pth``
+    files are not run: PYTHONPATH entries are not site directories)."""
+    entries: list[str] = []
+    for env in envs:
+        found = _site_packages(env) if os.path.isfile(os.path.join(env, "pyvenv.cfg")) else [env]
+        entries += [e for e in found if e not in entries]
+    return {"PYTHONPATH": ":".join(entries)} if entries else {}
+
+
 def _search_path(toolchains: Iterable[str]) -> list[str]:
     return [*SYSTEM_PATH, *(os.path.join(t, "bin") for t in toolchains)]
 

@@ -6,6 +6,7 @@ public except ``/api/me`` and private fields (build logs, stderr), which follow 
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ from arena.server.ratelimit import WINDOW_SECONDS, RateLimited
 from arena.server.receive import UploadError, check_received, receive_upload
 from arena.store.competition import Invalid, NotFound
 from arena.store.competition_models import Author, GameRow, Version
+from arena.textsafe import visible
+
+_log = logging.getLogger("arena.server")
 
 BOT_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
@@ -53,6 +57,8 @@ class NameRequest(BaseModel):
 
 class AuthorRequest(NameRequest):
     organiser: bool = False
+    staff: bool = False
+    """A staff team: its bots are baselines (badged, no prize rank)."""
 
 
 class PhaseRequest(BaseModel):
@@ -164,6 +170,7 @@ async def take_submission(
         archive.unlink(missing_ok=True)
         await run_in_threadpool(state.uploads_window.give_back, author.id)
         raise
+    _log.info("upload: %s v%d by %s", visible(name), version.number, visible(author.who))
     state.ctx.wake_builder()
     return Taken(version)
 
@@ -233,11 +240,16 @@ def router(state: AppState) -> APIRouter:
 
     @api.get("/leaderboard")
     def leaderboard() -> JSONResponse:
-        return json(views.leaderboard(store, state.settings.name).api())
+        return json(views.leaderboard(store, state.settings).api())
 
     @api.get("/bots/{name:path}")
     def bot(name: str, request: Request) -> JSONResponse:
-        page = views.bot_page(store, name, bearer_author(request, store))
+        page = views.bot_page(
+            store,
+            name,
+            bearer_author(request, store),
+            staff_in_prizes=state.settings.staff_in_prizes,
+        )
         if page is None:
             raise NotFound(f"no bot named {name!r}")
         return json(page.api())
@@ -319,7 +331,7 @@ def router(state: AppState) -> APIRouter:
     @api.post("/admin/freeze")
     def freeze(request: Request) -> JSONResponse:
         require_organiser(request, store)
-        ranking = store.freeze()
+        ranking = store.freeze(staff_in_prizes=state.settings.staff_in_prizes)
         state.ctx.wake_ladder()
         return json({"frozen": ranking.frozen, "rows": ranking.rows, "paused": True})
 
@@ -358,9 +370,17 @@ def router(state: AppState) -> APIRouter:
     @api.post("/admin/authors")
     def new_author(body: AuthorRequest, request: Request) -> JSONResponse:
         require_organiser(request, store)
-        author, token = store.create_author(body.name.strip(), organiser=body.organiser)
+        author, token = store.create_author(
+            body.name.strip(), organiser=body.organiser, staff=body.staff
+        )
         return json(
-            {"author": author.name, "organiser": author.organiser, "token": token}, status=201
+            {
+                "author": author.name,
+                "organiser": author.organiser,
+                "staff": author.staff,
+                "token": token,
+            },
+            status=201,
         )
 
     return api

@@ -61,6 +61,7 @@ class WebSettings:
     challenges_per_hour: int
     upload_bytes: int
     unpacked_bytes: int
+    staff_in_prizes: bool = False
 
     @classmethod
     def of(cls, config: CompetitionConfig) -> WebSettings:
@@ -70,6 +71,7 @@ class WebSettings:
             challenges_per_hour=config.challenges.per_hour,
             upload_bytes=config.limits.upload_mb * 2**20,
             unpacked_bytes=config.limits.unpacked_mb * 2**20,
+            staff_in_prizes=config.competition.staff_in_prizes,
         )
 
 

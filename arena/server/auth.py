@@ -145,7 +145,7 @@ def start_session(
     request: Request, response: Response, store: CompetitionStore, author: Author, seconds: float
 ) -> None:
     """A new session of ``author`` (its own revocable token) in the cookie."""
-    session = store.create_session(author.id, seconds)
+    session = store.create_session(author.id, seconds, author.member_id)
     response.delete_cookie(LEGACY_TOKEN_COOKIE, path="/", httponly=True, samesite="strict")
     response.set_cookie(
         SESSION_COOKIE,

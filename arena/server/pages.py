@@ -77,7 +77,7 @@ def router(state: AppState) -> APIRouter:
 
     @pages.get("/")
     def leaderboard(request: Request) -> Response:
-        board = views.leaderboard(store, state.settings.name)
+        board = views.leaderboard(store, state.settings)
         return render(
             request, "leaderboard.html", viewer_of(request), board=board, phase=state.phases.view()
         )
@@ -85,7 +85,7 @@ def router(state: AppState) -> APIRouter:
     @pages.get("/bots/{name:path}")
     def bot(name: str, request: Request) -> Response:
         viewer = viewer_of(request)
-        page = views.bot_page(store, name, viewer)
+        page = views.bot_page(store, name, viewer, staff_in_prizes=state.settings.staff_in_prizes)
         if page is None:
             raise NotFound(f"no bot named {name!r}")
         plot = Markup(rating_svg(page.history)) if page.history else None
@@ -370,7 +370,7 @@ def router(state: AppState) -> APIRouter:
         actions = {
             "pause": lambda: store.set_paused(True),
             "resume": lambda: store.set_paused(False),
-            "freeze": store.freeze,
+            "freeze": lambda: store.freeze(staff_in_prizes=state.settings.staff_in_prizes),
             "unfreeze": store.unfreeze,
             "disqualify": lambda: store.disqualify(target),
             "rerun": lambda: store.rerun(target),

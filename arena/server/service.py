@@ -30,6 +30,7 @@ from arena.competition.config import CompetitionConfig, load_competition
 from arena.competition.events import Events, EventsThread
 from arena.competition.ladder import BOTS_FOLDER, Ladder, make_executor
 from arena.competition.phases import EventStarter, Phases, PhaseTimer
+from arena.engine import Variant
 from arena.errors import ArenaError
 from arena.play.executors import Executor
 from arena.server.logs import configure_logging
@@ -97,7 +98,15 @@ def build_submission(version: Version, archive: Path, config: CompetitionConfig)
     kept_bytes = tree_bytes(archive) + tree_bytes(dest)
     # One author's bot keeps one compiler cache across its versions (its own, no one else's).
     identity = f"server bot {version.bot_id}"
-    outcome = process_submission(folder, config.play, config.limits, identity=identity)
+    ladder = config.ladder
+    outcome = process_submission(
+        folder,
+        config.play,
+        config.limits,
+        identity=identity,
+        player_counts=tuple(sorted(n for n, share in ladder.players.items() if share > 0)),
+        walls=tuple(Variant(w) for w, share in ladder.variants.items() if share > 0),
+    )
     meta = dict(outcome.meta)
     built_path = None
     if outcome.ok and outcome.built is not None:
@@ -585,27 +594,51 @@ def _shown_store(config: CompetitionConfig) -> str:
 # ---------------------------------------------------------------- arena token
 
 
-def token_command(toml: Path, name: str, organiser: bool, renew: bool, out: TextIO) -> int:
+def token_command(
+    toml: Path,
+    name: str,
+    organiser: bool,
+    renew: bool,
+    out: TextIO,
+    *,
+    member: str | None = None,
+    staff: bool = False,
+) -> int:
     """``arena token``: issue a token to a new author (or a new one to an existing
-    author with ``--renew``); prints it once."""
+    author, or to a member of a team, with ``--renew``); prints it once. ``staff`` makes
+    a new author a staff team, or marks an existing one."""
+    if member is not None and not renew:
+        raise ServeError("--member needs --renew (new members: arena roster add-member or import)")
     config = load_competition(toml)
     store = open_store(config)
     try:
-        if renew:
+        if member is not None:
+            token = store.new_member_token(name, member)
+            what = "new token for"
+            name = f"{member} (team {name})"
+        elif renew:
             token = store.new_token(name)
             what = "new token for"
+            if staff:
+                store.set_staff(name, True)
         else:
             try:
-                _, token = store.create_author(name, organiser=organiser)
+                _, token = store.create_author(name, organiser=organiser, staff=staff)
             except Conflict as exc:
                 if store.author_by_name(name.strip()) is None:  # a look-alike of another
                     raise ServeError(str(exc)) from None
+                if staff:
+                    store.set_staff(name.strip(), True)
+                    out.write(f"{name} is now a staff team (its token is unchanged)\n")
+                    return 0
                 raise ServeError(
                     f"an author named {name!r} exists",
                     hint=f"arena token {toml} {name} --renew issues a new token "
                     "(the old one stops working)",
                 ) from None
             what = "organiser token for" if organiser else "token for"
+            if staff:
+                what = "staff team token for"
     finally:
         store.close()
     out.write(f"{what} {name} (shown once; give it to them privately):\n{token}\n")

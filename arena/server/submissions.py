@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.competition.config import UploadLimits
+from arena.engine import Variant
 from arena.errors import ArenaError
 from arena.play.build import BuildError, build_bot
-from arena.play.checkbot import CheckReport, check_bot
+from arena.play.checkbot import PLAYER_COUNTS, CheckReport, check_bot
 from arena.play.verdict import check_lines, first_problem, passed
 from arena.referee.manifest import Built
 from arena.referee.seats import SandboxSettings
@@ -73,7 +74,9 @@ def sandbox_for(settings: PlaySettings) -> SandboxSettings:
         check_level(settings.sandbox)
     except SandboxUnavailable as exc:
         raise ArenaError(str(exc)) from None
-    return SandboxSettings(level=settings.sandbox, toolchains=settings.toolchains)
+    return SandboxSettings(
+        level=settings.sandbox, toolchains=settings.toolchains, python_env=settings.python_env
+    )
 
 
 def _arena_side(exc: BaseException) -> bool:
@@ -91,6 +94,8 @@ def process_submission(
     *,
     games_per_setting: int = 1,
     identity: str | None = None,
+    player_counts: tuple[int, ...] = PLAYER_COUNTS,
+    walls: tuple[Variant, ...] = tuple(Variant),
 ) -> SubmissionOutcome:
     """Build ``folder`` (an unpacked upload) under ``limits`` and check it with
     ``check-bot`` (2-4 players, both walls, against the arena's random policy).
@@ -103,6 +108,19 @@ def process_submission(
     except UploadRejected as exc:
         log.add(f"manifest: {exc.reason}")
         return SubmissionOutcome(False, _one_line(f"rejected: {exc.reason}"), log.text())
+    # Check only the games the competition plays that the bot declares it can play.
+    declared = spec.manifest
+    player_counts = tuple(
+        n for n in player_counts if declared.players is None or n in declared.players
+    )
+    walls = tuple(w for w in walls if declared.walls is None or w in declared.walls)
+    if not player_counts or not walls:
+        reason = (
+            f"the bot declares {spec.manifest.declared_limits()} in bot.toml, and this "
+            "competition plays none of those games"
+        )
+        log.add(f"manifest: {reason}")
+        return SubmissionOutcome(False, _one_line(f"rejected: {reason}"), log.text())
     sandbox = sandbox_for(settings)
     build_limits = limits.build_limits()
     m = spec.manifest
@@ -137,7 +155,13 @@ def process_submission(
     )
     try:
         report = check_bot(
-            spec, sandbox, settings.time, games_per_setting=games_per_setting, built=built
+            spec,
+            sandbox,
+            settings.time,
+            games_per_setting=games_per_setting,
+            built=built,
+            player_counts=player_counts,
+            walls=walls,
         )
     except (SandboxBusy, SandboxUnavailable) as exc:
         raise ArenaError(f"cannot run check-bot here: {exc}") from None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from arena.server.app import WebSettings
 from arena.server.redact import redact_record
 from arena.store.competition import CompetitionStore
 from arena.store.competition_models import (
@@ -24,6 +25,7 @@ from arena.store.competition_models import (
     HeadToHead,
     LeaderRow,
     LossRow,
+    Member,
     PhaseLogRow,
     RatingPoint,
     Version,
@@ -107,13 +109,13 @@ class Leaderboard:
         }
 
 
-def leaderboard(store: CompetitionStore, name: str) -> Leaderboard:
+def leaderboard(store: CompetitionStore, settings: WebSettings) -> Leaderboard:
     return Leaderboard(
-        name=name,
+        name=settings.name,
         paused=store.paused(),
         frozen=store.frozen(),
         games_finished=store.games_finished(),
-        rows=store.leaderboard(),
+        rows=store.leaderboard(staff_in_prizes=settings.staff_in_prizes),
     )
 
 
@@ -137,6 +139,7 @@ class BotPage:
                 "author": b.author_name,
                 "language": b.language,
                 "disqualified": b.disqualified,
+                "staff": b.staff,
             },
             "leaderboard": self.row,
             "versions": [v.api() for v in self.versions],
@@ -147,12 +150,15 @@ class BotPage:
         }
 
 
-def bot_page(store: CompetitionStore, name: str, viewer: Author | None) -> BotPage | None:
+def bot_page(
+    store: CompetitionStore, name: str, viewer: Author | None, *, staff_in_prizes: bool = False
+) -> BotPage | None:
     bot = store.bot(name)
     if bot is None:
         return None
     versions = store.versions_of(name)
-    rows = [r for r in store.leaderboard() if r.bot_name == name]
+    board = store.leaderboard(staff_in_prizes=staff_in_prizes)
+    rows = [r for r in board if r.bot_name == name]
     return BotPage(
         bot=bot,
         row=rows[0] if rows else None,
@@ -293,6 +299,8 @@ class MePage:
     """Every submission of the author."""
     losses: list[LossRow] = field(default_factory=list)
     """Triage: lost or faulted games of the author's bots, faults first."""
+    members: list[Member] = field(default_factory=list)
+    """The team's members (who share its bots, logs and this page)."""
 
     def api(self) -> dict[str, Any]:
         return {
@@ -300,8 +308,14 @@ class MePage:
                 "id": self.author.id,
                 "name": self.author.name,
                 "organiser": self.author.organiser,
+                "staff": self.author.staff,
                 "created": self.author.created,
             },
+            "team": {
+                "name": self.author.name,
+                "members": [{"name": m.name, "email": m.email} for m in self.members],
+            },
+            "member": self.author.member_name,
             "bots": [b.name for b in self.bots],
             "losses": [loss_api(row) for row in self.losses],
             "submissions": [s.api() for s in self.submissions],
@@ -346,7 +360,8 @@ def me_page(store: CompetitionStore, author: Author, page: int = 1) -> MePage:
                 stderr[seat] = text
         games.append(OwnGame(game, seats, stderr))
     losses = store.losses_of(author.id, LOSSES_SHOWN)
-    return MePage(author, submissions, bots, games, page, pages, len(versions), losses)
+    members = store.members(author.name)
+    return MePage(author, submissions, bots, games, page, pages, len(versions), losses, members)
 
 
 def loss_api(row: LossRow) -> dict[str, Any]:

@@ -49,6 +49,7 @@ from arena.store.competition_models import (
     HeadToHead,
     LeaderRow,
     LossRow,
+    Member,
     OperationsSnapshot,
     PhaseLogRow,
     RatingPoint,
@@ -58,6 +59,13 @@ from arena.store.competition_models import (
 from arena.store.competition_names import confusable_with, mixes_scripts
 from arena.store.engine import StoreError as StoreError
 from arena.store.engine import db_message, describe_url, make_engine
+from arena.store.roster import (
+    KnownTeam,
+    RosterEntry,
+    RosterRejected,
+    member_entry,
+    plan_roster,
+)
 
 STDERR_KEEP_BYTES = 256 * 1024
 """Per seat and game, at most this much of a bot's stderr is kept (the tail)."""
@@ -86,7 +94,20 @@ authors = sa.Table(
     sa.Column("organiser", sa.Boolean, nullable=False),
     sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
     sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("staff", sa.Boolean, nullable=False, server_default=sa.false()),
 )
+members = sa.Table(
+    "members",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("author_id", sa.Integer, sa.ForeignKey("authors.id"), nullable=False),
+    sa.Column("name", sa.String(64), nullable=False),
+    sa.Column("email", sa.String(254)),
+    sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.UniqueConstraint("author_id", "name", name="members_team_name"),
+)
+sa.Index("members_author", members.c.author_id)
 bots = sa.Table(
     "bots",
     metadata,
@@ -129,6 +150,7 @@ sessions = sa.Table(
     sa.Column("author_id", sa.Integer, sa.ForeignKey("authors.id"), nullable=False),
     sa.Column("created", sa.DateTime(timezone=True), nullable=False),
     sa.Column("expires", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("member_id", sa.Integer, sa.ForeignKey("members.id", name="sessions_member")),
 )
 sa.Index("sessions_author", sessions.c.author_id)
 rate_events = sa.Table(
@@ -544,8 +566,11 @@ class CompetitionStore:
 
     # ------------------------------------------------------------ authors
 
-    def create_author(self, name: str, organiser: bool = False) -> tuple[Author, str]:
-        """A new author and their token (returned once; only its hash is stored)."""
+    def create_author(
+        self, name: str, organiser: bool = False, *, staff: bool = False
+    ) -> tuple[Author, str]:
+        """A new author and their token (returned once; only its hash is stored).
+        ``staff``: a staff team, whose bots are baselines."""
         name = name.strip()
         if not name or len(name) > 64 or not name.isprintable():
             raise Invalid("an author name is 1 to 64 printable characters")
@@ -561,21 +586,35 @@ class CompetitionStore:
                 like = confusable_with(name, (str(n) for n in taken))
                 if like is not None:
                     raise Conflict(f"the author name {name!r} looks like {like!r}, which is taken")
-                author_id = conn.execute(
-                    sa.insert(authors).values(
-                        name=name,
-                        organiser=organiser,
-                        token_hash=hash_token(token),
-                        created=created,
-                    )
-                ).inserted_primary_key[0]  # type: ignore[index]
+                author_id = self._insert_author(conn, name, organiser, staff, token, created)
         except sa.exc.IntegrityError:
             raise Conflict(f"the author name {name!r} is taken") from None
-        return Author(int(author_id), name, organiser, created), token
+        return Author(author_id, name, organiser, created, staff=staff), token
+
+    def _insert_author(
+        self,
+        conn: Connection,
+        name: str,
+        organiser: bool,
+        staff: bool,
+        token: str,
+        created: datetime,
+    ) -> int:
+        return int(
+            conn.execute(
+                sa.insert(authors).values(
+                    name=name,
+                    organiser=organiser,
+                    staff=staff,
+                    token_hash=hash_token(token),
+                    created=created,
+                )
+            ).inserted_primary_key[0]  # type: ignore[index]
+        )
 
     def new_token(self, name: str) -> str:
         """Issue a fresh token to an existing author (the old one and every browser session
-        of theirs stop working)."""
+        started with it stop working; a team's members keep their tokens and sessions)."""
         token = new_token_text()
         with self._write() as conn:
             author_id = conn.execute(
@@ -587,16 +626,147 @@ class CompetitionStore:
                 .values(token_hash=hash_token(token))
             ).rowcount
             if author_id is not None:  # a leaked token renewed: its sessions end too
-                conn.execute(sa.delete(sessions).where(sessions.c.author_id == author_id))
+                conn.execute(  # (a team's members keep theirs: their tokens still hold)
+                    sa.delete(sessions).where(
+                        sessions.c.author_id == author_id, sessions.c.member_id.is_(None)
+                    )
+                )
         if not done:
             raise NotFound(f"no author named {name!r}")
         return token
 
+    def set_staff(self, name: str, staff: bool) -> Author:
+        """Mark a team as staff (its bots are baselines) or not."""
+        with self._write() as conn:
+            done = conn.execute(
+                sa.update(authors).where(authors.c.name == name).values(staff=staff)
+            ).rowcount
+        author = self.author_by_name(name)
+        if not done or author is None:
+            raise NotFound(f"no author named {name!r}")
+        return author
+
+    def staff_author_ids(self) -> set[int]:
+        """The staff teams (whose bots results pages badge and prize ranks skip)."""
+        with self._read() as conn:
+            return {
+                int(i)
+                for i in conn.execute(sa.select(authors.c.id).where(authors.c.staff)).scalars()
+            }
+
+    # ------------------------------------------------------------ teams and members
+
+    def import_roster(self, entries: Sequence[RosterEntry]) -> list[tuple[Member, str]]:
+        """Create the roster's missing teams and members in one transaction; each new
+        member with their token (returned once). Every bad line raises
+        :class:`RosterRejected` and nothing is written; importing the same roster again
+        returns nothing new."""
+        issued: list[tuple[Member, str]] = []
+        now = _now()
+        with self._write() as conn:
+            plan = plan_roster(entries, self._known_teams(conn))
+            ids = {
+                str(r.name): int(r.id)
+                for r in conn.execute(sa.select(authors.c.id, authors.c.name))
+            }
+            for name, staff in plan.new_teams.items():
+                ids[name] = self._insert_author(conn, name, False, staff, new_token_text(), now)
+            for name, staff in plan.staff_changes.items():
+                conn.execute(
+                    sa.update(authors).where(authors.c.id == ids[name]).values(staff=staff)
+                )
+            for entry in plan.new_members:
+                issued.append(self._insert_member(conn, ids[entry.team], entry, now))
+        return issued
+
+    def _known_teams(self, conn: Connection) -> list[KnownTeam]:
+        teams = {
+            int(r.id): KnownTeam(int(r.id), str(r.name), bool(r.organiser), bool(r.staff))
+            for r in conn.execute(sa.select(authors))
+        }
+        for r in conn.execute(sa.select(members.c.author_id, members.c.name, members.c.email)):
+            teams[int(r.author_id)].members[str(r.name)] = r.email
+        return list(teams.values())
+
+    def _insert_member(
+        self, conn: Connection, author_id: int, entry: RosterEntry, now: datetime
+    ) -> tuple[Member, str]:
+        token = new_token_text()
+        member_id = conn.execute(
+            sa.insert(members).values(
+                author_id=author_id,
+                name=entry.member,
+                email=entry.email,
+                token_hash=hash_token(token),
+                created=now,
+            )
+        ).inserted_primary_key[0]  # type: ignore[index]
+        return Member(int(member_id), author_id, entry.team, entry.member, entry.email, now), token
+
+    def add_member(self, team: str, name: str, email: str | None = None) -> tuple[Member, str]:
+        """One new member of an existing team (the roster's rules) and their token."""
+        if self.author_by_name(team) is None:
+            raise NotFound(f"no team named {team!r}")
+        try:
+            issued = self.import_roster([member_entry(0, team, name, email)])
+        except RosterRejected as exc:  # one line, and no file: say it without "line 0"
+            raise Invalid("; ".join(p.removeprefix("line 0: ") for p in exc.problems)) from None
+        if not issued:
+            raise Conflict(f"{name!r} is already a member of team {team!r}")
+        return issued[0]
+
+    def remove_member(self, team: str, name: str) -> Member:
+        """Take a member off a team: their token and browser sessions stop working."""
+        member = self._member(team, name)
+        with self._write() as conn:
+            conn.execute(sa.delete(sessions).where(sessions.c.member_id == member.id))
+            conn.execute(sa.delete(members).where(members.c.id == member.id))
+        return member
+
+    def new_member_token(self, team: str, name: str) -> str:
+        """A fresh token for a member (the old one and that member's sessions stop
+        working; the team's other members keep theirs)."""
+        member = self._member(team, name)
+        token = new_token_text()
+        with self._write() as conn:
+            conn.execute(
+                sa.update(members)
+                .where(members.c.id == member.id)
+                .values(token_hash=hash_token(token))
+            )
+            conn.execute(sa.delete(sessions).where(sessions.c.member_id == member.id))
+        return token
+
+    def _member(self, team: str, name: str) -> Member:
+        found = [m for m in self.members(team) if m.name.casefold() == name.strip().casefold()]
+        if not found:
+            raise NotFound(f"team {team!r} has no member named {name!r}")
+        return found[0]
+
+    def members(self, team: str | None = None) -> list[Member]:
+        """Every member (of ``team``), by team then name."""
+        query = sa.select(members, authors.c.name.label("team")).join(
+            authors, authors.c.id == members.c.author_id
+        )
+        if team is not None:
+            query = query.where(authors.c.name == team)
+        with self._read() as conn:
+            rows = conn.execute(query.order_by(authors.c.name, members.c.name)).all()
+        return [
+            Member(
+                int(r.id), int(r.author_id), str(r.team), str(r.name), r.email, _utc_req(r.created)
+            )
+            for r in rows
+        ]
+
     # ------------------------------------------------------------ browser sessions
 
-    def create_session(self, author_id: int, lifetime_s: float) -> str:
+    def create_session(
+        self, author_id: int, lifetime_s: float, member_id: int | None = None
+    ) -> str:
         """A new browser session of ``author_id`` (its own token, returned once; only its
-        hash is kept): what the session cookie holds, never the API token."""
+        hash is kept): what the session cookie holds, never the API token. ``member_id``:
+        the team member who signed in (renewing their token ends it)."""
         token = new_token_text()
         now = _now()
         with self._write() as conn:
@@ -605,6 +775,7 @@ class CompetitionStore:
                 sa.insert(sessions).values(
                     token_hash=hash_token(token),
                     author_id=author_id,
+                    member_id=member_id,
                     created=now,
                     expires=now + timedelta(seconds=lifetime_s),
                 )
@@ -618,8 +789,15 @@ class CompetitionStore:
         digest = hash_token(token)
         with self._read() as conn:
             row = conn.execute(
-                sa.select(authors, sessions.c.expires, sessions.c.token_hash.label("session_hash"))
+                sa.select(
+                    authors,
+                    sessions.c.expires,
+                    sessions.c.token_hash.label("session_hash"),
+                    members.c.id.label("member_id"),
+                    members.c.name.label("member_name"),
+                )
                 .join(sessions, sessions.c.author_id == authors.c.id)
+                .outerjoin(members, members.c.id == sessions.c.member_id)
                 .where(sessions.c.token_hash == digest)
             ).first()
         if row is None or not hmac.compare_digest(str(row.session_hash), digest):
@@ -627,7 +805,7 @@ class CompetitionStore:
         expires = _utc(row.expires)
         if expires is None or expires <= _now():
             return None
-        return _author(row)
+        return _author(row, row.member_id, row.member_name)
 
     def end_session(self, token: str) -> bool:
         """Sign out: the session stops working at once; whether there was one."""
@@ -684,9 +862,21 @@ class CompetitionStore:
         digest = hash_token(token)
         with self._read() as conn:
             row = conn.execute(sa.select(authors).where(authors.c.token_hash == digest)).first()
-        if row is None or not hmac.compare_digest(str(row.token_hash), digest):
+            if row is not None and hmac.compare_digest(str(row.token_hash), digest):
+                return _author(row)
+            member = conn.execute(
+                sa.select(
+                    authors,
+                    members.c.id.label("member_id"),
+                    members.c.name.label("member_name"),
+                    members.c.token_hash.label("member_hash"),
+                )
+                .join(members, members.c.author_id == authors.c.id)
+                .where(members.c.token_hash == digest)
+            ).first()
+        if member is None or not hmac.compare_digest(str(member.member_hash), digest):
             return None
-        return _author(row)
+        return _author(member, member.member_id, member.member_name)
 
     def author(self, author_id: int) -> Author | None:
         with self._read() as conn:
@@ -1727,8 +1917,10 @@ class CompetitionStore:
 
     # ------------------------------------------------------------ ratings and pages
 
-    def leaderboard(self) -> list[LeaderRow]:
-        """Every bot's active version, best conservative rating first."""
+    def leaderboard(self, *, staff_in_prizes: bool = False) -> list[LeaderRow]:
+        """Every bot's active version, best conservative rating first; ``prize_rank``
+        counts only the bots that compete for prizes (staff bots too if
+        ``staff_in_prizes``)."""
         prior_mu, prior_sigma = DEFAULT_PARAMS.mu, DEFAULT_PARAMS.sigma
         with self._read() as conn:
             rows = conn.execute(
@@ -1738,6 +1930,7 @@ class CompetitionStore:
                     versions.c.language,
                     bots.c.name,
                     authors.c.name.label("author_name"),
+                    authors.c.staff,
                     ratings.c.mu,
                     ratings.c.sigma,
                 )
@@ -1770,11 +1963,14 @@ class CompetitionStore:
                         games=played,
                         win_rate=wins / played if played else None,
                         faults=nfaults,
+                        staff=bool(r.staff),
                     ),
                 )
             )
         out.sort(key=lambda item: (-item[0], item[1]))
-        return [_ranked(row, i + 1) for i, (_, _, row) in enumerate(out)]
+        return with_prize_ranks(
+            [_ranked(row, i + 1) for i, (_, _, row) in enumerate(out)], staff_in_prizes
+        )
 
     def _version_stats(
         self, conn: Connection, version_ids: list[int]
@@ -1975,10 +2171,10 @@ class CompetitionStore:
     def paused(self) -> bool:
         return self.setting("paused") == "1"
 
-    def freeze(self) -> FrozenRanking:
+    def freeze(self, *, staff_in_prizes: bool = False) -> FrozenRanking:
         """Keep the current leaderboard as the final ranking, and pause the ladder.
         Freezing again replaces the snapshot."""
-        rows = self.leaderboard()
+        rows = self.leaderboard(staff_in_prizes=staff_in_prizes)
         when = _now()
         payload = json.dumps(
             {"frozen": when.isoformat(), "rows": [r.__dict__ for r in rows]}, sort_keys=True
@@ -2154,8 +2350,16 @@ def _str_or_none(value: object) -> str | None:
     return None if value is None else str(value)[:200]
 
 
-def _author(row: Any) -> Author:
-    return Author(int(row.id), str(row.name), bool(row.organiser), _utc_req(row.created))
+def _author(row: Any, member_id: int | None = None, member_name: str | None = None) -> Author:
+    return Author(
+        int(row.id),
+        str(row.name),
+        bool(row.organiser),
+        _utc_req(row.created),
+        staff=bool(row.staff),
+        member_id=None if member_id is None else int(member_id),
+        member_name=None if member_name is None else str(member_name),
+    )
 
 
 def _version_select() -> sa.Select[Any]:
@@ -2215,6 +2419,7 @@ def _bot_select() -> sa.Select[Any]:
         authors.c.name.label("author_name"),
         latest_language.label("language"),
         bots.c.disqualified,
+        authors.c.staff,
     ).join(authors, authors.c.id == bots.c.author_id)
 
 
@@ -2226,6 +2431,7 @@ def _bot_of(row: Any) -> Bot:
         str(row.author_name),
         row.language,
         bool(row.disqualified),
+        bool(row.staff),
     )
 
 
@@ -2233,3 +2439,19 @@ def _ranked(row: LeaderRow, rank: int) -> LeaderRow:
     from dataclasses import replace
 
     return replace(row, rank=rank)
+
+
+def with_prize_ranks(rows: Sequence[LeaderRow], staff_in_prizes: bool) -> list[LeaderRow]:
+    """``rows`` (best first) with their prize ranks: 1, 2, ... over the bots that compete
+    for prizes; staff bots get none unless ``staff_in_prizes``."""
+    from dataclasses import replace
+
+    out = []
+    place = 0
+    for row in rows:
+        if row.staff and not staff_in_prizes:
+            out.append(replace(row, prize_rank=None))
+        else:
+            place += 1
+            out.append(replace(row, prize_rank=place))
+    return out

@@ -43,11 +43,36 @@ class OperationsSnapshot:
 
 @dataclass(frozen=True)
 class Author:
-    """Someone who holds a token: submits bots, or (organiser) runs the competition."""
+    """Who owns bots, pages and logs: a person or a team (then its members sign in as it),
+    or the organiser, who runs the competition. ``member_id``/``member_name``: which member
+    of the team is asking (None when the team's own token was used)."""
 
     id: int
     name: str
     organiser: bool
+    created: datetime
+    staff: bool = False
+    """A staff team: its bots are baselines, badged and left out of prize ranks."""
+    member_id: int | None = None
+    member_name: str | None = None
+
+    @property
+    def who(self) -> str:
+        """How logs name the caller: ``alice (team Foo)``, or the team's name."""
+        if self.member_name is None:
+            return self.name
+        return f"{self.member_name} (team {self.name})"
+
+
+@dataclass(frozen=True)
+class Member:
+    """A member of a team: holds a token of their own that signs in as the team."""
+
+    id: int
+    author_id: int
+    team: str
+    name: str
+    email: str | None
     created: datetime
 
 
@@ -61,6 +86,7 @@ class Bot:
     author_name: str
     language: str | None
     disqualified: bool
+    staff: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,6 +167,11 @@ class LeaderRow:
     games: int
     win_rate: float | None
     faults: int
+    staff: bool = False
+    """A staff bot (a baseline): badged, and without a prize rank unless staff count."""
+    prize_rank: int | None = None
+    """The rank among the bots that compete for prizes (None for staff bots when they
+    do not count, see ``[competition] staff_in_prizes``)."""
 
 
 @dataclass(frozen=True)

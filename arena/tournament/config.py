@@ -123,14 +123,15 @@ class TournamentConfig(PlaySettings):
     def identity(self) -> dict[str, Any]:
         """What defines the games: a change here means a different tournament.
 
-        Workers, sandbox level, toolchains, process mode and the output folder may change on
-        resume.
+        Workers, sandbox level, toolchains, Python environments, process mode and the output
+        folder may change on resume.
         """
         data = self.model_dump(mode="json")
         for key in (
             "workers",
             "sandbox",
             "toolchains",
+            "python_env",
             "persistent",
             "output",
             "executor",
@@ -148,6 +149,7 @@ class TournamentConfig(PlaySettings):
             sandbox=self.sandbox,
             round_limit=self.round_limit,
             toolchains=self.toolchains,
+            python_env=self.python_env,
         )
 
 

@@ -85,6 +85,19 @@ def load_bots(config: TournamentConfig) -> list[BotSpec]:
         unique_names(specs)
     except ManifestError as exc:
         raise ConfigError(str(exc)) from None
+    for spec in specs:
+        refused = [
+            f"{n}-player {wall}"
+            for n in config.players
+            for wall in config.variants
+            if not spec.manifest.plays(n, wall)
+        ]
+        if refused:
+            raise ConfigError(
+                f"bot {spec.name} declares {spec.manifest.declared_limits()} in its bot.toml, "
+                f"so it cannot be seated in this tournament's {', '.join(refused)} games; "
+                "play only what it declares (--players/--variants) or leave it out"
+            )
     return specs
 
 

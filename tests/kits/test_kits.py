@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from arena.engine import Variant
 from arena.kits import BOTS_DIR, KITS, Kit, KitError, kit_for, new_bot
 from arena.referee import load_bot
 from arena.sandbox.runtime_env import runtime_env
 from arena.sandbox.spec import Limits
 
+from .comp90054_standin import write_framework
 from .conftest import REPO, require_strict_sandbox, require_toolchain
 
 SPEC = (REPO / "protocol" / "SPEC.md").read_text(encoding="utf-8")
@@ -76,9 +78,25 @@ def test_new_bot_from_kit_passes_check_bot_strict(kit: Kit, tmp_path: Path) -> N
     tmp_path.chmod(0o755)  # the per-bot uid must read it
     name = f"my-{kit.language}"
     folder = new_bot(name, kit.language, tmp_path)
-    assert load_bot(folder).name == name
+    manifest = load_bot(folder).manifest
+    assert manifest.name == name
+    extra: list[str] = []
+    if kit.needs_python_env:  # the course's framework: the tests' stand-in
+        extra += ["--python-env", str(write_framework(tmp_path / "framework"))]
+    if manifest.players or manifest.walls:  # check what the kit declares it plays
+        extra += ["--players", ",".join(map(str, manifest.players or (2, 3, 4)))]
+        extra += ["--walls", ",".join(w.value for w in manifest.walls or Variant)]
     run = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "check-bot", str(folder), "--sandbox", "strict"],
+        [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "check-bot",
+            str(folder),
+            "--sandbox",
+            "strict",
+            *extra,
+        ],
         capture_output=True,
         text=True,
         timeout=900,
@@ -89,8 +107,8 @@ def test_new_bot_from_kit_passes_check_bot_strict(kit: Kit, tmp_path: Path) -> N
     assert "PASS" in out
     assert f"says: name {name}" in out  # the copy was renamed in its source too
     for players in (2, 3, 4):
-        for wall in ("coloured", "gray"):
-            assert f"{players}p {wall}" in out
+        for wall in Variant:
+            assert (f"{players}p {wall.value}" in out) == manifest.plays(players, wall)
 
 
 def test_new_bot_refuses_what_it_cannot_do(tmp_path: Path) -> None:
@@ -127,6 +145,6 @@ def test_demo_plays_only_kits_a_fresh_machine_can_build() -> None:
 
     demo = {p.name for p in bundled_bots()}
     for kit in KITS:
-        quickstart = set(kit.programs) <= {"python3", "node", "gcc"}
+        quickstart = set(kit.programs) <= {"python3", "node", "gcc"} and not kit.needs_python_env
         assert kit.in_demo == quickstart, kit.language
         assert (kit.folder in demo) == kit.in_demo

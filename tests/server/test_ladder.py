@@ -113,6 +113,36 @@ def test_player_counts_need_enough_versions() -> None:
     assert choose_game([1, 2, 3], {}, {}, {}, {}, {}, only4, rng) is None
 
 
+def test_a_version_is_seated_only_in_games_its_bot_toml_declares() -> None:
+    """Version 1 declares players = [2], walls = ["coloured"] (a course's adapter bot)."""
+    ladder = LadderSection(players={2: 0.5, 4: 0.5}, variants={"coloured": 0.5, "gray": 0.5})
+    rng = random.Random(2)
+
+    def plays(version: int, players: int, wall: str) -> bool:
+        return version != 1 or (players == 2 and wall == "coloured")
+
+    by_players: Counter[int] = Counter()
+    by_variant: Counter[str] = Counter()
+    seated = Counter[tuple[int, str]]()
+    for _ in range(200):
+        choice = choose_game(
+            [1, 2, 3, 4, 5], {}, {}, {}, by_players, by_variant, ladder, rng, plays
+        )
+        assert choice is not None
+        by_players[choice.players] += 1
+        by_variant[choice.variant] += 1
+        if 1 in choice.version_ids:
+            seated[(choice.players, choice.variant)] += 1
+    assert set(seated) == {(2, "coloured")}
+    assert by_players[4] > 50 and by_variant["gray"] > 50  # the others still play them all
+    # Too few versions can play 4-player games: the ladder plays 2-player ones instead.
+    assert all(
+        choose_game([1, 2, 3, 4], {}, {}, {}, {}, {}, LadderSection(players={2: 0.1, 4: 0.9}),
+                    rng, lambda v, n, w: n == 2 or v != 1).players == 2  # type: ignore[union-attr]
+        for _ in range(5)
+    )  # fmt: skip
+
+
 # ---------------------------------------------------------------- the loop, with fake games
 
 

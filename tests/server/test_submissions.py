@@ -14,12 +14,14 @@ from pathlib import Path
 import pytest
 
 from arena.competition.config import UploadLimits
+from arena.engine import Variant
 from arena.errors import ArenaError
 from arena.referee.clock import TimeControl
 from arena.referee.settings import PlaySettings
 from arena.sandbox import Level
 from arena.server.submissions import process_submission
 from arena.server.uploads import unpack_upload
+from tests.kits.comp90054_standin import write_framework
 
 from .upload_corpus import Member, make_tgz
 
@@ -48,6 +50,49 @@ def manifest(name: str, command: str, build: str | None = None) -> Member:
     if build:
         text += f"build = {json.dumps(build)}\n"  # a JSON string is a TOML basic string
     return Member("bot.toml", text.encode())
+
+
+def test_the_check_covers_what_the_competition_plays_and_the_bot_declares(
+    tmp_path: Path,
+) -> None:
+    src = REPO / "bots" / "python-random"
+    files = [Member(f"two/{p.name}", p.read_bytes()) for p in sorted(src.iterdir())]
+    files = [f for f in files if not f.name.endswith("bot.toml")]
+    files.append(
+        Member(
+            "two/bot.toml",
+            b'name = "two"\ncommand = "/usr/bin/python3 bot.py"\nplayers = [2]\n'
+            b'walls = ["coloured"]\n',
+        )
+    )
+    folder = upload(tmp_path, files)
+    outcome = process_submission(
+        folder, FAST, UploadLimits(), player_counts=(2, 4), walls=(Variant.COLOURED, Variant.GRAY)
+    )
+    assert outcome.ok, outcome.log
+    assert "2p coloured" in outcome.log
+    assert not [w for w in ("4p", "2p gray") if w in outcome.log], outcome.log
+    (tmp_path / "again").mkdir()
+    only4 = upload(tmp_path / "again", files)
+    refused = process_submission(only4, FAST, UploadLimits(), player_counts=(4,))
+    assert not refused.ok
+    assert "declares players = [2]" in refused.verdict and "plays none" in refused.verdict
+
+
+def test_a_course_agent_through_the_adapter_kit_is_accepted(tmp_path: Path) -> None:
+    """The organiser declares the course framework as a python_env; the ladder plays 2 and
+    4 players on both walls; the adapter kit declares 2 players, coloured."""
+    tmp_path.chmod(0o755)
+    framework = write_framework(tmp_path / "framework")
+    src = REPO / "bots" / "comp90054-adapter"
+    files = [Member(f"team/{p.name}", p.read_bytes()) for p in sorted(src.iterdir())]
+    folder = upload(tmp_path, files)
+    settings = FAST.model_copy(update={"python_env": (str(framework),)})
+    outcome = process_submission(
+        folder, settings, UploadLimits(), player_counts=(2, 4), walls=tuple(Variant)
+    )
+    assert outcome.ok, outcome.log
+    assert "2p coloured" in outcome.log and "4p" not in outcome.log
 
 
 def test_a_good_python_bot_is_accepted(tmp_path: Path) -> None:
