@@ -22,7 +22,9 @@ from arena.store.competition_models import EventRow
 
 TABLE_COLUMNS = [
     "rank",
+    "prize_rank",
     "bot",
+    "staff",
     "version",
     "author",
     "games",

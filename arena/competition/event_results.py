@@ -59,12 +59,15 @@ def event_results(
     settings: Mapping[str, Any],
     *,
     resamples: int = DEFAULT_FINAL_RESAMPLES,
+    staff: frozenset[str] = frozenset(),
+    staff_in_prizes: bool = False,
 ) -> dict[str, Any]:
     """The results table (best first) and how it was ranked: ``rows`` with each
     entrant's counts, its formula points, TrueSkill (mu, sigma over the event's games in
     schedule order) and the batch fit (strength, 95 % rank interval, share of resamples
     and leave-k-out refits where its rank held); ``stability``: those shares as sentences
-    ("rank 1 (a v2) held in 97 % of 200 resamples")."""
+    ("rank 1 (a v2) held in 97 % of 200 resamples"). Bots named in ``staff`` are
+    baselines: flagged, and without a ``prize_rank`` unless ``staff_in_prizes``."""
     from arena.report.standings import stability_lines
 
     rank_by = str(settings.get("rank_by", "final"))
@@ -107,6 +110,7 @@ def event_results(
             {
                 "version_id": v.id,
                 "bot": v.bot_name,
+                "staff": v.bot_name in staff,
                 "version": v.number,
                 "author": v.author_name,
                 **c,
@@ -123,6 +127,13 @@ def event_results(
             }
         )
     _rank(rows, rank_by)
+    place = 0
+    for row in rows:
+        if row["staff"] and not staff_in_prizes:
+            row["prize_rank"] = None
+        else:
+            place += 1
+            row["prize_rank"] = place
     return {
         "rank_by": rank_by,
         "points_formula": formula.text,

@@ -321,7 +321,14 @@ class Events:
         from arena.competition.event_results import event_results
 
         versions = [v for v in (self.store.version(i) for i in shown.entrants) if v is not None]
-        results = event_results(event_games(self.store, shown.id), versions, shown.settings)
+        staff = frozenset(b.name for b in self.store.bots() if b.staff)
+        results = event_results(
+            event_games(self.store, shown.id),
+            versions,
+            shown.settings,
+            staff=staff,
+            staff_in_prizes=self.config.competition.staff_in_prizes,
+        )
         done = finish_event(self.store, shown.id, results)
         if done:
             _log.info("%s finished: %d games", shown.title, results["games"])

@@ -216,6 +216,7 @@ def test_results_page_shows_the_stability_audit_and_the_failed_column(tmp_path: 
 
     site = make_site(tmp_path)
     store = site.store
+    store.set_staff("bob", True)  # beta is a staff baseline: no prize rank
     refused = site.client.post("/api/admin/finals", headers=site.auth("alice"))
     assert refused.status_code == 403
     started = site.client.post("/api/admin/finals", headers=site.auth("org"))
@@ -239,6 +240,9 @@ def test_results_page_shows_the_stability_audit_and_the_failed_column(tmp_path: 
         assert f'href="/games/{game.id}"' in html
     shown = site.client.get(f"/api/events/{body['id']}").json()
     assert shown["visible"] and shown["results"]["rows"][1]["failed"] == 2
+    staff = [(r["bot"], r["staff"], r["prize_rank"]) for r in shown["results"]["rows"]]
+    assert staff == [("alpha", False, 1), ("beta", True, None)]
+    assert '<span class="srv-badge">staff</span>' in html
     assert [g["url"] for g in shown["game_list"]] == [f"/games/finals1-000{i}" for i in (0, 1)]
     assert "Finals" in site.client.get("/rounds").text
     redo = site.client.post(
