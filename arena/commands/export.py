@@ -18,10 +18,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Write the final table (as arena report ranks it), one table per player count "
             "and variant, and every finished game (CSV: one row per seat; JSON Lines: one "
-            "object per game, seats nested) into FOLDER (default OUTDIR/export/)."
+            "object per game, seats nested) into FOLDER (default OUTDIR/export/). Given a "
+            "competition.toml: the finals' and every round's tables and their games "
+            "(default DATA_DIR/export/)."
         ),
     )
-    p.add_argument("outdir", metavar="OUTDIR", help="tournament output folder")
+    p.add_argument(
+        "outdir", metavar="OUTDIR", help="tournament output folder, or a competition.toml"
+    )
     p.add_argument("--to", metavar="FOLDER", default=None, help="where to write the files")
     p.add_argument(
         "--format", choices=("csv", "jsonl", "both"), default="both", help="default both"
@@ -42,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from arena.store.tournament import Store, StoreError
 
     outdir = Path(args.outdir)
+    if outdir.suffix == ".toml" and not outdir.is_dir():
+        return run_competition(outdir, args)
     target = Path(args.to) if args.to is not None else outdir / EXPORT_DIR
     bootstrap = DEFAULT_RESAMPLES if args.bootstrap is None else args.bootstrap
     if bootstrap < 0:
@@ -64,4 +70,34 @@ def run(args: argparse.Namespace) -> int:
             "[yellow]note:[/yellow] games finished while exporting: the games files have "
             "some the final table does not count yet (export again when the run ends)"
         )
+    return 0
+
+
+def run_competition(toml: Path, args: argparse.Namespace) -> int:
+    """The hosted competition's events (finals, rounds) from its store."""
+    from rich.markup import escape
+
+    from arena.competition.config import STORE_FILE, load_competition
+    from arena.competition.event_export import write_event_export
+    from arena.errors import ArenaError
+    from arena.store.competition import CompetitionStore, StoreError
+
+    config = load_competition(toml)
+    default_store = config.data_dir / STORE_FILE
+    if config.store_url == f"sqlite:///{default_store}" and not default_store.is_file():
+        raise ArenaError(
+            f"{toml}: no competition store at {default_store} yet",
+            hint="run arena serve first",
+        )
+    target = Path(args.to) if args.to is not None else config.data_dir / "export"
+    try:
+        with CompetitionStore.open(config.store_url) as store:
+            written = write_event_export(store, target, args.format)
+    except StoreError as exc:
+        raise ArenaError(str(exc)) from None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ArenaError(f"cannot write the export to {target}: {reason}") from None
+    for item in written:
+        console.print(f"wrote {escape(str(item.path))} ({item.rows} {item.what})")
     return 0

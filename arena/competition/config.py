@@ -3,9 +3,10 @@
 One file defines the competition: its name and where it keeps its data and store
 (``[competition]``), where the web server listens (``[server]``), the ladder's mix of
 games (``[ladder]``), how games are played (``[play]``: the arena's ``PlaySettings``),
-what an upload may be (``[limits]``: ``UploadLimits``) and how often an author may
-challenge (``[challenges]``), and when submissions close and the finals run
-(``[phases]``). Every table is optional: the defaults just work.
+what an upload may be (``[limits]``: ``UploadLimits``), how often an author may
+challenge (``[challenges]``), when submissions close and the finals run (``[phases]``),
+what the finals play (``[finals]``) and when scheduled rounds start (``[rounds]``). Every
+table is optional: the defaults just work.
 """
 
 from __future__ import annotations
@@ -250,6 +251,129 @@ class ChallengesSection(_Table):
     )
 
 
+class EventSection(_Table):
+    """What a finals or a round plays and how it ranks (``[finals]``, ``[rounds]``)."""
+
+    entrants: str = Field(
+        default="all",
+        description="all: the latest built version of every bot as of the cutoff; top:K: "
+        "the K best of the ladder when the event starts.",
+    )
+    games_per_bot: int = Field(
+        default=20, ge=1, le=100_000, description="sampled: games each entrant plays."
+    )
+    deals: int = Field(
+        default=1,
+        ge=1,
+        le=1000,
+        description="round-robin: deals every set of entrants plays, each under every "
+        "balanced seating.",
+    )
+    players: list[int] = Field(default_factory=lambda: [2], description="Player counts.")
+    variants: list[str] = Field(default_factory=lambda: ["coloured"], description="Walls.")
+    master_seed: int = Field(default=1, ge=0, description="Seeds the deals and the draw.")
+    rank_by: Literal["final", "trueskill", "points"] = Field(
+        default="final",
+        description="final: the batch fit with rank intervals and the stability audit; "
+        "trueskill: TrueSkill over the event's games in order; points: the formula.",
+    )
+    points: str = Field(
+        default="50*wins + 20*ties + points",
+        description="The points formula (over wins, ties, losses, points, faults, failed, "
+        "games); shown always, ranks with rank_by = 'points'.",
+    )
+
+    @field_validator("entrants")
+    @classmethod
+    def _entrants(cls, value: str) -> str:
+        if value == "all":
+            return value
+        head, _, count = value.partition(":")
+        if head != "top" or not count.isdigit() or int(count) < 2:
+            raise ValueError("'all' or 'top:K' with K of 2 or more (e.g. 'top:16')")
+        return value
+
+    @field_validator("players")
+    @classmethod
+    def _event_players(cls, value: list[int]) -> list[int]:
+        if not value or any(k not in (2, 3, 4) for k in value):
+            raise ValueError("player counts are 2, 3 or 4, e.g. [2] or [2, 4]")
+        return sorted(set(value))
+
+    @field_validator("variants")
+    @classmethod
+    def _event_variants(cls, value: list[str]) -> list[str]:
+        bad = [v for v in value if v not in ("coloured", "gray")]
+        if not value or bad:
+            raise ValueError(
+                f"walls are 'coloured' or 'gray', not {bad[0]!r}" if bad else "give a wall"
+            )
+        return list(dict.fromkeys(value))
+
+    @field_validator("points")
+    @classmethod
+    def _points(cls, value: str) -> str:
+        from arena.ratings.points import FormulaError, parse_formula
+
+        try:
+            return parse_formula(value).text
+        except FormulaError as exc:
+            raise ValueError(str(exc)) from None
+
+    @property
+    def top(self) -> int | None:
+        """K of ``entrants = "top:K"`` (None: every bot)."""
+        return None if self.entrants == "all" else int(self.entrants.split(":")[1])
+
+
+class FinalsSection(EventSection):
+    schedule: Literal["round-robin", "sampled"] = Field(
+        default="round-robin",
+        description="round-robin: every set of entrants on every deal; sampled: "
+        "games_per_bot each, in seat-balanced sets on shared deals.",
+    )
+
+    @property
+    def pairing(self) -> Literal["round-robin", "sampled"]:
+        return self.schedule
+
+
+class RoundsSection(EventSection):
+    schedule: str = Field(
+        description="When a round starts (UTC): 'daily HH:MM' or a cron line ('0 2 * * *').",
+    )
+    pairing: Literal["round-robin", "sampled"] = Field(
+        default="round-robin", description="Each round's games, as [finals] schedule."
+    )
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule(cls, value: str) -> str:
+        from croniter import croniter
+
+        line = cron_line(value)
+        if not croniter.is_valid(line):
+            raise ValueError(
+                f"{value!r} is neither 'daily HH:MM' nor a cron line (e.g. '0 2 * * *')"
+            )
+        return value
+
+    @property
+    def cron(self) -> str:
+        return cron_line(self.schedule)
+
+
+def cron_line(text: str) -> str:
+    """``daily 02:00`` as the cron line ``0 2 * * *``; anything else as it is."""
+    words = text.split()
+    if len(words) == 2 and words[0] == "daily":
+        hour, _, minute = words[1].partition(":")
+        if hour.isdigit() and minute.isdigit() and int(hour) < 24 and int(minute) < 60:
+            return f"{int(minute)} {int(hour)} * * *"
+        return "invalid"
+    return text.strip()
+
+
 class PhasesSection(_Table):
     """The competition's calendar: a deadline for uploads, then the finals and the
     results (see :mod:`arena.competition.phases`). No ``[phases]`` table: an open
@@ -307,6 +431,9 @@ class CompetitionConfig(_Table):
     play: PlaySettings = Field(default_factory=PlaySettings)
     limits: UploadLimits = Field(default_factory=UploadLimits)
     challenges: ChallengesSection = Field(default_factory=ChallengesSection)
+    finals: FinalsSection = Field(default_factory=FinalsSection)
+    rounds: RoundsSection | None = None
+    """No ``[rounds]`` table: no scheduled rounds."""
     phases: PhasesSection | None = None
     source: Path = Field(default=Path("competition.toml"), exclude=True)
 

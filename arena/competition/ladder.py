@@ -1,13 +1,14 @@
 """The continuous ladder: keep ``games_in_flight`` games running, forever.
 
 Each time a slot frees up the ladder starts the oldest scheduled game (a challenge, a
-re-run, a game re-queued after a restart) or else picks a new ladder game with
-:func:`choose_game`: a new version plays until it has ``new_version_games`` games,
-otherwise the versions with the fewest games play (games per bot stay balanced), and
-player counts and walls follow the configured shares. Games run on the play layer's
-executor (a local pool or Ray batches, :mod:`arena.play`); each result goes to the store,
-which keeps it once (keyed by the game id) and rates it in the same transaction. The store is the
-ledger: after a crash the running games are simply scheduled again.
+re-run, a game of the finals or a round, a game re-queued after a restart) or else picks
+a new ladder game with :func:`choose_game`: a new version plays until it has
+``new_version_games`` games, otherwise the versions with the fewest games play (games
+per bot stay balanced), and player counts and walls follow the configured shares. Games
+run on the play layer's executor (a local pool or Ray batches, :mod:`arena.play`); each
+result goes to the store, which keeps it once (keyed by the game id) and rates it in the
+same transaction. The store is the ledger: after a crash the running games are simply
+scheduled again.
 """
 
 from __future__ import annotations
@@ -160,10 +161,13 @@ class LadderScheduler:
         self._declared: dict[int, BotManifest | None] = {}
 
     def next(self) -> list[ScheduledGame]:
-        """The next game, or none (frozen with nothing scheduled, or too few versions)."""
-        game = self.store.claim_scheduled_game()
+        """The next game, or none. Paused: only the games of an event (finals, a round:
+        the organiser's own tournaments) start; frozen: scheduled games (challenges,
+        events) still play but no new ladder game is chosen; too few versions: none."""
+        paused = self.store.paused()
+        game = self.store.claim_scheduled_game(events_only=paused)
         if game is None:
-            if self.store.frozen() is not None or not self.new_games_allowed():
+            if paused or self.store.frozen() is not None or not self.new_games_allowed():
                 return []
             choice = self._choose()
             if choice is None:
@@ -426,8 +430,8 @@ class Ladder:
         return removed
 
     def _start_games(self) -> None:
-        if self.store.paused() or time.monotonic() < self._not_before:
-            return
+        if time.monotonic() < self._not_before:
+            return  # paused: the scheduler hands out only event games
         while len(self._running) < self.config.games_in_flight and not self._stop.is_set():
             games = self.scheduler.next()
             if not games:

@@ -16,7 +16,7 @@ from datetime import datetime
 from http import HTTPStatus
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from fastapi import FastAPI, Request
@@ -34,6 +34,9 @@ from arena.server.receive import MULTIPART_OVERHEAD, UploadError, too_large
 from arena.store.competition import CompetitionStore, Conflict, Invalid, NotFound, StoreError
 from arena.store.competition_models import Author
 from arena.textsafe import visible
+
+if TYPE_CHECKING:
+    from arena.competition.events import Events
 
 SMALL_BODY = 64 * 1024
 """Largest request body outside the upload routes (forms, JSON)."""
@@ -82,7 +85,19 @@ class ServerContext:
     wake_builder: Callable[[], None] = lambda: None
     wake_ladder: Callable[[], None] = lambda: None
     phases: Phases | None = None
-    """The competition's phases (default: over ``store`` and ``config``, no finals runner)."""
+    """The competition's phases (default: over ``store`` and ``config``, with
+    :attr:`events` as their finals runner)."""
+    events: Events | None = None
+    """Finals and rounds; None: built here over the store (a test's context)."""
+
+    def event_keeper(self) -> Events:
+        """The competition's events (one per context: they share a lock)."""
+        if self.events is None:
+            from arena.competition.events import Events
+
+            self.events = Events(self.store, self.config, self.wake_ladder)
+            self.events.phases = self.phases
+        return self.events
 
 
 @dataclass
@@ -196,12 +211,14 @@ def _static(package: str) -> StaticFiles:
 def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastAPI:
     """The ASGI app over ``ctx`` (see the module docstring); ``settings`` defaults to
     those of ``ctx.config``."""
-    from arena.server import api, metrics, pages
+    from arena.server import api, event_pages, metrics, pages
 
     if settings is None:
         settings = WebSettings.of(ctx.config)
     if ctx.phases is None:
-        ctx.phases = Phases(ctx.store, ctx.config.phases)
+        keeper = ctx.event_keeper()
+        ctx.phases = Phases(ctx.store, ctx.config.phases, keeper.runner())
+        keeper.phases = ctx.phases
     app = FastAPI(
         title=f"{settings.name} — Azul Arena",
         docs_url=None,
@@ -224,6 +241,7 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
     app.include_router(metrics.router(ctx.store, registry))
     app.include_router(api.router(state))
     app.include_router(pages.router(state))
+    app.include_router(event_pages.router(state))
     _handlers(app, state)
     app.add_middleware(
         BodyLimit,

@@ -27,6 +27,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from arena.competition.config import CompetitionConfig, load_competition
+from arena.competition.events import Events, EventsThread
 from arena.competition.ladder import BOTS_FOLDER, Ladder, make_executor
 from arena.competition.phases import EventStarter, Phases, PhaseTimer
 from arena.engine import Variant
@@ -422,6 +423,7 @@ def _context(service: Service) -> Any:
         service.builder.wake,
         service.ladder.wake,
         service.phases,
+        events=service.events,
     )
 
 
@@ -436,6 +438,10 @@ class Service:
     threads: list[threading.Thread]
     phases: Phases
     timer: PhaseTimer
+    events: Events | None = None
+    """Finals and scheduled rounds (:mod:`arena.competition.events`), ticked on a thread
+    (None: a finals runner of the caller's is wired into ``phases``)."""
+    _events_timer: EventsThread | None = None
 
     def start(self) -> None:
         recovered = self.store.requeue_running()
@@ -455,6 +461,11 @@ class Service:
         ]
         if self.phases.enabled:
             self.threads.append(threading.Thread(target=self.timer.run, name="phases", daemon=True))
+        if self.events is not None:
+            self._events_timer = EventsThread(self.events)
+            self.threads.append(
+                threading.Thread(target=self._events_timer.run, name="events", daemon=True)
+            )
         for t in self.threads:
             t.start()
 
@@ -462,6 +473,8 @@ class Service:
         """Stop the ladder and the builder; running games are scheduled again."""
         self.builder.stop()
         self.timer.stop()
+        if self._events_timer is not None:
+            self._events_timer.stop()
         requeued = self.ladder.shutdown(abort=True)
         self.threads[0].join(timeout=30)
         return requeued
@@ -474,14 +487,19 @@ def make_service(
     build: Builder = build_submission,
     events: EventStarter | None = None,
 ) -> Service:
-    """The service's parts; ``events`` starts the finals and rounds (none: the phases
-    say the finals cannot start)."""
-    phases = Phases(store, config.phases, events)
+    """The service's parts; ``events`` starts the finals and rounds (default: this
+    arena's events, :mod:`arena.competition.events`, told of the phases)."""
+    own = Events(store, config) if events is None else None
+    phases = Phases(store, config.phases, own.runner() if own is not None else events)
+    if own is not None:
+        own.phases = phases
     ladder = Ladder(store, config.ladder, config.play, config.data_dir, pool, phases.ladder_allowed)
     phases.on_change = ladder.wake
     builder = BuildWorker(store, config, ladder.wake, build)
     ladder.wake_builder = builder.wake
-    return Service(config, store, ladder, builder, [], phases, PhaseTimer(phases))
+    if own is not None:
+        own.wake_ladder = ladder.wake
+    return Service(config, store, ladder, builder, [], phases, PhaseTimer(phases), own)
 
 
 def serve(

@@ -183,8 +183,10 @@ games = sa.Table(
     sa.Column("rounds", sa.Integer),
     sa.Column("duration_s", sa.Float),
     sa.Column("worker", sa.String(200)),
+    sa.Column("event_id", sa.Integer),  # events.id
 )
 sa.Index("games_status", games.c.status)
+sa.Index("games_event", games.c.event_id)
 seats = sa.Table(
     "seats",
     metadata,
@@ -240,6 +242,28 @@ rating_history = sa.Table(
     sa.Column("sigma", sa.Float, nullable=False),
 )
 sa.Index("rating_history_version", rating_history.c.version_id)
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("number", sa.Integer, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("cutoff", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("started", sa.DateTime(timezone=True)),
+    sa.Column("finished", sa.DateTime(timezone=True)),
+    sa.Column("settings", sa.Text, nullable=False),
+    sa.Column("created_by", sa.String(64)),
+    sa.Column("results", sa.Text),
+    sa.UniqueConstraint("kind", "number", name="events_kind_number"),
+)
+event_entrants = sa.Table(
+    "event_entrants",
+    metadata,
+    sa.Column("event_id", sa.Integer, sa.ForeignKey("events.id"), primary_key=True),
+    sa.Column("version_id", sa.Integer, sa.ForeignKey("versions.id"), primary_key=True),
+)
 phase_log = sa.Table(
     "phase_log",
     metadata,
@@ -1077,11 +1101,7 @@ class CompetitionStore:
     def _spent_files(self) -> sa.Select[Any]:
         """Versions whose archive and unpacked source may go: rejected ones, and replaced
         or disqualified ones that no scheduled or running game seats."""
-        busy = (
-            sa.select(seats.c.version_id)
-            .join(games, games.c.id == seats.c.game_id)
-            .where(games.c.status.in_(("scheduled", "running")))
-        )
+        busy = _busy_versions()
         return sa.select(versions.c.id, versions.c.archive_path).where(
             sa.or_(
                 versions.c.status == "rejected",
@@ -1115,11 +1135,7 @@ class CompetitionStore:
     def _unused_builds(self) -> sa.Select[Any]:
         """Versions that can no longer play but still have a build copy: replaced
         (``retired``) or ``disqualified``, with no scheduled or running game seating them."""
-        busy = (
-            sa.select(seats.c.version_id)
-            .join(games, games.c.id == seats.c.game_id)
-            .where(games.c.status.in_(("scheduled", "running")))
-        )
+        busy = _busy_versions()
         return sa.select(versions.c.id, versions.c.built_path).where(
             versions.c.status.in_(("retired", "disqualified")),
             versions.c.built_path.is_not(None),
@@ -1339,11 +1355,14 @@ class CompetitionStore:
         rated: bool,
         requested_by: int | None,
         rerun_of: str | None,
+        game_id: str | None = None,
+        event_id: int | None = None,
     ) -> str:
-        game_id = secrets.token_hex(6)
+        game_id = game_id or secrets.token_hex(6)
         conn.execute(
             sa.insert(games).values(
                 id=game_id,
+                event_id=event_id,
                 kind=kind,
                 players=players,
                 variant=variant,
@@ -1361,15 +1380,16 @@ class CompetitionStore:
         )
         return game_id
 
-    def claim_scheduled_game(self) -> GameRow | None:
+    def claim_scheduled_game(self, events_only: bool = False) -> GameRow | None:
         """The oldest scheduled game, now ``running`` (challenges and re-runs first
-        come in creation order with the ladder's own games)."""
+        come in creation order with the ladder's own games); ``events_only``: only a
+        game of an event (finals, a round)."""
+        where = games.c.status == "scheduled"
+        if events_only:
+            where = where & games.c.event_id.is_not(None)
         with self._write() as conn:
             game_id = conn.execute(
-                sa.select(games.c.id)
-                .where(games.c.status == "scheduled")
-                .order_by(games.c.n)
-                .limit(1)
+                sa.select(games.c.id).where(where).order_by(games.c.n).limit(1)
             ).scalar_one_or_none()
             if game_id is None:
                 return None
@@ -1547,6 +1567,7 @@ class CompetitionStore:
                 seats.c.version_id,
                 seats.c.score,
                 seats.c.rank,
+                seats.c.forfeit,
                 versions.c.number,
                 bots.c.name,
             )
@@ -1574,6 +1595,7 @@ class CompetitionStore:
                     score=None if s.score is None else int(s.score),
                     rank=None if s.rank is None else int(s.rank),
                     faults=kinds.get((str(s.game_id), int(s.seat)), []),
+                    forfeit=bool(s.forfeit),
                 )
             )
         return [
@@ -1591,6 +1613,7 @@ class CompetitionStore:
                 rated=bool(r.rated),
                 requested_by=r.requested_by,
                 rerun_of=r.rerun_of,
+                event_id=r.event_id,
             )
             for r in rows
         ]
@@ -2205,7 +2228,8 @@ class CompetitionStore:
 
     def rerun(self, game_id: str) -> GameRow:
         """Void a finished game (its rating effect is undone: ratings are recomputed
-        without it) and schedule the same seats, deal and variant again."""
+        without it) and schedule the same seats, deal and variant again; a game of a
+        finished event reopens the event (its results are computed again after it)."""
         with self._write() as conn:
             row = conn.execute(sa.select(games).where(games.c.id == game_id)).first()
             if row is None:
@@ -2244,6 +2268,12 @@ class CompetitionStore:
                 .where(games.c.id == game_id)
                 .values(status="void", end_reason="re-run")
             )
+            if row.event_id is not None:  # its event's results wait for the new game
+                conn.execute(
+                    sa.update(events)
+                    .where(events.c.id == row.event_id, events.c.status == "finished")
+                    .values(status="running", finished=None, results=None)
+                )
             if was_rated:
                 self._rerate_all(conn)
             new_id = self._insert_game(
@@ -2256,6 +2286,7 @@ class CompetitionStore:
                 bool(row.rated),
                 row.requested_by,
                 game_id,
+                event_id=row.event_id,
             )
             out = self._game(conn, new_id)
         assert out is not None
@@ -2284,6 +2315,22 @@ def _wait_for_event(
         return None
     freed = _utc_req(times[limit - 1]) if limit > 0 else _now()
     return float(max(1, math.ceil((freed - since).total_seconds())))
+
+
+def _busy_versions() -> sa.CompoundSelect[Any]:
+    """Versions that must keep their files: seated in a scheduled or running game, or
+    entrants of a finals (a re-run of the finals plays them again)."""
+    playing = (
+        sa.select(seats.c.version_id)
+        .join(games, games.c.id == seats.c.game_id)
+        .where(games.c.status.in_(("scheduled", "running")))
+    )
+    finalists = (
+        sa.select(event_entrants.c.version_id)
+        .join(events, events.c.id == event_entrants.c.event_id)
+        .where(events.c.kind == "finals")
+    )
+    return sa.union(playing, finalists)
 
 
 def _seconds_since(started: datetime | None) -> float | None:

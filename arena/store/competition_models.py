@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 VersionStatus = Literal["queued", "building", "rejected", "active", "retired", "disqualified"]
-GameKind = Literal["ladder", "challenge"]
+GameKind = Literal["ladder", "challenge", "finals", "round"]
 GameStatus = Literal["scheduled", "running", "finished", "void"]
 
 VERSION_STATUSES: tuple[VersionStatus, ...] = (
@@ -123,6 +123,8 @@ class SeatRow:
     rank: int | None = None
     faults: list[str] = field(default_factory=list)
     """Fault kinds, in the order they happened."""
+    forfeit: bool = False
+    """The seat lost the game to a fault (a crash, a timeout, an illegal move)."""
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,8 @@ class GameRow:
     requested_by: int | None = None
     """The author who asked for a challenge (None for ladder games)."""
     rerun_of: str | None = None
+    event_id: int | None = None
+    """The finals or round this game belongs to (None: a ladder game or a challenge)."""
 
 
 @dataclass(frozen=True)
@@ -233,6 +237,44 @@ class LossRow:
         if self.best_score is None or self.score is None:
             return 0
         return self.best_score - self.score
+
+
+EventKind = Literal["round", "finals"]
+EventStatus = Literal["scheduled", "running", "finished"]
+
+
+@dataclass(frozen=True)
+class EventRow:
+    """A finals or a scheduled round: a tournament over a snapshot of versions (taken as
+    of ``cutoff``), played as unrated games of the store. ``scheduled``: waiting for its
+    entrants' builds; ``running``: its games are scheduled; ``finished``: every game
+    finished or void, and ``results`` computed once."""
+
+    id: int
+    kind: EventKind
+    number: int
+    status: EventStatus
+    cutoff: datetime
+    created: datetime
+    started: datetime | None
+    finished: datetime | None
+    settings: dict[str, Any]
+    created_by: str | None
+    entrants: tuple[int, ...]
+    """Version ids, ascending (empty until the event starts)."""
+    games: dict[str, int]
+    """The event's games by status."""
+    results: dict[str, Any] | None = None
+
+    @property
+    def title(self) -> str:
+        if self.kind == "finals":
+            return "Finals" if self.number == 1 else f"Finals (run {self.number})"
+        return f"Round {self.number}"
+
+    @property
+    def total_games(self) -> int:
+        return sum(self.games.values())
 
 
 @dataclass(frozen=True)

@@ -356,6 +356,22 @@ class Sampled:
             return []  # wait for earlier games to finish
         return self._make_set()
 
+    def plan(self, per_bot: int) -> list[ScheduledGame]:
+        """Sets until every bot has played ``per_bot`` games, all at once and chosen with
+        no results (the prior ratings: game counts stay even, opponents are drawn at
+        random): a schedule fixed in advance, as a competition's finals need so that a
+        re-run plays the same games."""
+        out: list[ScheduledGame] = []
+
+        def fewest() -> int:
+            return min(
+                sum(self.counts.get((b.name, k), 0) for k in self.players) for b in self.bots
+            )
+
+        while fewest() < per_bot:
+            out.extend(self._make_set())
+        return out
+
     def state(self) -> dict[str, str]:
         return {
             "sampled_set": str(self.set_index),

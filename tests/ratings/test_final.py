@@ -104,3 +104,43 @@ def test_no_games_no_resamples() -> None:
     result = final_ranking([], ["a", "b"])
     assert [s.bot for s in result.standings] == ["a", "b"]
     assert result.resamples == 0 and result.standings[0].interval is None
+
+
+def round_robin(
+    win: dict[tuple[str, str], float], games_per_pair: int, seed: int
+) -> list[RatedGame]:
+    """A finals' round-robin of 2-player games where ``a`` beats ``b`` with the fixed
+    probability ``win[(a, b)]`` (no ties), every pair ``games_per_pair`` times."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for (a, b), p in sorted(win.items()):
+        for _ in range(games_per_pair):
+            first = rng.random() < p
+            out.append(RatedGame(len(out), (a, b), (1, 2) if first else (2, 1)))
+    return out
+
+
+def test_the_rank_one_statement_is_calibrated_on_fields_of_fixed_win_probabilities() -> None:
+    """ "Rank 1 held in x % of resamples", as the results page says it, over simulated
+    finals: where it says x, the fitted leader is the truly best bot about x of the time."""
+    # Win probabilities that are not those of any strength model: a small cycle among
+    # the middle bots, the best bot ahead of each by 60-65 %.
+    bots = ["best", "m1", "m2", "m3", "weak"]
+    win: dict[tuple[str, str], float] = {}
+    for i, a in enumerate(bots):
+        for b in bots[i + 1 :]:
+            win[(a, b)] = 0.6 if a == "best" else 0.7
+    win[("best", "m1")] = 0.6
+    win[("m1", "m3")] = 0.45  # m3 beats m1: not transitive
+    stated, right = [], []
+    for seed in range(40):
+        result = final_ranking(round_robin(win, 12, seed=500 + seed), resamples=100, seed=seed)
+        leader = result.standings[0]
+        assert leader.held is not None
+        stated.append(leader.held)
+        right.append(leader.bot == "best")
+    stated_mean, right_mean = float(np.mean(stated)), float(np.mean(right))
+    assert 0.3 < right_mean < 1.0  # a field where the statement has something to say
+    assert abs(stated_mean - right_mean) <= 0.15
+    sure = np.array(stated) >= 0.7
+    assert np.mean(np.array(right)[sure]) >= np.mean(np.array(right)[~sure])
