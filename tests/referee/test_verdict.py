@@ -98,7 +98,8 @@ def test_one_line_verdicts() -> None:
     )
     good.played = {(2, "coloured"): 3, (4, "coloured"): 3}
     assert passed(good) == (
-        "passed check-bot (6 games, 2 and 4 players, coloured wall, 4 won against the random policy)"
+        "passed check-bot (6 games, 2 and 4 players, coloured wall, "
+        "4 won against the random policy)"
     )
 
 
