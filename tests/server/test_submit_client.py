@@ -371,7 +371,7 @@ def test_submit_against_the_real_app_and_build_worker(
         shutil.copytree(REPO / "bots" / "python-random", good)
         assert main(["submit", str(good), "--server", url, "--token", token, "--wait"]) == 0
         out = capsys.readouterr().out
-        verdict = "status: active — accepted: passed check-bot (4 games, 2 and 4 players, both walls"
+        verdict = "accepted: passed check-bot (4 games, 2 and 4 players, both walls"
         assert verdict in out, out
 
         broken = tmp_path / "broken"
