@@ -151,9 +151,13 @@ class LocalPoolExecutor:
     def close(self, abort: bool = False) -> None:
         if abort:
             self._abort()
-        else:
+            return
+        try:
             self._pool.close()
             self._pool.join()
+        except BaseException:  # stopped while waiting (Ctrl-C, SIGTERM): as an abort
+            self._abort()
+            raise
 
     def _abort(self) -> None:
         """Stop the workers ourselves, then tear the pool down without waiting on it.
