@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import queue
+import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -35,6 +37,9 @@ def worker_count(workers: int = 0) -> int:
 
 POLL_S = 0.25
 """How long a blocking wait sleeps between checks (so Ctrl-C and SIGTERM get through)."""
+ABORT_WAIT_S = 5.0
+"""How long an aborting pool waits for each step (its workers to exit after SIGTERM, then
+after SIGKILL; its own teardown): a worker kills its bots and exits within 2 s."""
 
 
 class Executor(Protocol):
@@ -145,7 +150,56 @@ class LocalPoolExecutor:
 
     def close(self, abort: bool = False) -> None:
         if abort:
-            self._pool.terminate()
-        else:
+            self._abort()
+            return
+        try:
             self._pool.close()
-        self._pool.join()
+            self._pool.join()
+        except BaseException:  # stopped while waiting (Ctrl-C, SIGTERM): as an abort
+            self._abort()
+            raise
+
+    def _abort(self) -> None:
+        """Stop the workers ourselves, then tear the pool down without waiting on it.
+
+        ``Pool.terminate()`` alone can wait for ever: a worker killed while it waited for
+        a task (SIGTERM to the whole process group: ``timeout``, a service manager's stop)
+        still holds the task queue's lock, and one killed while sending a result holds the
+        result queue's lock or leaves half a message the pool's result thread waits out.
+        So no replacement workers are started, every worker is stopped here (SIGTERM: it
+        kills its bots and exits; SIGKILL if it has not within a bound), and the pool's
+        own teardown, which needs nothing from them now, gets a bounded wait in a daemon
+        thread, none when a dead worker holds a lock it needs: it is left behind, blocked
+        (the process is ending; the pool is marked done, so its exit does not wait either)."""
+        import multiprocess.pool
+
+        pool = self._pool
+        handler = pool._worker_handler
+        handler._state = multiprocess.pool.TERMINATE  # replaces no dead worker from here on
+        pool._change_notifier.put(None)  # wakes it to see that
+        handler.join(ABORT_WAIT_S)
+        workers = list(pool._pool)
+        for worker in workers:
+            if worker.exitcode is None:
+                worker.terminate()
+        deadline = time.monotonic() + ABORT_WAIT_S
+        for worker in workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
+        for worker in workers:
+            if worker.exitcode is None:
+                worker.kill()
+                worker.join(ABORT_WAIT_S)
+        stuck = any(_held(lock) for lock in (pool._inqueue._rlock, pool._outqueue._wlock))
+        teardown = threading.Thread(target=pool.terminate, name="pool-teardown", daemon=True)
+        teardown.start()  # even when stuck: it marks the pool done (nothing left for exit)
+        if not stuck:
+            teardown.join(ABORT_WAIT_S)
+
+
+def _held(lock: Any) -> bool:
+    """Whether a pool's queue lock is taken (once its workers are dead: by a dead one, for
+    ever); probing it takes and gives it back at once."""
+    if lock is None or not lock.acquire(block=False):
+        return lock is not None
+    lock.release()
+    return False

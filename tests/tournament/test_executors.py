@@ -148,3 +148,51 @@ def test_a_worker_terminated_in_the_middle_of_killing_a_bot_still_exits(
     else:
         raise AssertionError(f"the bot (pid {bot_pid}) outlived its worker")
     assert "still running" not in out
+
+
+def test_aborting_a_pool_whose_idle_worker_died_holding_the_task_lock_does_not_hang() -> None:
+    """SIGTERM to the whole process group (``timeout arena serve``, a service manager's
+    stop) kills the idle workers too, one of them while it waits for a task holding the
+    task queue's read lock, for ever. ``Pool.terminate()`` waited for that lock: the
+    abort must return, every worker (the pool's replacements too) gone, and the pool's
+    own teardown, left blocked on the dead worker's lock, must finish once it is free."""
+    import os
+    import signal
+    import threading
+    import time
+
+    executor = LocalPoolExecutor(2)
+    pool = executor._pool
+    lock = pool._inqueue._rlock
+    deadline = time.monotonic() + 60
+    while lock.acquire(block=False):  # until an idle worker waits for a task holding it
+        lock.release()
+        assert time.monotonic() < deadline, "no worker ever waited for a task"
+        time.sleep(0.01)
+    killed = [worker.pid for worker in pool._pool]
+    for pid in killed:
+        os.kill(pid, signal.SIGTERM)  # what the group's SIGTERM does to them
+    while not all(_dead(pid) for pid in killed):
+        assert time.monotonic() < deadline, "a worker outlived SIGTERM"
+        time.sleep(0.01)
+
+    closing = threading.Thread(target=executor.close, kwargs={"abort": True}, daemon=True)
+    closing.start()
+    closing.join(60)  # a hang guard: it returns in well under a second
+    assert not closing.is_alive(), "close(abort=True) hung on the dead worker's lock"
+    assert pool._pool and all(_dead(worker.pid) for worker in pool._pool)
+
+    teardown = next(t for t in threading.enumerate() if t.name == "pool-teardown")
+    assert teardown.is_alive(), "the teardown got a lock only a dead worker could free"
+    lock.release()  # as nobody else can: the dead worker's
+    teardown.join(60)
+    assert not teardown.is_alive(), "the pool's teardown hung with its lock free"
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in "ZX"
+    except FileNotFoundError:
+        return True
