@@ -1,10 +1,13 @@
 """Fixtures of the server tests: a competition store on SQLite, and on a real PostgreSQL
-(``postgres_url``, from tests/conftest.py)."""
+(``postgres_url``, from tests/conftest.py); headless Chromium for the end-to-end tests."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,3 +32,27 @@ def store(store_url: str) -> Iterator[CompetitionStore]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's chromium driven by Playwright (no browser download); see tests/viewer."""
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    reason = None
+    if executable is None:
+        reason = "no chromium on this machine (apt-get install chromium)"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        reason = "playwright is not installed (pip install -e '.[dev]')"
+    if reason:
+        if os.environ.get("ARENA_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"{reason} (ARENA_REQUIRE_BROWSER=1)")
+        pytest.skip(reason)
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=flags)
+        try:
+            yield browser
+        finally:
+            browser.close()

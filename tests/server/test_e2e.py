@@ -223,30 +223,6 @@ def _row_numbers(text: str) -> list[float]:
     return [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", text)]
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """Debian's chromium driven by Playwright (no browser download); see tests/viewer."""
-    executable = shutil.which("chromium") or shutil.which("chromium-browser")
-    reason = None
-    if executable is None:
-        reason = "no chromium on this machine (apt-get install chromium)"
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        reason = "playwright is not installed (pip install -e '.[dev]')"
-    if reason:
-        if os.environ.get("ARENA_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{reason} (ARENA_REQUIRE_BROWSER=1)")
-        pytest.skip(reason)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, args=flags)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 def test_leaderboard_bot_and_game_pages_in_chromium(
     competition: Competition, browser: Any, tmp_path: Path
 ) -> None:
