@@ -266,7 +266,7 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Any:
                 server.url, tokens[team], archive, f"{bot_name(team)}.tar.gz"
             )
         for team, reply in shown.uploads.items():
-            settled = wait_settled(server, tokens[team], reply["id"], PATIENCE)
+            settled = wait_settled(server, tokens[team], reply["submission"], PATIENCE)
             assert settled["status"] == "active", (team, settled)
         yield shown
     finally:
@@ -282,7 +282,7 @@ def test_a_member_token_signs_in_as_the_team(course: Course) -> None:
     assert me["team"]["name"] == "Aurora"
     assert {m["name"] for m in me["team"]["members"]} == {"ann Aurora", "bo Aurora"}
     board = course.get("/api/leaderboard")
-    staff = {row["bot"] for row in board["rows"] if row.get("staff")}
+    staff = {row["bot_name"] for row in board["rows"] if row["staff"]}
     assert staff == {bot_name(t) for t in STAFF}
 
 
@@ -306,7 +306,7 @@ def test_two_rounds_over_the_latest_versions(course: Course) -> None:
     )
     token = course.tokens["Borealis"]
     reply = submit_archive(course.server.url, token, archive, "borealis-v2.tar.gz")
-    assert wait_settled(course.server, token, reply["id"], PATIENCE)["status"] == "active"
+    assert wait_settled(course.server, token, reply["submission"], PATIENCE)["status"] == "active"
     started = course.post("/api/admin/phase/start-round")
     assert started.status_code == 200, started.text
     second = course.get("/api/events", course.organiser)["events"][0]
@@ -337,7 +337,7 @@ def test_the_deadline_closes_uploads_and_starts_the_finals(course: Course) -> No
               if e["kind"] == "finals"]  # fmt: skip
     assert len(finals) == 1
     shown = course.wait_event(finals[0]["id"])
-    assert shown["games"] == 14 * 13  # every pair, in both seatings, on one deal
+    assert shown["games"] == {"finished": 14 * 13}  # every pair, both seatings, one deal
     phase = course.get("/api/phase", course.organiser)
     assert phase["phase"] == "published"
     actors = {(row["action"], row["actor"]) for row in phase["log"]}
