@@ -240,14 +240,22 @@ class Events:
         return slot if slot > since else None
 
     def next_round(self) -> datetime | None:
-        """When the next scheduled round starts (None: no ``[rounds]``)."""
+        """When the next scheduled round starts (None: no ``[rounds]``, or none will
+        before submissions close: rounds run while they are open)."""
         section = self.config.rounds
         if section is None:
             return None
         from croniter import croniter
 
         upcoming: datetime = croniter(section.cron, self.clock()).get_next(datetime)
-        return upcoming if upcoming.tzinfo else upcoming.replace(tzinfo=UTC)
+        upcoming = upcoming if upcoming.tzinfo else upcoming.replace(tzinfo=UTC)
+        if self.phases is not None and self.phases.enabled:
+            view = self.phases.view()
+            if view.phase not in ACTIONS["start-round"]:
+                return None
+            if view.deadline is not None and upcoming > view.deadline:
+                return None
+        return upcoming
 
     def tick(self) -> TickReport:
         """One look at the events, at the clock's time: start the round that is due (at

@@ -287,6 +287,7 @@ def test_a_member_token_signs_in_as_the_team(course: Course) -> None:
 
 
 def test_two_rounds_over_the_latest_versions(course: Course) -> None:
+    assert "T02:00:00" in course.get("/api/events")["next_round"]  # daily 02:00 UTC
     started = course.post("/api/admin/phase/start-round")
     assert started.status_code == 200, started.text
     first = course.get("/api/events", course.organiser)["events"][0]
@@ -340,6 +341,7 @@ def test_the_deadline_closes_uploads_and_starts_the_finals(course: Course) -> No
     assert shown["games"] == {"finished": 14 * 13}  # every pair, both seatings, one deal
     phase = course.get("/api/phase", course.organiser)
     assert phase["phase"] == "published"
+    assert course.get("/api/events")["next_round"] is None  # rounds only while open
     actors = {(row["action"], row["actor"]) for row in phase["log"]}
     assert ("start-round", "organiser") in actors and ("start-finals", "organiser") in actors
 
