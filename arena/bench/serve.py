@@ -65,6 +65,7 @@ def competition_toml(
     move_ms: int = 2000,
     init_ms: int = 20000,
     store: str = "sqlite",
+    client_connections: int = 16,
 ) -> str:
     """A small competition: 2-player games on both walls, generous clocks (the machine
     may be loaded; a false timeout would make a fault the bot did not commit)."""
@@ -78,6 +79,7 @@ store = "{store}"
 host = "127.0.0.1"
 port = {port}
 registration = "tokens"
+client_connections = {client_connections}
 
 [ladder]
 players = {{2 = 1.0}}
@@ -435,7 +437,12 @@ def prepare(
     data_dir = root / "data"
     port = free_port()
     toml = root / "competition.toml"
-    toml.write_text(competition_toml(data_dir, port, games_in_flight=games_in_flight, store=store))
+    # every client stands for another visitor, but on loopback they all share one address
+    toml.write_text(
+        competition_toml(
+            data_dir, port, games_in_flight=games_in_flight, store=store, client_connections=0
+        )
+    )
     server = LiveServer(toml, port, data_dir, root / "serve.log")
     progress("starting arena serve…")
     server.start()

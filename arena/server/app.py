@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from arena.competition.config import CompetitionConfig, UploadLimits
 from arena.competition.phases import Phases
 from arena.server.auth import AuthError, cookie_author, csrf_token, remember_csrf
+from arena.server.pagecache import PageCache
 from arena.server.ratelimit import FailedSignins, RateLimited, SlidingWindow, StoredWindow
 from arena.server.receive import MULTIPART_OVERHEAD, UploadError, too_large
 from arena.store.competition import CompetitionStore, Conflict, Invalid, NotFound, StoreError
@@ -193,6 +194,7 @@ def _templates() -> Jinja2Templates:
         loader=jinja2.PackageLoader("arena.server", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
+        auto_reload=False,  # shipped templates: no stat() of the file on every page
     )
     env.filters["vis"] = lambda text: "" if text is None else visible(str(text))
     env.filters["vislines"] = lambda text: (
@@ -250,6 +252,7 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
             state, Request(scope), 413, reason, {"Connection": "close"}
         ),
     )
+    app.add_middleware(PageCache, generation=lambda: ctx.store.generation)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.RequestCounter, requests=requests)
     return app
