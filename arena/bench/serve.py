@@ -179,6 +179,20 @@ class LiveServer:
         data: dict[str, Any] = reply.json()
         return data
 
+    def page_cache_counts(self) -> dict[str, float]:
+        """The page cache's hits and misses so far, from ``/metrics`` (empty: a server
+        without the cache)."""
+        import httpx
+
+        reply = httpx.get(
+            self.url + "/metrics",
+            headers={"Authorization": f"Bearer {self.organiser_token()}"},
+            timeout=30,
+        )
+        reply.raise_for_status()
+        found = re.findall(r'^arena_page_cache_total\{result="(\w+)"\} (\S+)$', reply.text, re.M)
+        return {result: float(value) for result, value in found}
+
     def organiser_token(self) -> str:
         return (self.data_dir / "organiser.token").read_text().strip()
 
@@ -490,11 +504,13 @@ def bench_serve(
             progress(f"baseline: 1 client for {baseline_s:g} s…")
             alone = asyncio.run(_load(server.url, 1, baseline_s, mix))
             before = server.health()
+            cache_before = server.page_cache_counts()
             progress(f"{clients} clients for {seconds:g} s…")
             cpu = time.process_time(), server.cpu_seconds()
             samples = asyncio.run(_load(server.url, clients, seconds, mix))
             cpu = time.process_time() - cpu[0], server.cpu_seconds() - cpu[1]
             after = server.health()
+            cache_after = server.page_cache_counts()
             alive = server.process is not None and server.process.poll() is None
             status = server.terminate()
         finally:
@@ -515,10 +531,20 @@ def bench_serve(
         "games_finished_during": after["games_finished"] - before["games_finished"],
         "client_cpu_s": round(cpu[0], 2),
         "server_cpu_s": round(cpu[1], 2),
+        "server_cpu_ms_per_request": round(1000 * cpu[1] / max(1, len(samples)), 2),
+        "page_cache_hit_ratio": hit_ratio(cache_before, cache_after),
         "server_alive": alive,
         "server_exit_status": status,
     }
     return result
+
+
+def hit_ratio(before: dict[str, float], after: dict[str, float]) -> float | None:
+    """Hits among the page cache's answers between two ``/metrics`` readings (None: no
+    cache, or nothing asked of it)."""
+    hits = after.get("hit", 0) - before.get("hit", 0)
+    misses = after.get("miss", 0) - before.get("miss", 0)
+    return round(hits / (hits + misses), 3) if hits + misses else None
 
 
 def run(clients: int, seconds: float, as_json: bool, console: Any, store: str = "sqlite") -> int:
@@ -575,8 +601,10 @@ def print_result(result: dict[str, Any], console: Any) -> None:
         f"the throughput, p50 {result['p50_ms'] / base['p50_ms']:.1f}x"
     )
     console.print(
-        f"CPU during the load: server process {result['server_cpu_s']} s, "
-        f"these clients {result['client_cpu_s']} s (of {result['seconds']:g} s)"
+        f"CPU during the load: server process {result['server_cpu_s']} s "
+        f"({result['server_cpu_ms_per_request']} ms a request), "
+        f"these clients {result['client_cpu_s']} s (of {result['seconds']:g} s); "
+        f"page cache hits: {result['page_cache_hit_ratio']}"
     )
     console.print(
         f"ladder: {result['games_finished_during']} games finished during the load "

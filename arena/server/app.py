@@ -239,7 +239,7 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
     app.state.arena = state
     app.mount("/static/viewer", _static("arena.viewer"), name="viewer-static")
     app.mount("/static/site", _static("arena.server"), name="site-static")
-    registry, requests = metrics.registry_for(ctx.store)
+    registry, requests, page_cache = metrics.registry_for(ctx.store)
     app.include_router(metrics.router(ctx.store, registry))
     app.include_router(api.router(state))
     app.include_router(pages.router(state))
@@ -252,7 +252,11 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
             state, Request(scope), 413, reason, {"Connection": "close"}
         ),
     )
-    app.add_middleware(PageCache, generation=lambda: ctx.store.generation)
+    app.add_middleware(
+        PageCache,
+        generation=lambda: ctx.store.generation,
+        counted=lambda result: page_cache.labels(result).inc(),
+    )
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.RequestCounter, requests=requests)
     return app

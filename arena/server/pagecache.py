@@ -81,10 +81,13 @@ class PageCache:
         self,
         app: ASGIApp,
         generation: Callable[[], int],
+        counted: Callable[[str], None] = lambda result: None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.app = app
         self.generation = generation
+        self.counted = counted
+        """Called with ``"hit"`` or ``"miss"`` for each cacheable request (metrics)."""
         self.clock = clock
         self.entries: dict[tuple[str, str, bytes], Entry] = {}
         self.making: dict[tuple[str, str, bytes], asyncio.Future[Entry | None]] = {}
@@ -108,8 +111,10 @@ class PageCache:
             if entry is not None and entry.generation != self.generation():
                 entry = None  # made from a store that has changed since
         if entry is not None:
+            self.counted("hit")
             await _replay(entry, send)
             return
+        self.counted("miss")
         await self._make(key, scope, receive, send)
 
     async def _make(

@@ -117,3 +117,14 @@ def test_only_writes_that_change_rows_move_the_generation(tmp_path: Path) -> Non
     assert store.generation == generation
     store.set_paused(True)
     assert store.generation > generation
+
+
+def test_metrics_count_hits_and_misses(tmp_path: Path) -> None:
+    site = make_site(tmp_path)
+    csrf_of(site.client)
+    for _ in range(3):
+        site.client.get("/api/leaderboard")
+    site.client.get("/api/leaderboard", headers=site.auth("alice"))  # never cached
+    text = site.client.get("/metrics", headers=site.auth("org")).text
+    assert 'arena_page_cache_total{result="miss"} 1.0' in text
+    assert 'arena_page_cache_total{result="hit"} 2.0' in text
