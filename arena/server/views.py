@@ -132,6 +132,11 @@ class Leaderboard:
 
 
 def leaderboard(store: CompetitionStore, settings: WebSettings) -> Leaderboard:
+    with store.reading():
+        return _leaderboard(store, settings)
+
+
+def _leaderboard(store: CompetitionStore, settings: WebSettings) -> Leaderboard:
     return Leaderboard(
         name=settings.name,
         paused=store.paused(),
@@ -174,6 +179,13 @@ class BotPage:
 
 def bot_page(
     store: CompetitionStore, name: str, viewer: Author | None, *, staff_in_prizes: bool = False
+) -> BotPage | None:
+    with store.reading():
+        return _bot_page(store, name, viewer, staff_in_prizes)
+
+
+def _bot_page(
+    store: CompetitionStore, name: str, viewer: Author | None, staff_in_prizes: bool
 ) -> BotPage | None:
     bot = store.bot(name)
     if bot is None:
@@ -260,6 +272,11 @@ def own_stderr(
 
 
 def game_page(store: CompetitionStore, game_id: str, viewer: Author | None) -> GamePage | None:
+    with store.reading():
+        return _game_page(store, game_id, viewer)
+
+
+def _game_page(store: CompetitionStore, game_id: str, viewer: Author | None) -> GamePage | None:
     game = store.game(game_id)
     if game is None:
         return None

@@ -428,6 +428,8 @@ class CompetitionStore:
         self.url = url
         self.is_sqlite = engine.dialect.name == "sqlite"
         self._write_lock = threading.RLock()
+        self._shared_read = threading.local()
+        """``conn``: the transaction of this thread's :meth:`reading` block."""
         self.generation = 0
         """Bumped after each write transaction of this process that changed a row: what was
         read before a bump may be stale (the web server's page cache keys on it)."""
@@ -498,7 +500,25 @@ class CompetitionStore:
                     self.generation += 1
 
     @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Every read of this thread inside the block shares one transaction: one snapshot
+        of the store, and one BEGIN and COMMIT for a page's many reads instead of one each."""
+        if getattr(self._shared_read, "conn", None) is not None:
+            yield
+            return
+        with self._read() as conn:
+            self._shared_read.conn = conn
+            try:
+                yield
+            finally:
+                self._shared_read.conn = None
+
+    @contextlib.contextmanager
     def _read(self) -> Iterator[Connection]:
+        shared: Connection | None = getattr(self._shared_read, "conn", None)
+        if shared is not None:  # inside reading(): its transaction, its error handling
+            yield shared
+            return
         try:
             with self.engine.connect() as conn, conn.begin():
                 yield conn

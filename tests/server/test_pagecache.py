@@ -128,3 +128,19 @@ def test_metrics_count_hits_and_misses(tmp_path: Path) -> None:
     text = site.client.get("/metrics", headers=site.auth("org")).text
     assert 'arena_page_cache_total{result="miss"} 1.0' in text
     assert 'arena_page_cache_total{result="hit"} 2.0' in text
+
+
+def test_a_page_reads_the_store_in_one_transaction(tmp_path: Path) -> None:
+    import sqlalchemy as sa
+
+    from arena.server import views
+
+    site = make_site(tmp_path)
+    begun: list[object] = []
+    sa.event.listen(site.store.engine, "begin", begun.append)
+    assert views.bot_page(site.store, "alpha", None) is not None
+    assert views.game_page(site.store, site.games[0], None) is not None
+    assert len(begun) == 2  # each makes many reads: bot, versions, games, faults, ...
+    site.store.bot("alpha")
+    site.store.bot("beta")
+    assert len(begun) == 4  # outside a page, a read is its own transaction
