@@ -5,7 +5,8 @@ bots uploaded through the HTTP API, the ladder playing), then runs N concurrent 
 (httpx, async) that walk a fixed mix of pages and API routes for T seconds. Reports
 requests, errors, latency percentiles overall, per route and per half of the run (stable
 latency: the second half is no slower than the first), and the games the ladder finished
-meanwhile; and, measured just before in the same run, one client alone (the baseline for
+meanwhile; and, measured just before in the same run, the ladder for T seconds with no
+page load (the baseline for its games/min) and one client alone (the baseline for
 throughput and latency ratios). Each route is requested once before the clock starts (a
 cold template cache is not what a visitor of a running competition meets). Exit status 1
 on any error.
@@ -501,6 +502,10 @@ def bench_serve(
         server, names, games = prepare(Path(tmp), folders, progress, store=store)
         mix = routes(names, games)
         try:
+            progress(f"the ladder alone for {seconds:g} s…")
+            quiet = server.health()["games_finished"]
+            time.sleep(seconds)
+            quiet = server.health()["games_finished"] - quiet
             progress(f"baseline: 1 client for {baseline_s:g} s…")
             alone = asyncio.run(_load(server.url, 1, baseline_s, mix))
             before = server.health()
@@ -529,6 +534,10 @@ def bench_serve(
         },
         "games_finished_before": before["games_finished"],
         "games_finished_during": after["games_finished"] - before["games_finished"],
+        "ladder_games_per_min_alone": round(60 * quiet / seconds, 1),
+        "ladder_games_per_min_loaded": round(
+            60 * (after["games_finished"] - before["games_finished"]) / seconds, 1
+        ),
         "client_cpu_s": round(cpu[0], 2),
         "server_cpu_s": round(cpu[1], 2),
         "server_cpu_ms_per_request": round(1000 * cpu[1] / max(1, len(samples)), 2),
@@ -608,7 +617,9 @@ def print_result(result: dict[str, Any], console: Any) -> None:
     )
     console.print(
         f"ladder: {result['games_finished_during']} games finished during the load "
-        f"({result['games_finished_before']} before)"
+        f"({result['games_finished_before']} before): "
+        f"{result['ladder_games_per_min_loaded']} games/min against "
+        f"{result['ladder_games_per_min_alone']} with no page load just before"
     )
     for example in result["error_examples"]:
         console.print(f"[red]error[/red] {escape(example)}")
