@@ -5,7 +5,8 @@ bots uploaded through the HTTP API, the ladder playing), then runs N concurrent 
 (httpx, async) that walk a fixed mix of pages and API routes for T seconds. Reports
 requests, errors, latency percentiles overall, per route and per half of the run (stable
 latency: the second half is no slower than the first), and the games the ladder finished
-meanwhile; and, measured just before in the same run, one client alone (the baseline for
+meanwhile; and, measured just before in the same run, the ladder for T seconds with no
+page load (the baseline for its games/min) and one client alone (the baseline for
 throughput and latency ratios). Each route is requested once before the clock starts (a
 cold template cache is not what a visitor of a running competition meets). Exit status 1
 on any error.
@@ -65,6 +66,7 @@ def competition_toml(
     move_ms: int = 2000,
     init_ms: int = 20000,
     store: str = "sqlite",
+    client_connections: int = 16,
 ) -> str:
     """A small competition: 2-player games on both walls, generous clocks (the machine
     may be loaded; a false timeout would make a fault the bot did not commit)."""
@@ -78,6 +80,7 @@ store = "{store}"
 host = "127.0.0.1"
 port = {port}
 registration = "tokens"
+client_connections = {client_connections}
 
 [ladder]
 players = {{2 = 1.0}}
@@ -176,6 +179,20 @@ class LiveServer:
         reply.raise_for_status()
         data: dict[str, Any] = reply.json()
         return data
+
+    def page_cache_counts(self) -> dict[str, float]:
+        """The page cache's hits and misses so far, from ``/metrics`` (empty: a server
+        without the cache)."""
+        import httpx
+
+        reply = httpx.get(
+            self.url + "/metrics",
+            headers={"Authorization": f"Bearer {self.organiser_token()}"},
+            timeout=30,
+        )
+        reply.raise_for_status()
+        found = re.findall(r'^arena_page_cache_total\{result="(\w+)"\} (\S+)$', reply.text, re.M)
+        return {result: float(value) for result, value in found}
 
     def organiser_token(self) -> str:
         return (self.data_dir / "organiser.token").read_text().strip()
@@ -435,7 +452,12 @@ def prepare(
     data_dir = root / "data"
     port = free_port()
     toml = root / "competition.toml"
-    toml.write_text(competition_toml(data_dir, port, games_in_flight=games_in_flight, store=store))
+    # every client stands for another visitor, but on loopback they all share one address
+    toml.write_text(
+        competition_toml(
+            data_dir, port, games_in_flight=games_in_flight, store=store, client_connections=0
+        )
+    )
     server = LiveServer(toml, port, data_dir, root / "serve.log")
     progress("starting arena serve…")
     server.start()
@@ -480,14 +502,20 @@ def bench_serve(
         server, names, games = prepare(Path(tmp), folders, progress, store=store)
         mix = routes(names, games)
         try:
+            progress(f"the ladder alone for {seconds:g} s…")
+            quiet = server.health()["games_finished"]
+            time.sleep(seconds)
+            quiet = server.health()["games_finished"] - quiet
             progress(f"baseline: 1 client for {baseline_s:g} s…")
             alone = asyncio.run(_load(server.url, 1, baseline_s, mix))
             before = server.health()
+            cache_before = server.page_cache_counts()
             progress(f"{clients} clients for {seconds:g} s…")
             cpu = time.process_time(), server.cpu_seconds()
             samples = asyncio.run(_load(server.url, clients, seconds, mix))
             cpu = time.process_time() - cpu[0], server.cpu_seconds() - cpu[1]
             after = server.health()
+            cache_after = server.page_cache_counts()
             alive = server.process is not None and server.process.poll() is None
             status = server.terminate()
         finally:
@@ -506,12 +534,26 @@ def bench_serve(
         },
         "games_finished_before": before["games_finished"],
         "games_finished_during": after["games_finished"] - before["games_finished"],
+        "ladder_games_per_min_alone": round(60 * quiet / seconds, 1),
+        "ladder_games_per_min_loaded": round(
+            60 * (after["games_finished"] - before["games_finished"]) / seconds, 1
+        ),
         "client_cpu_s": round(cpu[0], 2),
         "server_cpu_s": round(cpu[1], 2),
+        "server_cpu_ms_per_request": round(1000 * cpu[1] / max(1, len(samples)), 2),
+        "page_cache_hit_ratio": hit_ratio(cache_before, cache_after),
         "server_alive": alive,
         "server_exit_status": status,
     }
     return result
+
+
+def hit_ratio(before: dict[str, float], after: dict[str, float]) -> float | None:
+    """Hits among the page cache's answers between two ``/metrics`` readings (None: no
+    cache, or nothing asked of it)."""
+    hits = after.get("hit", 0) - before.get("hit", 0)
+    misses = after.get("miss", 0) - before.get("miss", 0)
+    return round(hits / (hits + misses), 3) if hits + misses else None
 
 
 def run(clients: int, seconds: float, as_json: bool, console: Any, store: str = "sqlite") -> int:
@@ -568,12 +610,16 @@ def print_result(result: dict[str, Any], console: Any) -> None:
         f"the throughput, p50 {result['p50_ms'] / base['p50_ms']:.1f}x"
     )
     console.print(
-        f"CPU during the load: server process {result['server_cpu_s']} s, "
-        f"these clients {result['client_cpu_s']} s (of {result['seconds']:g} s)"
+        f"CPU during the load: server process {result['server_cpu_s']} s "
+        f"({result['server_cpu_ms_per_request']} ms a request), "
+        f"these clients {result['client_cpu_s']} s (of {result['seconds']:g} s); "
+        f"page cache hits: {result['page_cache_hit_ratio']}"
     )
     console.print(
         f"ladder: {result['games_finished_during']} games finished during the load "
-        f"({result['games_finished_before']} before)"
+        f"({result['games_finished_before']} before): "
+        f"{result['ladder_games_per_min_loaded']} games/min against "
+        f"{result['ladder_games_per_min_alone']} with no page load just before"
     )
     for example in result["error_examples"]:
         console.print(f"[red]error[/red] {escape(example)}")

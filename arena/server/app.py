@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from arena.competition.config import CompetitionConfig, UploadLimits
 from arena.competition.phases import Phases
 from arena.server.auth import AuthError, cookie_author, csrf_token, remember_csrf
+from arena.server.pagecache import PageCache
 from arena.server.ratelimit import FailedSignins, RateLimited, SlidingWindow, StoredWindow
 from arena.server.receive import MULTIPART_OVERHEAD, UploadError, too_large
 from arena.store.competition import CompetitionStore, Conflict, Invalid, NotFound, StoreError
@@ -193,6 +194,7 @@ def _templates() -> Jinja2Templates:
         loader=jinja2.PackageLoader("arena.server", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
+        auto_reload=False,  # shipped templates: no stat() of the file on every page
     )
     env.filters["vis"] = lambda text: "" if text is None else visible(str(text))
     env.filters["vislines"] = lambda text: (
@@ -237,7 +239,7 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
     app.state.arena = state
     app.mount("/static/viewer", _static("arena.viewer"), name="viewer-static")
     app.mount("/static/site", _static("arena.server"), name="site-static")
-    registry, requests = metrics.registry_for(ctx.store)
+    registry, requests, page_cache = metrics.registry_for(ctx.store)
     app.include_router(metrics.router(ctx.store, registry))
     app.include_router(api.router(state))
     app.include_router(pages.router(state))
@@ -249,6 +251,11 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
         refusal=lambda scope, reason: error_response(
             state, Request(scope), 413, reason, {"Connection": "close"}
         ),
+    )
+    app.add_middleware(
+        PageCache,
+        generation=lambda: ctx.store.generation,
+        counted=lambda result: page_cache.labels(result).inc(),
     )
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.RequestCounter, requests=requests)

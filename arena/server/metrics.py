@@ -115,8 +115,9 @@ class RequestCounter:
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
-def registry_for(store: CompetitionStore) -> tuple[CollectorRegistry, Counter]:
-    """A fresh registry with the store's collector, and the HTTP request counter in it."""
+def registry_for(store: CompetitionStore) -> tuple[CollectorRegistry, Counter, Counter]:
+    """A fresh registry with the store's collector, the HTTP request counter and the page
+    cache's counter in it."""
     registry = CollectorRegistry()
     registry.register(StoreCollector(store))
     requests = Counter(
@@ -125,7 +126,13 @@ def registry_for(store: CompetitionStore) -> tuple[CollectorRegistry, Counter]:
         ["method", "status"],
         registry=registry,
     )
-    return registry, requests
+    page_cache = Counter(
+        "arena_page_cache",
+        "Public pages answered from the page cache (hit) or made for the request (miss).",
+        ["result"],
+        registry=registry,
+    )
+    return registry, requests, page_cache
 
 
 def router(store: CompetitionStore, registry: CollectorRegistry) -> APIRouter:

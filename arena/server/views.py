@@ -9,6 +9,8 @@ stderr in games.
 from __future__ import annotations
 
 import re
+import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -37,6 +39,26 @@ LOSSES_SHOWN = 20
 """Rows of the loss triage on ``/me``."""
 SUBMISSIONS_PER_PAGE = 20
 """Submissions on one page of ``/me`` (each may carry a 64 KiB build log)."""
+
+
+BOARD_MAX_AGE_S = 1.0
+"""Longest a computed leaderboard is reused (writes by another process)."""
+_boards: weakref.WeakKeyDictionary[
+    CompetitionStore, dict[bool, tuple[int, float, list[LeaderRow]]]
+] = weakref.WeakKeyDictionary()
+
+
+def board_rows(store: CompetitionStore, *, staff_in_prizes: bool = False) -> list[LeaderRow]:
+    """``store.leaderboard()``, computed once per store generation: the leaderboard and
+    every bot page need it, and it aggregates every rated game."""
+    generation, now = store.generation, time.monotonic()  # before reading the store
+    memo = _boards.setdefault(store, {})
+    kept = memo.get(staff_in_prizes)
+    if kept is not None and kept[0] == generation and now - kept[1] <= BOARD_MAX_AGE_S:
+        return kept[2]
+    rows = store.leaderboard(staff_in_prizes=staff_in_prizes)
+    memo[staff_in_prizes] = (generation, now, rows)
+    return rows
 
 
 def may_see_private(viewer: Author | None, author_id: int) -> bool:
@@ -110,12 +132,17 @@ class Leaderboard:
 
 
 def leaderboard(store: CompetitionStore, settings: WebSettings) -> Leaderboard:
+    with store.reading():
+        return _leaderboard(store, settings)
+
+
+def _leaderboard(store: CompetitionStore, settings: WebSettings) -> Leaderboard:
     return Leaderboard(
         name=settings.name,
         paused=store.paused(),
         frozen=store.frozen(),
         games_finished=store.games_finished(),
-        rows=store.leaderboard(staff_in_prizes=settings.staff_in_prizes),
+        rows=board_rows(store, staff_in_prizes=settings.staff_in_prizes),
     )
 
 
@@ -153,11 +180,18 @@ class BotPage:
 def bot_page(
     store: CompetitionStore, name: str, viewer: Author | None, *, staff_in_prizes: bool = False
 ) -> BotPage | None:
+    with store.reading():
+        return _bot_page(store, name, viewer, staff_in_prizes)
+
+
+def _bot_page(
+    store: CompetitionStore, name: str, viewer: Author | None, staff_in_prizes: bool
+) -> BotPage | None:
     bot = store.bot(name)
     if bot is None:
         return None
     versions = store.versions_of(name)
-    board = store.leaderboard(staff_in_prizes=staff_in_prizes)
+    board = board_rows(store, staff_in_prizes=staff_in_prizes)
     rows = [r for r in board if r.bot_name == name]
     return BotPage(
         bot=bot,
@@ -238,6 +272,11 @@ def own_stderr(
 
 
 def game_page(store: CompetitionStore, game_id: str, viewer: Author | None) -> GamePage | None:
+    with store.reading():
+        return _game_page(store, game_id, viewer)
+
+
+def _game_page(store: CompetitionStore, game_id: str, viewer: Author | None) -> GamePage | None:
     game = store.game(game_id)
     if game is None:
         return None

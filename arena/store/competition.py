@@ -396,6 +396,29 @@ def sqlite_url(path: Path) -> str:
 # ---------------------------------------------------------------- the store
 
 
+CHANGED = "arena_changed_rows"
+"""``Connection.info`` key: the write transaction changed a row (see :func:`_note_change`)."""
+
+
+def _note_change(
+    conn: Connection,
+    cursor: Any,
+    statement: str,
+    parameters: Any,
+    context: Any,
+    executemany: bool,
+) -> None:
+    """Mark the transaction of ``conn`` as changing the store when a statement touched
+    rows (a claim that found no work changes nothing, and keeps the page cache warm)."""
+    if CHANGED in conn.info and not conn.info[CHANGED]:
+        verb = statement.lstrip()[:9].split(None, 1)[0].upper() if statement.strip() else ""
+        if verb not in _READS and cursor.rowcount != 0:  # -1 (unknown) counts as a change
+            conn.info[CHANGED] = True
+
+
+_READS = frozenset({"SELECT", "PRAGMA", "SAVEPOINT", "RELEASE", "BEGIN", "SHOW", "EXPLAIN"})
+
+
 class CompetitionStore:
     """The competition's database. Thread-safe: the web server, the ladder and the build
     worker of one process share one instance (writes are serialised in-process)."""
@@ -405,6 +428,12 @@ class CompetitionStore:
         self.url = url
         self.is_sqlite = engine.dialect.name == "sqlite"
         self._write_lock = threading.RLock()
+        self._shared_read = threading.local()
+        """``conn``: the transaction of this thread's :meth:`reading` block."""
+        self.generation = 0
+        """Bumped after each write transaction of this process that changed a row: what was
+        read before a bump may be stale (the web server's page cache keys on it)."""
+        sa.event.listen(engine, "after_cursor_execute", _note_change)
 
     # ------------------------------------------------------------ opening
 
@@ -449,23 +478,47 @@ class CompetitionStore:
     @contextlib.contextmanager
     def _write(self) -> Iterator[Connection]:
         """One write transaction (SQLite: BEGIN IMMEDIATE, so it never fails half-way
-        on a lock upgrade)."""
+        on a lock upgrade). Bumps :attr:`generation` once it ends if it changed a row."""
         with self._write_lock:
+            changed = False
             try:
                 with self.engine.connect() as conn:
                     conn.info["immediate"] = True
+                    conn.info[CHANGED] = False
                     try:
                         with conn.begin():
                             yield conn
                     finally:
                         conn.info["immediate"] = False
+                        changed = conn.info.pop(CHANGED, True)
             except sa.exc.IntegrityError:
                 raise
             except sa.exc.OperationalError as exc:
                 raise StoreError(f"cannot write the store: {db_message(exc)}") from None
+            finally:  # after the commit (or the rollback): a reader from now on sees it
+                if changed:
+                    self.generation += 1
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Every read of this thread inside the block shares one transaction: one snapshot
+        of the store, and one BEGIN and COMMIT for a page's many reads instead of one each."""
+        if getattr(self._shared_read, "conn", None) is not None:
+            yield
+            return
+        with self._read() as conn:
+            self._shared_read.conn = conn
+            try:
+                yield
+            finally:
+                self._shared_read.conn = None
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Connection]:
+        shared: Connection | None = getattr(self._shared_read, "conn", None)
+        if shared is not None:  # inside reading(): its transaction, its error handling
+            yield shared
+            return
         try:
             with self.engine.connect() as conn, conn.begin():
                 yield conn

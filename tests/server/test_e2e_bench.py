@@ -47,6 +47,8 @@ def test_bench_serve_json_against_the_real_server(capsys: pytest.CaptureFixture[
     assert base["clients"] == 1 and base["errors"] == 0 and base["requests"] >= 1
     assert base["requests_per_s"] > 0 and 0 < base["p50_ms"] <= base["p99_ms"]
     assert {"GET /", "GET /games/{id}", "GET /api/leaderboard"} <= set(data["routes"])
+    assert 0 <= data["page_cache_hit_ratio"] <= 1 and data["server_cpu_ms_per_request"] > 0
+    assert data["ladder_games_per_min_alone"] >= 0 and data["ladder_games_per_min_loaded"] >= 0
     for block in (data, *data["routes"].values()):
         assert 0 < block["p50_ms"] <= block["p95_ms"] <= block["p99_ms"] <= block["max_ms"]
 
