@@ -385,6 +385,7 @@ def test_real_games_on_the_local_pool(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_real_games_on_ray(tmp_path: Path) -> None:
+    """The ladder's games on a one-host Ray, in batches of several games per task."""
     import os
 
     try:
@@ -403,9 +404,13 @@ def test_real_games_on_ray(tmp_path: Path) -> None:
     try:
         _real_bots(store, tmp_path, ["python-greedy", "python-random"])
         config = LadderSection(players={2: 1.0}, games_in_flight=2)
-        ladder = Ladder(store, config, PlaySettings(), tmp_path / "data", RayExecutor(num_cpus=2))
-        _run_until(ladder, store, 4)
-        _check_real_games(store, 4)
+        executor = RayExecutor(num_cpus=2)
+        ladder = Ladder(store, config, PlaySettings(), tmp_path / "data", executor)
+        _run_until(ladder, store, 24)
+        _check_real_games(store, 24)
+        # Batches, not a Ray task per game (the ladder starts one game per result).
+        games = store.games_finished()
+        assert executor.tasks * 3 <= games, (executor.tasks, games)
     finally:
         store.close()
         for key, value in saved.items():
