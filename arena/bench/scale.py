@@ -74,7 +74,13 @@ def sampled_part(bots: int, per_bot: int, seed: int = 1) -> dict[str, Any]:
     )
     folder = Path(tempfile.gettempdir())
     built = {
-        n: Built(BotSpec(folder=folder / n, manifest=BotManifest(name=n, command="true")), 0, False, "v1", folder)
+        n: Built(
+            BotSpec(folder=folder / n, manifest=BotManifest(name=n, command="true")),
+            0,
+            False,
+            "v1",
+            folder,
+        )
         for n in names
     }
     field_mb = _rss_mb()
@@ -130,7 +136,9 @@ def _add_versions(store: Any, names: list[str], folder: Path, author_id: int) ->
         built = folder / name
         built.mkdir(parents=True, exist_ok=True)
         manifest = {"name": name, "command": "true"}
-        done = store.finish_build(version.id, True, "ok", "", str(built), "v1", {"manifest": manifest})
+        done = store.finish_build(
+            version.id, True, "ok", "", str(built), "v1", {"manifest": manifest}
+        )
         ids.append(done.id)
     return ids
 
@@ -171,7 +179,11 @@ def ladder_part(bots: int, per_bot: int, seed: int = 1) -> dict[str, Any]:
         field_mb = _rss_mb()
         config = LadderSection(master_seed=seed, new_version_games=10)
         ladder = Ladder(
-            store, config, PlaySettings(), root / "data", InlineExecutor(play=_scripted(random.Random(seed)))
+            store,
+            config,
+            PlaySettings(),
+            root / "data",
+            InlineExecutor(play=_scripted(random.Random(seed))),
         )
         thread = threading.Thread(target=ladder.run, name="ladder", daemon=True)
         started = time.perf_counter()
@@ -263,7 +275,9 @@ def run(bots: int, per_bot: int, as_json: bool) -> int:
             f"games per bot {spread['min']}-{spread['max']} (max/min {spread['max_over_min']})"
         )
     s = out["sampled"]
-    con.print(f"sampled: persistent bots per worker at most {s['lru_most_live']} (bound {s['lru_bound']})")
+    con.print(
+        f"sampled: persistent bots per worker at most {s['lru_most_live']} (bound {s['lru_bound']})"
+    )
     lad = out["ladder"]
     con.print(
         f"ladder: a new version's first game after {lad['new_version_games_started_before_its_first']} "

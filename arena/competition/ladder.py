@@ -13,11 +13,12 @@ scheduled again.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,11 @@ def _most_behind(
     return best
 
 
+def _at_least(n: int, items: Iterator[int]) -> bool:
+    """Whether ``items`` yields ``n`` or more (stops at the ``n``-th)."""
+    return sum(1 for _ in itertools.islice(items, n)) >= n
+
+
 def choose_game(
     active: Sequence[int],
     load: Mapping[int, int],
@@ -108,7 +114,7 @@ def choose_game(
         (n, w)
         for n in ladder.players
         for w in ladder.variants
-        if n <= len(active) and sum(1 for v in active if can(v, n, w)) >= n
+        if n <= len(active) and _at_least(n, (v for v in active if can(v, n, w)))
     }
     counts = [k for k in ladder.players if any((k, w) in games for w in ladder.variants)]
     if not counts:
@@ -122,14 +128,20 @@ def choose_game(
     if newcomers:
         # The newest version that still needs its first games always plays.
         chosen.append(min(newcomers, key=lambda v: (load.get(v, 0), -v)))
+    # Furthest behind its share first; among equals, the one that met the seated least,
+    # then chance. Sorted once (a choice costs the field's size, not that times seats).
+    behind = {v: round(load.get(v, 0) - share.get(v, 0.0), 6) for v in active}
+    order = sorted(active, key=behind.__getitem__)
     while len(chosen) < players:
-        rest = [v for v in active if v not in chosen]
+        rest = [v for v in order if v not in chosen]
+        level = behind[rest[0]]
+        equals = list(itertools.takewhile(lambda v: behind[v] == level, rest))
 
-        def key(v: int) -> tuple[float, int, float]:
+        def key(v: int) -> tuple[int, float]:
             met = sum(pairs.get((min(v, c), max(v, c)), 0) for c in chosen)
-            return (round(load.get(v, 0) - share.get(v, 0.0), 6), met, rng.random())
+            return (met, rng.random())
 
-        chosen.append(min(rest, key=key))
+        chosen.append(min(equals, key=key))
     rng.shuffle(chosen)  # seats: no version keeps the first seat
     return Choice(tuple(chosen), players, variant, rng.randrange(2**62))
 

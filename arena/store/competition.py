@@ -1398,6 +1398,9 @@ class CompetitionStore:
         where = games.c.status == "scheduled"
         if events_only:
             where = where & games.c.event_id.is_not(None)
+        with self._read() as conn:  # mostly none (the ladder asks before each new game)
+            if conn.execute(sa.select(games.c.id).where(where).limit(1)).first() is None:
+                return None
         with self._write() as conn:
             game_id = conn.execute(
                 sa.select(games.c.id).where(where).order_by(games.c.n).limit(1)
