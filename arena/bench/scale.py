@@ -263,7 +263,7 @@ def run(bots: int, per_bot: int, as_json: bool) -> int:
     if as_json:
         print(json.dumps(out, indent=2))
         return 0
-    con = console()
+    con = console
     con.print(f"[bold]{bots} bots, {per_bot} games each[/] (baseline: {baseline_bots} bots)")
     for part in PARTS:
         m = out[part]
@@ -279,9 +279,10 @@ def run(bots: int, per_bot: int, as_json: bool) -> int:
         f"sampled: persistent bots per worker at most {s['lru_most_live']} (bound {s['lru_bound']})"
     )
     lad = out["ladder"]
+    ahead = lad["new_version_games_started_before_its_first"]
     con.print(
-        f"ladder: a new version's first game after {lad['new_version_games_started_before_its_first']} "
-        f"other games started ({lad['new_version_wait_s']} s)"
+        f"ladder: a new version's first game after {ahead} other games started "
+        f"({lad['new_version_wait_s']} s)"
     )
     con.print(f"parent peak {out['parent_peak_mb']} MB; load {out['load']}")
     return 0

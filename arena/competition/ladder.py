@@ -129,13 +129,12 @@ def choose_game(
         # The newest version that still needs its first games always plays.
         chosen.append(min(newcomers, key=lambda v: (load.get(v, 0), -v)))
     # Furthest behind its share first; among equals, the one that met the seated least,
-    # then chance. Sorted once (a choice costs the field's size, not that times seats).
+    # then chance.
     behind = {v: round(load.get(v, 0) - share.get(v, 0.0), 6) for v in active}
     order = sorted(active, key=behind.__getitem__)
     while len(chosen) < players:
         rest = [v for v in order if v not in chosen]
-        level = behind[rest[0]]
-        equals = list(itertools.takewhile(lambda v: behind[v] == level, rest))
+        equals = [v for v in rest if behind[v] == behind[rest[0]]]
 
         def key(v: int) -> tuple[int, float]:
             met = sum(pairs.get((min(v, c), max(v, c)), 0) for c in chosen)
