@@ -191,7 +191,7 @@ def ladder_part(bots: int, per_bot: int, seed: int = 1) -> dict[str, Any]:
 
         def loads() -> list[int]:
             per = store.ladder_load()
-            return [sum(per.get(v, {}).values()) for v in store.active_version_ids()]
+            return [sum(per.get(v.id, {}).values()) for v in store.active_versions()]
 
         while min(loads()) < per_bot:
             time.sleep(0.5)
@@ -199,19 +199,20 @@ def ladder_part(bots: int, per_bot: int, seed: int = 1) -> dict[str, Any]:
         games = store.games_finished()
         end_mb = _rss_mb()
         spread = _spread(loads())
-        # A newcomer in a full field: games started before its first one, and the wait.
-        before = store.game_counts()
+        # A newcomer in a full field: games the ladder started after it was accepted and
+        # before its first one (those already in flight when it arrived not counted).
+        known = {g.id for g in store.games(limit=100)}
         asked = time.perf_counter()
         (newcomer,) = _add_versions(store, ["newcomer"], root / "bots", author.id)
         ladder.wake()
         while store.ladder_load().get(newcomer) is None:
             time.sleep(0.01)
         wait_s = time.perf_counter() - asked
-        after = store.game_counts()
+        since = [g for g in reversed(store.games(limit=100)) if g.id not in known]
+        ahead = next(i for i, g in enumerate(since) if "newcomer" in {s.bot_name for s in g.seats})
         ladder.shutdown(abort=False)
         thread.join(30)
         store.close()
-    started_before = sum(after.values()) - sum(before.values()) - 1
     return {
         "bots": bots,
         "games": games,
@@ -222,7 +223,7 @@ def ladder_part(bots: int, per_bot: int, seed: int = 1) -> dict[str, Any]:
         "fill_s": round(fill_s, 2),
         "kb_per_bot": round(max(0.0, field_mb - start_mb) * 1000 / bots, 2),
         "kb_per_game": round(max(0.0, end_mb - field_mb) * 1000 / games, 3),
-        "new_version_games_started_before_its_first": max(0, started_before),
+        "new_version_games_started_before_its_first": ahead,
         "new_version_wait_s": round(wait_s, 3),
         "games_in_flight": config.games_in_flight,
     }
