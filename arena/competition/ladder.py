@@ -151,10 +151,10 @@ class LadderTally:
     1,000 versions and many games, reading every seat row for every choice (what the
     store's queries do) would make each choice cost as much as the whole history.
 
-    Read again when the active versions change, when the ladder voids a game, and at
-    least every ``REFRESH_S`` (or 50 times the last read's duration, so reading stays
-    a small part of the time): a game voided by the organiser (a re-run) counts until
-    then."""
+    Read again when the active versions change (a disqualification voids games too),
+    when the ladder voids a game, and at least every ``REFRESH_S`` (or 50 times the last
+    read's duration, so reading stays a small part of the time). An organiser's re-run
+    voids a game and schedules its twin with the same seats: the counts stay right."""
 
     REFRESH_S = 60.0
 
