@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def register(sub: Sub) -> None:
     p = sub.add_parser("bench", help="run a benchmark", description="Speed benchmarks.")
     bench = p.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
-    for add in (_engine, _protocol, _tournament, _report, _clocks, _serve, _builds):
+    for add in (_engine, _protocol, _tournament, _report, _clocks, _serve, _builds, _scale):
         add(bench)
     p.set_defaults(run=run)
 
@@ -307,3 +307,31 @@ def run_builds(args: argparse.Namespace) -> int:
     else:
         print_builds(result, console.print)
     return 0 if result["goal_met"] else 1
+
+
+def _scale(bench: Sub) -> None:
+    b = bench.add_parser(
+        "scale",
+        help="a thousand bots: a sampled tournament and a ladder, memory and fairness",
+        description=(
+            "A sampled tournament's scheduler and the competition ladder (a SQLite store) "
+            "over a field of --bots versions until each has --games-per-bot games, their "
+            "results scripted (no bot process: the harness is measured); prints games, "
+            "games/s (as a ratio to a tenth of the field, run as the baseline), peak MB "
+            "per process, memory per bot and per game, games per bot max/min, the most "
+            "persistent bots a worker held against its bound, and how many games start "
+            "before a new version's first."
+        ),
+    )
+    b.add_argument("--bots", type=int, default=1000, help="field size (default 1000)")
+    b.add_argument("--games-per-bot", type=int, default=20, help="games each (default 20)")
+    b.add_argument("--json", action="store_true", help="print one JSON document instead")
+    b.set_defaults(bench_run=run_scale)
+
+
+def run_scale(args: argparse.Namespace) -> int:
+    from arena.bench.scale import run as bench_scale
+
+    if args.bots < 10 or args.games_per_bot < 1:
+        raise UserError("--bots must be 10 or more and --games-per-bot 1 or more")
+    return bench_scale(args.bots, args.games_per_bot, args.json)

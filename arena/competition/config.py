@@ -200,7 +200,12 @@ class LadderSection(_Table):
         default_factory=lambda: {"coloured": 0.8, "gray": 0.2},
         description="Share of games per wall.",
     )
-    games_in_flight: int = Field(default=2, ge=1, le=256, description="Games running at once.")
+    games_in_flight: int = Field(
+        default=2,
+        ge=1,
+        le=256,
+        description="Games running at once (ray: at least two batches per CPU).",
+    )
     executor: Literal["local", "ray"] = Field(
         default="local",
         description="local: a process pool here; ray: a Ray cluster (azul-arena[ray]).",

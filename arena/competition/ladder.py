@@ -13,11 +13,12 @@ scheduled again.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,11 @@ def _most_behind(
     return best
 
 
+def _at_least(n: int, items: Iterator[int]) -> bool:
+    """Whether ``items`` yields ``n`` or more (stops at the ``n``-th)."""
+    return sum(1 for _ in itertools.islice(items, n)) >= n
+
+
 def choose_game(
     active: Sequence[int],
     load: Mapping[int, int],
@@ -108,7 +114,7 @@ def choose_game(
         (n, w)
         for n in ladder.players
         for w in ladder.variants
-        if n <= len(active) and sum(1 for v in active if can(v, n, w)) >= n
+        if n <= len(active) and _at_least(n, (v for v in active if can(v, n, w)))
     }
     counts = [k for k in ladder.players if any((k, w) in games for w in ladder.variants)]
     if not counts:
@@ -122,16 +128,86 @@ def choose_game(
     if newcomers:
         # The newest version that still needs its first games always plays.
         chosen.append(min(newcomers, key=lambda v: (load.get(v, 0), -v)))
+    # Furthest behind its share first; among equals, the one that met the seated least,
+    # then chance.
+    behind = {v: round(load.get(v, 0) - share.get(v, 0.0), 6) for v in active}
+    order = sorted(active, key=behind.__getitem__)
     while len(chosen) < players:
-        rest = [v for v in active if v not in chosen]
+        rest = [v for v in order if v not in chosen]
+        equals = [v for v in rest if behind[v] == behind[rest[0]]]
 
-        def key(v: int) -> tuple[float, int, float]:
+        def key(v: int) -> tuple[int, float]:
             met = sum(pairs.get((min(v, c), max(v, c)), 0) for c in chosen)
-            return (round(load.get(v, 0) - share.get(v, 0.0), 6), met, rng.random())
+            return (met, rng.random())
 
-        chosen.append(min(rest, key=key))
+        chosen.append(min(equals, key=key))
     rng.shuffle(chosen)  # seats: no version keeps the first seat
     return Choice(tuple(chosen), players, variant, rng.randrange(2**62))
+
+
+class LadderTally:
+    """What :func:`choose_game` weighs (loads, fair shares, pairs, the mix), read from the
+    store once and then kept up to date with each game the ladder itself schedules: with
+    1,000 versions and many games, reading every seat row for every choice (what the
+    store's queries do) would make each choice cost as much as the whole history.
+
+    Read again when the active versions change (a disqualification voids games too),
+    when the ladder voids a game, and at least every ``REFRESH_S`` (or 50 times the last
+    read's duration, so reading stays a small part of the time). An organiser's re-run
+    voids a game and schedules its twin with the same seats: the counts stay right."""
+
+    REFRESH_S = 60.0
+
+    def __init__(
+        self,
+        active: list[int],
+        load: dict[int, int],
+        filled: dict[int, float],
+        pairs: dict[tuple[int, int], int],
+        by_players: dict[int, int],
+        by_variant: dict[str, int],
+        fresh_for: float,
+    ) -> None:
+        self.active = active
+        self.load = load
+        self.filled = filled
+        """Per version: seats filled on the ladder since it became active."""
+        self.pairs = pairs
+        self.by_players = by_players
+        self.by_variant = by_variant
+        self._until = time.monotonic() + fresh_for
+
+    @classmethod
+    def read(cls, store: CompetitionStore, active: list[int]) -> LadderTally:
+        started = time.monotonic()
+        load = {v: sum(per.values()) for v, per in store.ladder_load().items()}
+        filled = {v: s * len(active) for v, s in store.fair_shares(active).items()}
+        by_players, by_variant = store.ladder_mix()
+        pairs = store.pair_counts(active)
+        took = time.monotonic() - started
+        return cls(
+            active, load, filled, pairs, by_players, by_variant, max(cls.REFRESH_S, 50 * took)
+        )
+
+    def stale(self, active: list[int]) -> bool:
+        return active != self.active or time.monotonic() >= self._until
+
+    def shares(self) -> dict[int, float]:
+        """``CompetitionStore.fair_shares`` of the active versions."""
+        n = len(self.active) or 1
+        return {v: self.filled.get(v, 0.0) / n for v in self.active}
+
+    def add(self, choice: Choice) -> None:
+        """Count a game the ladder has just chosen (it is scheduled next)."""
+        seated = sorted(choice.version_ids)
+        for i, a in enumerate(seated):
+            self.load[a] = self.load.get(a, 0) + 1
+            for b in seated[i + 1 :]:
+                self.pairs[(a, b)] = self.pairs.get((a, b), 0) + 1
+        for v in self.active:
+            self.filled[v] = self.filled.get(v, 0.0) + choice.players
+        self.by_players[choice.players] = self.by_players.get(choice.players, 0) + 1
+        self.by_variant[choice.variant] = self.by_variant.get(choice.variant, 0) + 1
 
 
 class LadderScheduler:
@@ -159,6 +235,7 @@ class LadderScheduler:
         self._rng = random.Random(config.master_seed)
         self._index = 0
         self._declared: dict[int, BotManifest | None] = {}
+        self._tally: LadderTally | None = None
 
     def next(self) -> list[ScheduledGame]:
         """The next game, or none. Paused: only the games of an event (finals, a round:
@@ -205,15 +282,28 @@ class LadderScheduler:
         return {}
 
     def _choose(self) -> Choice | None:
-        store = self.store
-        active = [v.id for v in store.active_versions()]
-        load = {v: sum(per.values()) for v, per in store.ladder_load().items()}
-        share = store.fair_shares(active)
-        by_players, by_variant = store.ladder_mix()
-        pairs = store.pair_counts(active)
-        return choose_game(
-            active, load, share, pairs, by_players, by_variant, self.config, self._rng, self._plays
+        tally = self._tally
+        active = self.store.active_version_ids()
+        if tally is None or tally.stale(active):
+            tally = self._tally = LadderTally.read(self.store, active)
+        choice = choose_game(
+            tally.active,
+            tally.load,
+            tally.shares(),
+            tally.pairs,
+            tally.by_players,
+            tally.by_variant,
+            self.config,
+            self._rng,
+            self._plays,
         )
+        if choice is not None:
+            tally.add(choice)
+        return choice
+
+    def recount(self) -> None:
+        """Read the counts from the store again at the next choice (a game was voided)."""
+        self._tally = None
 
     def _plays(self, version_id: int, players: int, variant: str) -> bool:
         """What the version's bot.toml declares it can play (players, walls)."""
@@ -290,7 +380,8 @@ class Ladder:
         self._stop = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
-        self.scheduler: Scheduler = LadderScheduler(store, ladder, new_games_allowed)
+        self._choices = LadderScheduler(store, ladder, new_games_allowed)
+        self.scheduler: Scheduler = self._choices
         self._running: dict[int, str] = {}
         """Games handed to the executor: its game index → the game id."""
         self._unsaved: list[tuple[str, GameResult]] = []
@@ -317,6 +408,16 @@ class Ladder:
     @property
     def in_flight(self) -> int:
         return len(self._running)
+
+    def wanted_in_flight(self) -> int:
+        """``games_in_flight``, or on Ray enough games for a batch per CPU twice over (as a
+        tournament keeps; read again each time: the batch size grows as durations are
+        learned): a few games in flight would make every batch a single game."""
+        from arena.play.ray_executor import RayExecutor
+
+        if isinstance(self.executor, RayExecutor):
+            return max(self.config.games_in_flight, 2 * self.executor.workers)
+        return self.config.games_in_flight
 
     def run(self) -> None:
         """Until :meth:`stop`: start games, store results. Survives store hiccups."""
@@ -432,7 +533,7 @@ class Ladder:
     def _start_games(self) -> None:
         if time.monotonic() < self._not_before:
             return  # paused: the scheduler hands out only event games
-        while len(self._running) < self.config.games_in_flight and not self._stop.is_set():
+        while len(self._running) < self.wanted_in_flight() and not self._stop.is_set():
             games = self.scheduler.next()
             if not games:
                 return
@@ -478,6 +579,7 @@ class Ladder:
         and, if the version is on the ladder, take it off until the build worker has
         rebuilt it from its archive (so no further game is voided for it)."""
         self.store.void_game(game_id, "bot build missing")
+        self._choices.recount()
         self.voided += 1
         reason = (
             f"taken off the ladder: its build was missing when game {game_id} was due; "
@@ -498,6 +600,7 @@ class Ladder:
     def _void(self, game_id: str, error: str) -> None:
         """The arena (not a bot) failed to play ``game_id``: void it and back off."""
         self.store.void_game(game_id, "arena error")
+        self._choices.recount()
         self.voided += 1
         self._back_off()
         _log.error("game %s voided (the arena failed to play it): %s", game_id, visible(error))

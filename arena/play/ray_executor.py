@@ -180,6 +180,8 @@ class RayExecutor:
         self._batches: list[_Batch] = []
         self._ready: deque[GameResult] = deque()
         self._attempts: dict[int, int] = {}
+        self.tasks = 0
+        """Batches sent (one Ray task each): far fewer than games once durations are known."""
         self.lost_batches = 0
         self.nodes_gone = 0
         """Nodes listed alive at the start that left before their sandbox check."""
@@ -260,6 +262,7 @@ class RayExecutor:
             items = [self._queue.popleft() for _ in range(min(self.batch_size, len(self._queue)))]
             refs = {d: self._bundle_refs[d] for item in items for d in item.digests}
             gen = self._remote.remote(items, refs)
+            self.tasks += 1
             self._batches.append(_Batch({i.job.game.game_index: i for i in items}, gen))
 
     def _learn(self, result: GameResult) -> None:
@@ -308,7 +311,9 @@ class RayExecutor:
     def poll(self, timeout: float) -> GameResult | None:
         ray = self._ray
         if not self._ready:
-            self._dispatch(flush=True)
+            # A short batch only when a CPU would idle: a caller that submits one game per
+            # result (the server's ladder) must not turn every game into a task of its own.
+            self._dispatch(flush=len(self._batches) < self.cpus)
             if not self._batches:
                 return None
             try:

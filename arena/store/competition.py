@@ -1336,6 +1336,17 @@ class CompetitionStore:
             ).all()
         return [_version_of(r) for r in rows]
 
+    def active_version_ids(self) -> list[int]:
+        """The ids of :meth:`active_versions` (oldest first), cheap enough for every choice."""
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(versions.c.id)
+                .join(bots, bots.c.id == versions.c.bot_id)
+                .where(versions.c.status == "active", bots.c.disqualified.is_(False))
+                .order_by(versions.c.id)
+            ).all()
+        return [int(r.id) for r in rows]
+
     def launch_info(self, version_id: int) -> LaunchInfo | None:
         with self._read() as conn:
             row = conn.execute(
@@ -1440,6 +1451,9 @@ class CompetitionStore:
         where = games.c.status == "scheduled"
         if events_only:
             where = where & games.c.event_id.is_not(None)
+        with self._read() as conn:  # mostly none (the ladder asks before each new game)
+            if conn.execute(sa.select(games.c.id).where(where).limit(1)).first() is None:
+                return None
         with self._write() as conn:
             game_id = conn.execute(
                 sa.select(games.c.id).where(where).order_by(games.c.n).limit(1)

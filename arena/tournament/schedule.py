@@ -319,9 +319,9 @@ class Sampled:
 
         if self.prefix >= target:
             return True
+        # Only the bots of the games rated now go through the rater (a pass over the
+        # whole field for every set would make a 1,000-bot schedule's sets slow).
         rater = Rater(self.params)
-        for name, skill in self.skills.items():
-            rater.ratings[name] = rater.env.create_rating(skill.mu, skill.sigma)
         try:
             while self.prefix < target:
                 game = self._results.pop(self.prefix, None)
@@ -332,6 +332,10 @@ class Sampled:
                     for bot, rank in zip(game.bots, game.ranks, strict=True)
                     if bot in self.skills
                 ]
+                for bot, _ in seats:
+                    if bot not in rater.ratings:
+                        skill = self.skills[bot]
+                        rater.ratings[bot] = rater.env.create_rating(skill.mu, skill.sigma)
                 if len(seats) >= 2:
                     rater.rate(
                         RatedGame(
@@ -343,8 +347,7 @@ class Sampled:
                 self.prefix += 1
             return True
         finally:
-            for name in self.skills:
-                rating = rater.ratings[name]
+            for name, rating in rater.ratings.items():
                 self.skills[name] = _Skill(float(rating.mu), float(rating.sigma))
 
     # ------------------------------------------------------------ choosing
@@ -422,7 +425,8 @@ class Sampled:
         chosen = [anchor]
         slack = 0
         while len(chosen) < k:
-            pool = [b for b in self.bots if b not in chosen and count[b.name] <= low + slack]
+            taken = {b.name for b in chosen}
+            pool = [b for b in self.bots if b.name not in taken and count[b.name] <= low + slack]
             if len(pool) < k - len(chosen):
                 slack += 1
                 continue

@@ -133,3 +133,45 @@ def test_bench_tournament_json_breaks_a_game_down_by_part() -> None:
     assert sum(parts.values()) <= cost["profiled_game_ms"]
     assert cost["other_ms"] == pytest.approx(cost["profiled_game_ms"] - sum(parts.values()))
     assert cost["game_ms"] > 0
+
+
+SCALE = [sys.executable, "-m", "arena.cli", "bench", "scale"]
+
+
+@pytest.mark.slow
+def test_bench_scale_json_reports_fairness_memory_and_the_lru_bound() -> None:
+    """``arena bench scale`` as a user runs it, on a small field: both parts give every
+    bot its games evenly, the worker's persistent bots stay within their bound, and a
+    new version on the ladder plays within the games already in flight."""
+    done = subprocess.run(
+        [*SCALE, "--bots", "12", "--games-per-bot", "8", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    for part in ("sampled", "ladder"):
+        m = data[part]
+        assert m["bots"] == 12 and m["games"] > 0 and m["games_per_s"] > 0
+        assert m["games_per_bot"]["min"] >= 8
+        assert m["games_per_bot"]["max_over_min"] <= 1.5
+        assert m["peak_mb"] > 0 and m["speed_vs_baseline"] > 0
+    assert data["sampled"]["lru_most_live"] <= data["sampled"]["lru_bound"]
+    ladder = data["ladder"]
+    assert ladder["new_version_games_started_before_its_first"] <= ladder["games_in_flight"]
+    assert data["parent_peak_mb"] > 0
+
+
+def test_bench_scale_refuses_a_tiny_field() -> None:
+    done = subprocess.run(
+        [*SCALE, "--bots", "3"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert done.returncode != 0
+    assert "--bots must be 10 or more" in done.stderr
+    assert "Traceback" not in done.stderr

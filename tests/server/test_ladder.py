@@ -385,6 +385,7 @@ def test_real_games_on_the_local_pool(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_real_games_on_ray(tmp_path: Path) -> None:
+    """The ladder's games on a one-host Ray, in batches of several games per task."""
     import os
 
     try:
@@ -403,9 +404,13 @@ def test_real_games_on_ray(tmp_path: Path) -> None:
     try:
         _real_bots(store, tmp_path, ["python-greedy", "python-random"])
         config = LadderSection(players={2: 1.0}, games_in_flight=2)
-        ladder = Ladder(store, config, PlaySettings(), tmp_path / "data", RayExecutor(num_cpus=2))
-        _run_until(ladder, store, 4)
-        _check_real_games(store, 4)
+        executor = RayExecutor(num_cpus=2)
+        ladder = Ladder(store, config, PlaySettings(), tmp_path / "data", executor)
+        _run_until(ladder, store, 24)
+        _check_real_games(store, 24)
+        # Batches, not a Ray task per game (the ladder starts one game per result).
+        games = store.games_finished()
+        assert executor.tasks * 3 <= games, (executor.tasks, games)
     finally:
         store.close()
         for key, value in saved.items():
@@ -660,3 +665,85 @@ def test_the_ladder_is_a_scheduler_handing_out_challenges_first(
     assert {int(v) for v in second.versions} <= set(versions)
     store.freeze()  # a frozen ranking: scheduled games still play, no new ladder game
     assert scheduler.next() == []
+
+
+def _play_ladder(ladder: Ladder, games: int) -> None:
+    """Start and store ``games`` ladder games on the calling thread (an inline executor)."""
+    for _ in range(games):
+        ladder._start_games()
+        while ladder._collect(0):
+            pass
+
+
+def _inline_ladder(store: CompetitionStore, tmp_path: Path, **config: int) -> Ladder:
+    from arena.play.executors import InlineExecutor
+
+    rng = random.Random(2)
+    ladder_config = LadderSection(players={2: 0.5, 4: 0.5}, games_in_flight=1, **config)
+    executor = InlineExecutor(play=lambda job: _fake_result(job, rng))
+    return Ladder(store, ladder_config, PlaySettings(), tmp_path, executor)
+
+
+def test_ladder_reads_full_counts_once_not_for_every_game(
+    store: CompetitionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With 1,000 versions the store's count queries read every ladder seat: the ladder
+    reads them once and keeps its own counts, equal to the store's after every game."""
+    _add_bots(store, [f"b{i}" for i in range(12)], tmp_path / "built")
+    reads = Counter[str]()
+    for name in ("pair_counts", "fair_shares", "ladder_load"):
+        real = getattr(store, name)
+
+        def counted(
+            *args: object, _real: Callable[..., object] = real, _name: str = name
+        ) -> object:
+            reads[_name] += 1
+            return _real(*args)
+
+        monkeypatch.setattr(store, name, counted)
+    ladder = _inline_ladder(store, tmp_path)
+    _play_ladder(ladder, 40)
+    assert store.games_finished() == 40
+    assert reads["pair_counts"] == 1 and reads["fair_shares"] == 1
+    tally = ladder._choices._tally
+    assert tally is not None
+    active = store.active_version_ids()
+    assert tally.load == {v: sum(p.values()) for v, p in store.ladder_load().items()}
+    assert tally.pairs == store.pair_counts(active)
+    assert tally.shares() == pytest.approx(store.fair_shares(active))
+    assert (tally.by_players, tally.by_variant) == store.ladder_mix()
+
+
+def test_ladder_keeps_games_per_version_even_and_seats_a_newcomer_at_once(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    """A deterministic field of 16 versions: after 20 games each the most played has at
+    most 1.2 times the least; a version added then plays the very next ladder game."""
+    _add_bots(store, [f"b{i:02d}" for i in range(16)], tmp_path / "built")
+    ladder = _inline_ladder(store, tmp_path, new_version_games=5)
+    while True:
+        loads = [sum(p.values()) for p in store.ladder_load().values()]
+        if len(loads) == 16 and min(loads) >= 20:
+            break
+        _play_ladder(ladder, 10)
+    assert max(loads) <= 1.2 * min(loads), loads
+    author = store.author_by_name("alice")
+    assert author is not None
+    store.add_submission(author.id, "newcomer", "/x.zip", "0" * 64)
+    version = store.claim_queued_version()
+    assert version is not None
+    (tmp_path / "built" / "newcomer").mkdir()
+    manifest = {"name": "newcomer", "command": "python3 bot.py"}
+    store.finish_build(
+        version.id,
+        True,
+        "ok",
+        "log",
+        str(tmp_path / "built" / "newcomer"),
+        "h",
+        {"manifest": manifest},
+    )
+    for _ in range(5):  # its first five games: one after the other, none in between
+        _play_ladder(ladder, 1)
+        latest = store.games(status="finished", limit=1)[0]
+        assert "newcomer" in {s.bot_name for s in latest.seats}

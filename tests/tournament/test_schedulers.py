@@ -160,3 +160,36 @@ def test_sampled_spends_games_where_ratings_are_close(tmp_path: Path) -> None:
     near = sum(n for d, n in gap.items() if d <= 2)
     far = sum(n for d, n in gap.items() if d >= 9)
     assert near > 2 * far, gap
+
+
+def test_sampled_rates_only_the_seated_bots_and_agrees_with_rating_every_game() -> None:
+    """The sampled scheduler rates each set's games with only their bots in the rater
+    (a pass over a 1,000-bot field per set was most of a set's cost): its ratings equal
+    those of every finished game rated in schedule order, and unseated bots keep the
+    prior exactly."""
+    import random
+
+    from arena.ratings import DEFAULT_PARAMS, RatedGame
+    from arena.ratings.model import rate_in_given_order
+    from arena.tournament.schedule import LAG, Finished, Sampled
+
+    rng = random.Random(4)
+    bots = [Entrant(f"b{i:02d}") for i in range(40)]
+    sampled = Sampled(bots, [2, 4], ["coloured"], 400, 7, "rotations")
+    played: list[RatedGame] = []
+    while games := sampled.next():
+        for game in games:
+            ranks = list(range(1, game.n_players + 1))
+            rng.shuffle(ranks)
+            sampled.finished(Finished(game.game_index, game.bots, tuple(ranks)))
+            played.append(RatedGame(game.game_index, game.bots, tuple(ranks)))
+    rated = [g for g in played if g.game_index < sampled.prefix]
+    assert sampled.prefix >= 400 - LAG - 4 and len(rated) == sampled.prefix
+    expected = rate_in_given_order(rated)
+    for bot in bots:
+        skill = sampled.skills[bot.name]
+        if bot.name in expected:
+            assert skill.mu == pytest.approx(float(expected[bot.name].mu), abs=1e-9)
+            assert skill.sigma == pytest.approx(float(expected[bot.name].sigma), abs=1e-9)
+        else:
+            assert (skill.mu, skill.sigma) == (DEFAULT_PARAMS.mu, DEFAULT_PARAMS.sigma)
