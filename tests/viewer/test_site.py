@@ -327,3 +327,36 @@ def test_a_large_tournament_s_site_is_paged_and_replays_chosen_games(
         "games-faulted.html",
         "games.html",
     ]
+
+
+def test_arena_replay_of_a_folder_streams_its_records(
+    small_tournament: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A million stored games are verified one at a time, never all read first: when the
+    first is replayed, only the few that decide the output's verbosity were read."""
+    import arena.engine
+    from arena.cli import main
+    from arena.commands import replay as replay_command
+    from arena.tournament.records import stored_records
+
+    (label, record), *_ = stored_records(small_tournament)
+    pulled: list[int] = []
+    read_when_replayed: list[int] = []
+
+    def many(paths: object, game_ids: object) -> object:
+        for n in range(1, 201):
+            pulled.append(n)
+            yield f"{label}#{n}", record
+
+    real_replay = arena.engine.replay
+
+    def replay(*args: object, **kwargs: object) -> object:
+        read_when_replayed.append(len(pulled))
+        return real_replay(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay_command, "_sources", many)
+    monkeypatch.setattr(arena.engine, "replay", replay)
+    assert main(["replay", str(small_tournament)]) == 0
+    assert "200/200 records verified" in capsys.readouterr().out
+    assert read_when_replayed[0] == replay_command.VERBOSE_UP_TO + 1
+    assert read_when_replayed[-1] == 200
