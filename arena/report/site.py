@@ -211,9 +211,9 @@ def _games(
     store_file = store_location(report.results.outdir)
     finished = report.results.finished_index
     with Store(store_file, readonly=True) as store:
-        game_faults, groups, examples = _fault_groups(store)
         first_listed = int(finished[-LISTED_GAMES]) if len(finished) > LISTED_GAMES else 0
         faulted_at = store.recent_indices(REPLAYED_FAULTED, faulted=True)
+        game_faults, groups, examples = _fault_groups(store, min([first_listed, *faulted_at]))
         lost = store.worst_losses(WORST_LOSSES)
         replayed = set(int(i) for i in finished[-REPLAYED_RECENT:]) | set(faulted_at)
         replayed |= {index for _, index, _, _ in lost} | {index for _, index, _ in examples}
@@ -324,22 +324,24 @@ GAMES_CACHE = ".games-cache.json"
 
 
 def _fault_groups(
-    store: Store,
+    store: Store, listed_from: int = 0
 ) -> tuple[
     dict[int, list[tuple[int, str]]],
     dict[str, dict[str, FaultGroup]],
     list[tuple[FaultGroup, int, int]],
 ]:
-    """From the store's fault rows: (seat, kind) of each game's faults, the groups per bot
-    and kind, and for each group the (game index, fault's position in its record) of its
-    first fault, the example shown."""
+    """From the store's fault rows: (seat, kind) of each game's faults from schedule
+    position ``listed_from`` on (the games listed), the groups per bot and kind, and for
+    each group the (game index, fault's position in its record) of its first fault, the
+    example shown."""
     game_faults: dict[int, list[tuple[int, str]]] = {}
     groups: dict[str, dict[str, FaultGroup]] = {}
     examples: list[tuple[FaultGroup, int, int]] = []
+    game, ordinal = -1, 0
     for index, seat, label, kind, round_, message, forfeit, *_ in store.fault_rows():
-        mine = game_faults.setdefault(int(index), [])
-        ordinal = len(mine)
-        mine.append((int(seat), str(kind)))
+        game, ordinal = (game, ordinal + 1) if int(index) == game else (int(index), 0)
+        if game >= listed_from:
+            game_faults.setdefault(game, []).append((int(seat), str(kind)))
         group = groups.setdefault(str(label), {}).setdefault(str(kind), FaultGroup(str(kind)))
         group.count += 1
         group.forfeits += int(forfeit)
