@@ -360,3 +360,38 @@ def test_arena_replay_of_a_folder_streams_its_records(
     assert "200/200 records verified" in capsys.readouterr().out
     assert read_when_replayed[0] == replay_command.VERBOSE_UP_TO + 1
     assert read_when_replayed[-1] == 200
+
+
+def test_a_report_of_an_unchanged_store_is_the_one_written(
+    small_tournament: Path, tmp_path: Path
+) -> None:
+    """``arena report`` again with nothing new prints what the first printed, from the
+    files written, without rebuilding them; a missing page or new options rebuild."""
+    import os
+    import subprocess
+    import sys
+
+    copy = tmp_path / "again"
+    shutil.copytree(small_tournament, copy, ignore=shutil.ignore_patterns("report"))
+    env = {**os.environ, "COLUMNS": "120", "PYTHONPATH": str(Path(__file__).parents[2])}
+
+    def report(resamples: str = "10") -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "report", str(copy), "--bootstrap", resamples],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        return done.stdout
+
+    first = report()
+    written = {p: p.stat().st_mtime_ns for p in (copy / "report").rglob("*") if p.is_file()}
+    assert report() == first and "Faults by bot and kind" in first
+    assert {p: p.stat().st_mtime_ns for p in written} == written  # nothing rewritten
+    (copy / "report" / "games.html").unlink()
+    assert report() == first and (copy / "report" / "games.html").is_file()  # rebuilt
+    rebuilt = (copy / "report" / "report.html").stat().st_mtime_ns
+    assert rebuilt != written[copy / "report" / "report.html"]
+    report("0")
+    assert (copy / "report" / "report.html").stat().st_mtime_ns != rebuilt  # other options
