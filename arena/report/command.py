@@ -101,7 +101,7 @@ def report_command(
         # The bot pages' plots are drawn in worker processes from here on.
         with BotPlots(report, list(report.leaderboard["bot"])) as plots:
             files = write_report(report, results.outdir)
-            with console.status("Writing the report site (a replay page per new game)..."):
+            with console.status("Writing the report site..."):
                 site = write_site(report, results.outdir, plots=plots)
     except OSError as exc:
         console.print(f"[red]error:[/red] cannot write the report: {escape(str(exc))}")
