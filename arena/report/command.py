@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from arena.ratings import DEFAULT_RESAMPLES, DEFAULT_SEED
-from arena.report.build import Report, build_report
+from arena.report.build import REPORT_FORMAT, Report, build_report
 from arena.report.data import FAULT_LOG_COLUMNS, load_results
 from arena.report.files import write_report
 from arena.report.sections import ranking_lines
@@ -136,7 +136,8 @@ def written_report(outdir: Path, bootstrap: int, ranking: RankingChoice) -> dict
         written: dict[str, Any] = json.loads((Path(outdir) / REPORT_JSON).read_text("utf-8"))
         summary, tables = written["summary"], written["tables"]
         same = (
-            summary["bootstrap"]["resamples"] == bootstrap
+            summary.get("report_format") == REPORT_FORMAT
+            and summary["bootstrap"]["resamples"] == bootstrap
             and summary["bootstrap"]["seed"] == DEFAULT_SEED
             and (summary.get("ranking") or {}).get("rank_by") == "trueskill"
         )

@@ -395,3 +395,11 @@ def test_a_report_of_an_unchanged_store_is_the_one_written(
     assert rebuilt != written[copy / "report" / "report.html"]
     report("0")
     assert (copy / "report" / "report.html").stat().st_mtime_ns != rebuilt  # other options
+    import json
+
+    path = copy / "report" / "report.json"
+    older = json.loads(path.read_text())
+    del older["summary"]["report_format"]  # as an earlier arena wrote it
+    path.write_text(json.dumps(older))
+    report("0")
+    assert json.loads(path.read_text())["summary"]["report_format"] >= 2  # written again
