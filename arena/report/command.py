@@ -6,10 +6,10 @@ console and exit status 2.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 from rich.console import Console
 from rich.markup import escape
 
@@ -125,26 +125,27 @@ def written_report(outdir: Path, bootstrap: int, ranking: RankingChoice) -> dict
     """``report.json`` of ``OUTDIR/report/`` when it was written from the store as it is
     now, with the same resamples and the default ranking, and the site is all there;
     else None (the report is built)."""
-    from arena.report.current import REPORT_JSON, report_is_current
+    from arena.report.current import REPORT_JSON, store_fingerprint
 
-    if ranking != DEFAULT_RANKING or not report_is_current(outdir):
+    if ranking != DEFAULT_RANKING:
         return None
     folder = Path(outdir) / REPORT_JSON.parent
     if not all((folder / name).is_file() for name in SITE_PAGES):
         return None
     try:
-        written: dict[str, Any] = json.loads((Path(outdir) / REPORT_JSON).read_text("utf-8"))
+        written: dict[str, Any] = orjson.loads((Path(outdir) / REPORT_JSON).read_bytes())
         summary, tables = written["summary"], written["tables"]
         same = (
             summary.get("report_format") == REPORT_FORMAT
+            and summary["store_fingerprint"] == store_fingerprint(outdir)
             and summary["bootstrap"]["resamples"] == bootstrap
             and summary["bootstrap"]["seed"] == DEFAULT_SEED
             and (summary.get("ranking") or {}).get("rank_by") == "trueskill"
         )
         if not same or not isinstance(tables.get("leaderboard"), list):
             return None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # unreadable or of another shape: the report is built
     return written
 
 
