@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +15,10 @@ from arena.commands.output import UserError, console, print_evidence, shown
 if TYPE_CHECKING:
     from arena.engine import Game
     from arena.engine.record import DecisionRecord, GameRecord
+
+
+VERBOSE_UP_TO = 20
+"""Up to this many records, each gets its summary line; beyond, only failures and a total."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,10 +50,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from arena.engine import ReplayError, replay
 
-    status = checked = 0
-    sources = list(_sources(args.records, args.game or []))
-    verbose = args.show or len(sources) <= 20
-    for label, record in sources:
+    status = checked = total = 0
+    # Streamed: a tournament folder of a million games is read one record at a time; a
+    # summary per game only when there are few (the first VERBOSE_UP_TO + 1 tell).
+    sources = _sources(args.records, args.game or [])
+    first = list(itertools.islice(sources, VERBOSE_UP_TO + 1))
+    verbose = args.show or len(first) <= VERBOSE_UP_TO
+    for label, record in itertools.chain(first, sources):
+        total += 1
         try:
             game = replay(record, on_decision=_turn_printer(record) if args.show else None)
         except ReplayError as exc:
@@ -60,9 +69,9 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"\n{game.render(record.players)}")
         if verbose:
             _print_summary(label, record)
-    if not sources:
+    if not total:
         raise UserError("no finished game to replay there")
-    summary = f"{checked}/{len(sources)} records verified"
+    summary = f"{checked}/{total} records verified"
     console.print(f"[green]{summary}[/green]" if status == 0 else f"[red]{summary}[/red]")
     return status
 

@@ -38,6 +38,9 @@ from arena.report.standings import (
 from arena.report.stats import bot_stats, split_stats
 
 RATINGS_CACHE = ".ratings-cache"
+REPORT_FORMAT = 2
+"""What ``report.json``'s summary says the files were written as (2: the site's chosen
+replays and paged games); a report of another format is written again, even if current."""
 RATINGS_STATE = "ratings-state.json"
 
 
@@ -182,4 +185,5 @@ def summarise(results: Results, ratings: Ratings) -> dict[str, Any]:
         "config": results.config,
         "versions": results.versions or {},
         "store_fingerprint": results.fingerprint,
+        "report_format": REPORT_FORMAT,
     }

@@ -27,12 +27,18 @@ def report_is_current(outdir: Path) -> bool:
     """The report files were written from the store as it is now."""
     try:
         summary = json.loads((Path(outdir) / REPORT_JSON).read_text(encoding="utf-8"))["summary"]
-        with Store(store_location(Path(outdir)), readonly=True) as store:
-            return bool(summary.get("store_fingerprint") == store.fingerprint())
+        return bool(summary.get("store_fingerprint") == store_fingerprint(outdir))
     except (OSError, ValueError, KeyError, TypeError):
         return False
+
+
+def store_fingerprint(outdir: Path) -> str | None:
+    """The store's state now (``Store.fingerprint``), None if it cannot be read."""
+    try:
+        with Store(store_location(Path(outdir)), readonly=True) as store:
+            return store.fingerprint()
     except Exception:  # an unusable store: the full report explains it
-        return False
+        return None
 
 
 STORED_COLUMNS = ("#", "Bot", "Version", "Rating", "Games", "Win %", "Faults")

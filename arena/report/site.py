@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from shlex import quote as shell_quote
 from typing import Any
 from urllib.parse import quote
 
@@ -61,6 +62,16 @@ BLOCK = 50
 each here) than the game's data to write."""
 
 WORST_LOSSES = 8
+LISTED_GAMES = 10_000
+"""The games pages list the last this many finished games (and the faulted ones below):
+a million games would be hundreds of MB of HTML; any game is one ``arena view`` away."""
+GAMES_PER_PAGE = 1_000
+"""Rows per games page (``games.html`` the newest, ``games-2.html`` the page before...)."""
+REPLAYED_RECENT = 1_000
+"""Replays on the site: the last this many games, ..."""
+REPLAYED_FAULTED = 1_000
+"""... the last this many games with a fault (also listed on ``games-faulted.html``),
+and each bot's worst losses and fault examples: bounded on disk at any number of games."""
 
 
 def slug(name: str) -> str:
@@ -94,6 +105,8 @@ class GameRow:
     ranks: list[int]
     faults: list[tuple[int, str]] = field(default_factory=list)
     """(seat, kind) of each fault."""
+    replayed: bool = True
+    """Its replay is on the site (else ``arena view OUTDIR --game ID`` draws it)."""
 
     @property
     def href(self) -> str:
@@ -142,7 +155,7 @@ def write_site(
     with contextlib.ExitStack() as stack:
         if plots is None:
             plots = stack.enter_context(BotPlots(report, order))
-        rows, faults, written, kept, problems = _games(report, folder, say)
+        listing, faults, written, kept, problems = _games(report, folder, say)
         bot_plots = plots.result()
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("arena.report", "templates"),
@@ -154,56 +167,72 @@ def write_site(
     metadata = bot_metadata(report.results.config)
     _add_stored_identity(metadata, store_location(report.results.outdir))
     bot_files = {}
-    losses = worst_losses(rows)
     for bot in order:
         path = folder / "bots" / f"{slug(bot)}.html"
         page_text = _bot_page(
-            env, report, bot, losses.get(bot, []), faults.get(bot, {}), metadata, bot_plots[bot]
+            env,
+            report,
+            bot,
+            listing.losses.get(bot, []),
+            faults.get(bot, {}),
+            metadata,
+            bot_plots[bot],
         )
         _write_text(path, page_text)
         bot_files[bot] = path
-    games_path = folder / "games.html"
-    _write_text(games_path, _games_page(env, rows, order))
+    games_path = _write_games_pages(env, folder, listing, order, report.results.outdir)
     index_path = folder / "index.html"
-    _write_text(index_path, _index_page(env, report, rows, faults, metadata))
+    _write_text(index_path, _index_page(env, report, listing, faults, metadata))
     return SiteFiles(index_path, games_path, bot_files, written, kept, problems)
 
 
 # ------------------------------------------------------------------ games and replays
 
 
+@dataclass
+class Listing:
+    """The games the site shows: the last ``LISTED_GAMES`` (``recent``), the last
+    ``REPLAYED_FAULTED`` with a fault (``faulted``), each bot's worst losses; out of
+    ``finished``."""
+
+    finished: int
+    recent: list[GameRow]
+    faulted: list[GameRow]
+    losses: dict[str, list[dict[str, Any]]]
+
+
 def _games(
     report: Report, folder: Path, say: Callable[[str], None] | None
-) -> tuple[list[GameRow], dict[str, dict[str, FaultGroup]], int, int, list[str]]:
-    """Every finished game's row and the fault groups, from the store's columns (no record
-    parsed but one per fault group's example); then the replay page of each game that has
-    none yet (a finished game never changes, so pages already drawn are kept)."""
+) -> tuple[Listing, dict[str, dict[str, FaultGroup]], int, int, list[str]]:
+    """The games listed and the fault groups, from the store's columns (no record parsed
+    but one per fault group's example); then the replay page of each chosen game that has
+    none yet (a finished game never changes, so pages already drawn are kept). Only the
+    chosen games are held: memory and disk do not grow with the number of games."""
     store_file = store_location(report.results.outdir)
+    finished = report.results.finished_index
     with Store(store_file, readonly=True) as store:
-        game_faults, groups, examples = _fault_groups(store)
-        rows = [
-            GameRow(
-                index=int(index),
-                game_id=str(game_id),
-                n_players=int(n),
-                variant=str(variant),
-                end_reason=str(end),
-                rounds=int(rounds),
-                players=list(labels),
-                totals=list(scores),
-                ranks=list(ranks),
-                faults=game_faults.get(int(index), []),
-            )
-            for index, game_id, n, variant, end, rounds, labels, scores, ranks in (
-                store.game_listing()
-            )
-        ]
-        ids = {row.index: row for row in rows}
+        first_listed = int(finished[-LISTED_GAMES]) if len(finished) > LISTED_GAMES else 0
+        faulted_at = store.recent_indices(REPLAYED_FAULTED, faulted=True)
+        game_faults, groups, examples = _fault_groups(store, min([first_listed, *faulted_at]))
+        lost = store.worst_losses(WORST_LOSSES)
+        replayed = set(int(i) for i in finished[-REPLAYED_RECENT:]) | set(faulted_at)
+        replayed |= {index for _, index, _, _ in lost} | {index for _, index, _ in examples}
+        recent = _rows(store.game_listing(start=first_listed), game_faults, replayed)
+        listed = {row.index: row for row in recent}
+        others = _rows(store.game_listing(indices=replayed - set(listed)), game_faults, replayed)
+        rows = listed | {row.index: row for row in others}
         for group, index, ordinal in examples:
-            _fill_example(group, store, ids.get(index), ordinal)
+            _fill_example(group, store, rows.get(index), ordinal)
+    listing = Listing(
+        finished=len(finished),
+        recent=recent,
+        faulted=[rows[i] for i in faulted_at if i in rows],
+        losses=_losses(lost, rows),
+    )
     blocks: dict[str, list[tuple[int, str]]] = {}
-    for row in rows:
-        blocks.setdefault(block_name(row.index), []).append((row.index, row.game_id))
+    for index in sorted(replayed):
+        if index in rows:
+            blocks.setdefault(block_name(index), []).append((index, rows[index].game_id))
     jobs: list[BlockJob] = []
     kept = 0
     for name, games in blocks.items():
@@ -221,7 +250,55 @@ def _games(
         written += count
         problems += block_problems
     _remove_old_pages(folder, {folder / "replays" / name for name in blocks})
-    return rows, groups, written, kept, problems
+    return listing, groups, written, kept, problems
+
+
+def _rows(
+    listing: Iterable[tuple[Any, ...]],
+    game_faults: dict[int, list[tuple[int, str]]],
+    replayed: set[int],
+) -> list[GameRow]:
+    return [
+        GameRow(
+            index=int(index),
+            game_id=str(game_id),
+            n_players=int(n),
+            variant=str(variant),
+            end_reason=str(end),
+            rounds=int(rounds),
+            players=list(labels),
+            totals=list(scores),
+            ranks=list(ranks),
+            faults=game_faults.get(int(index), []),
+            replayed=int(index) in replayed,
+        )
+        for index, game_id, n, variant, end, rounds, labels, scores, ranks in listing
+    ]
+
+
+def _losses(
+    lost: list[tuple[str, int, int, int]], rows: dict[int, GameRow]
+) -> dict[str, list[dict[str, Any]]]:
+    """Each bot's worst losses (the store ranked them) as its page shows them."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for bot, index, seat, margin in lost:
+        row = rows.get(index)
+        if row is None:
+            continue
+        out.setdefault(bot, []).append(
+            {
+                "game_id": row.game_id,
+                "href": row.href,
+                "n_players": row.n_players,
+                "variant": row.variant,
+                "rank": row.ranks[seat],
+                "score": row.totals[seat],
+                "best": row.totals[seat] + margin,
+                "margin": margin,
+                "opponents": ", ".join(p for i, p in enumerate(row.players) if i != seat),
+            }
+        )
+    return out
 
 
 def _remove_old_pages(folder: Path, current: set[Path]) -> None:
@@ -247,22 +324,24 @@ GAMES_CACHE = ".games-cache.json"
 
 
 def _fault_groups(
-    store: Store,
+    store: Store, listed_from: int = 0
 ) -> tuple[
     dict[int, list[tuple[int, str]]],
     dict[str, dict[str, FaultGroup]],
     list[tuple[FaultGroup, int, int]],
 ]:
-    """From the store's fault rows: (seat, kind) of each game's faults, the groups per bot
-    and kind, and for each group the (game index, fault's position in its record) of its
-    first fault, the example shown."""
+    """From the store's fault rows: (seat, kind) of each game's faults from schedule
+    position ``listed_from`` on (the games listed), the groups per bot and kind, and for
+    each group the (game index, fault's position in its record) of its first fault, the
+    example shown."""
     game_faults: dict[int, list[tuple[int, str]]] = {}
     groups: dict[str, dict[str, FaultGroup]] = {}
     examples: list[tuple[FaultGroup, int, int]] = []
+    game, ordinal = -1, 0
     for index, seat, label, kind, round_, message, forfeit, *_ in store.fault_rows():
-        mine = game_faults.setdefault(int(index), [])
-        ordinal = len(mine)
-        mine.append((int(seat), str(kind)))
+        game, ordinal = (game, ordinal + 1) if int(index) == game else (int(index), 0)
+        if game >= listed_from:
+            game_faults.setdefault(game, []).append((int(seat), str(kind)))
         group = groups.setdefault(str(label), {}).setdefault(str(kind), FaultGroup(str(kind)))
         group.count += 1
         group.forfeits += int(forfeit)
@@ -565,7 +644,7 @@ def _when(epoch: float | None) -> str | None:
 def _index_page(
     env: jinja2.Environment,
     report: Report,
-    rows: list[GameRow],
+    listing: Listing,
     faults: dict[str, dict[str, FaultGroup]],
     metadata: dict[str, dict[str, str]],
 ) -> str:
@@ -602,14 +681,78 @@ def _index_page(
         bots=bots,
         settings=_settings(report.results.config),
         plot=Markup(rating_history_svg(report.ratings.history, list(report.leaderboard["bot"]))),
-        n_games=len(rows),
+        n_games=listing.finished,
+        n_listed=len(listing.recent),
     )
     return _site_page("Azul Arena — tournament report", body, "")
 
 
-def _games_page(env: jinja2.Environment, rows: list[GameRow], order: list[str]) -> str:
+def games_page_name(number: int) -> str:
+    """Page ``number`` of the games list: 1 is the newest games."""
+    return "games.html" if number == 1 else f"games-{number}.html"
+
+
+FAULTED_PAGE = "games-faulted.html"
+_GAMES_PAGE = re.compile(r"games-(\d+|faulted)\.html")
+
+
+def _write_games_pages(
+    env: jinja2.Environment,
+    folder: Path,
+    listing: Listing,
+    order: list[str],
+    outdir: Path,
+) -> Path:
+    """The games pages (newest first, ``GAMES_PER_PAGE`` rows each) and the faulted
+    games' page; pages an earlier, longer listing wrote are removed. Returns page 1."""
+    rows = listing.recent
+    chunks = [
+        rows[max(0, end - GAMES_PER_PAGE) : end] for end in range(len(rows), 0, -GAMES_PER_PAGE)
+    ]
+    chunks = chunks or [[]]
+    pages = [(games_page_name(n), f"{n}") for n in range(1, len(chunks) + 1)]
+    if listing.faulted:
+        pages.append((FAULTED_PAGE, "with faults"))
+    view = f"arena view {shell_quote(str(outdir))} --game GAME_ID"
+    written = set()
+    for number, chunk in enumerate(chunks, start=1):
+        name = games_page_name(number)
+        title = f"games {chunk[0].index}–{chunk[-1].index}" if chunk else "no games"
+        _write_text(
+            folder / name, _games_page(env, chunk, order, listing, pages, name, title, view)
+        )
+        written.add(name)
+    if listing.faulted:
+        title = f"the last {len(listing.faulted)} games with a fault"
+        text = _games_page(env, listing.faulted, order, listing, pages, FAULTED_PAGE, title, view)
+        _write_text(folder / FAULTED_PAGE, text)
+        written.add(FAULTED_PAGE)
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if _GAMES_PAGE.fullmatch(entry.name) and entry.name not in written:
+                Path(entry.path).unlink(missing_ok=True)
+    return folder / "games.html"
+
+
+def _games_page(
+    env: jinja2.Environment,
+    rows: list[GameRow],
+    order: list[str],
+    listing: Listing,
+    pages: list[tuple[str, str]],
+    here: str,
+    title: str,
+    view: str,
+) -> str:
     body = env.get_template("games.html").render(
         n_games=len(rows),
+        title=title,
+        finished=listing.finished,
+        listed=len(listing.recent),
+        pages=pages,
+        here=here,
+        view_command=view,
+        replayed=sum(r.replayed for r in rows),
         table_rows=Markup(games_table_rows(rows)),
         bots=order,
         player_counts=sorted({r.n_players for r in rows}),
@@ -632,52 +775,21 @@ def games_table_rows(rows: Iterable[GameRow]) -> str:
             f"{link(p)} {g.totals[i]}\n(#{g.ranks[i]})" for i, p in enumerate(g.players)
         )
         faults = "".join(f"{esc(g.players[seat])}: {esc(kind)} " for seat, kind in g.faults)
+        game = (
+            f'<a href="{esc(g.href)}">{esc(g.game_id)}</a>'
+            if g.replayed
+            else f'<span title="arena view draws it">{esc(g.game_id)}</span>'
+        )
         add(
             f'<tr data-bots="{esc(chr(10).join(g.players))}" data-players="{g.n_players}"\n'
             f' data-variant="{esc(g.variant)}" data-end="{esc(g.end_reason)}"\n'
             f' data-faults="{esc(" ".join(kind for _, kind in g.faults))}">\n'
-            f'<td>{g.index}</td><td class="az-text"><a href="{esc(g.href)}">{esc(g.game_id)}</a>'
+            f'<td>{g.index}</td><td class="az-text">{game}'
             f"</td>\n<td>{g.n_players}</td><td>{esc(g.variant)}</td>"
             f'<td class="az-text">{seats}</td><td>{g.rounds}</td><td>{esc(g.end_reason)}</td>\n'
             f'<td class="az-text">{faults}</td></tr>\n'
         )
     return "".join(out)
-
-
-def worst_losses(
-    rows: Iterable[GameRow], keep: int = WORST_LOSSES
-) -> dict[str, list[dict[str, Any]]]:
-    """Per bot, its ``keep`` games lost by the widest margin (ties by game id), in one pass
-    over the games (each bot's candidates trimmed as they grow: memory per bot is fixed)."""
-    found: dict[str, list[tuple[int, str, GameRow, int]]] = {}
-    for row in rows:
-        best = max(row.totals, default=0)
-        for seat, name in enumerate(row.players):
-            if row.ranks[seat] == 1:
-                continue
-            mine = found.setdefault(name, [])
-            mine.append((row.totals[seat] - best, row.game_id, row, seat))
-            if len(mine) > 8 * keep:
-                mine.sort(key=lambda c: c[:2])
-                del mine[keep:]
-    out: dict[str, list[dict[str, Any]]] = {}
-    for name, candidates in found.items():
-        candidates.sort(key=lambda c: c[:2])
-        out[name] = [
-            {
-                "game_id": row.game_id,
-                "href": row.href,
-                "n_players": row.n_players,
-                "variant": row.variant,
-                "rank": row.ranks[seat],
-                "score": row.totals[seat],
-                "best": row.totals[seat] - negative_margin,
-                "margin": -negative_margin,
-                "opponents": ", ".join(p for i, p in enumerate(row.players) if i != seat),
-            }
-            for negative_margin, _, row, seat in candidates[:keep]
-        ]
-    return out
 
 
 def _bot_page(

@@ -80,6 +80,8 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 3
+LISTING_CHUNK = 500
+"""Games named per query when listing chosen games (well under SQLite's variable limit)."""
 STORE_NAME = "tournament.sqlite"
 LOCK_NAME = "tournament.lock"
 STORE_URL_NAME = "store.url"
@@ -1145,17 +1147,31 @@ class Store:
         except (OSError, zlib.error, EOFError) as exc:
             raise self._damaged_record(exc, game_index) from None
 
-    def game_listing(self) -> Iterator[tuple[Any, ...]]:
+    def game_listing(
+        self, start: int = 0, indices: Iterable[int] | None = None
+    ) -> Iterator[tuple[Any, ...]]:
         """Finished games for listings, streamed in schedule order: (game_index, game_id,
         n_players, variant, end_reason, rounds, labels by seat, scores by seat, ranks by
-        seat); aggregated in SQL, no record read."""
+        seat); aggregated in SQL, no record read. Only those from schedule position
+        ``start`` on, and with ``indices`` only those games (a site lists a chosen few
+        of a million)."""
+        if indices is not None:
+            wanted = sorted({int(i) for i in indices if int(i) >= start})
+            for at in range(0, len(wanted), LISTING_CHUNK):
+                chosen = ", ".join(map(str, wanted[at : at + LISTING_CHUNK]))
+                yield from self._listing(f"g.game_index IN ({chosen})")
+            return
+        yield from self._listing(f"g.game_index >= {int(start)}")
+
+    def _listing(self, where: str) -> Iterator[tuple[Any, ...]]:
         labels = self._label_map()
         seats = self._concat(
             ["bot_id", "score", "rank"], "seats t", "t.game_index = s.game_index", "seat"
         )
         rows = self._stream(
             "SELECT s.game_index, s.game_id, s.n_players, s.variant, g.end_reason, g.rounds, "
-            f"{seats} FROM games g JOIN schedule s USING (game_index) ORDER BY g.game_index"
+            f"{seats} FROM games g JOIN schedule s USING (game_index) WHERE {where} "
+            "ORDER BY g.game_index"
         )
         for *head, text in rows:
             bots, scores, ranks = [*str(text or ";;").split(";"), "", ""][:3]
@@ -1165,6 +1181,33 @@ class Store:
                 tuple(int(v) for v in scores.split(",") if v),
                 tuple(int(v) for v in ranks.split(",") if v),
             )
+
+    def recent_indices(self, limit: int, faulted: bool = False) -> list[int]:
+        """Schedule positions of the ``limit`` last finished games (with ``faulted``, of
+        those with a fault), ascending."""
+        table = "faults" if faulted else "games"
+        rows = self._all(
+            f"SELECT DISTINCT game_index FROM {table} ORDER BY game_index DESC LIMIT :n",
+            {"n": max(0, int(limit))},
+        )
+        return sorted(int(i) for (i,) in rows)
+
+    def worst_losses(self, keep: int) -> list[tuple[str, int, int, int]]:
+        """Per bot, its ``keep`` finished games lost by the widest margin to the winner's
+        score (ties by game id): (label, game_index, seat, margin), each bot's widest
+        first. Ranked in SQL: nothing per game is held here."""
+        labels = self._label_map()
+        rows = self._all(
+            "WITH best AS (SELECT game_index, MAX(score) AS top FROM seats GROUP BY "
+            "game_index), losses AS (SELECT t.bot_id, t.game_index, t.seat, "
+            "b.top - t.score AS margin, ROW_NUMBER() OVER (PARTITION BY t.bot_id ORDER BY "
+            "b.top - t.score DESC, s.game_id) AS n FROM seats t JOIN best b USING "
+            "(game_index) JOIN schedule s USING (game_index) WHERE t.rank <> 1) "
+            "SELECT bot_id, game_index, seat, margin FROM losses WHERE n <= :keep "
+            "ORDER BY bot_id, n",
+            {"keep": int(keep)},
+        )
+        return [(labels[int(b)], int(i), int(seat), int(m)) for b, i, seat, m in rows]
 
     def game_index_of(self, game_id: str) -> int | None:
         row = self._one("SELECT game_index FROM schedule WHERE game_id = :g", {"g": game_id})

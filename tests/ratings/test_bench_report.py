@@ -44,6 +44,7 @@ def test_bench_report_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert [r["path"] for r in runs] == ["first", "again", "frames drawn"]
     assert all(r["seconds"] > 0 and r["peak_mb"] > 10 for r in runs)
     assert runs[0]["ratings_seconds"] > 0
+    assert all(r["site_mb"] > 0 for r in runs)  # the site is there after each run
 
 
 @pytest.mark.slow

@@ -333,3 +333,41 @@ def test_kill_and_resume_on_postgresql_equals_an_uninterrupted_sqlite_run(
             return [(r[0], r[1], r[2], r[3], r[8], r[11]) for r in store.seat_rows()]
 
     assert seats(postgres_url) == seats(clean / STORE_NAME)
+
+
+def test_the_site_s_chosen_games_come_from_sql_on_both(
+    tmp_path: Path, store_url: str | None
+) -> None:
+    """What the report site lists of a large tournament, chosen by the store: each bot's
+    worst losses (as a plain sort of every loss), the last games (faulted ones), and the
+    listing of a chosen few equal to the same rows of the whole listing."""
+    cfg = config(tmp_path, BOTS, players=[2, 3], seeds=2, store=store_url)
+    games = simulate(cfg, by_strength(STRENGTH), stop_after=0)
+    with Store(store_path(cfg)) as store:
+        for game in games:
+            played = result(game, by_strength(STRENGTH)(game))
+            if game is games[-2]:
+                fault = FaultRow(0, game.bots[0], "timeout", 1, "late", False)
+                played = dataclasses.replace(played, faults=(fault,))
+            assert store.add_result(played)
+    with Store(store_path(cfg), readonly=True) as store:
+        seats = list(store.seat_rows())
+        ids = dict(store.game_ids())
+        everything = {row[0]: row for row in store.game_listing()}
+        found = store.worst_losses(keep=3)
+        recent, faulted = store.recent_indices(4), store.recent_indices(4, faulted=True)
+        chosen = sorted(everything)[::3]
+        picked = list(store.game_listing(indices=chosen))
+    best = {i: max(r[3] for r in seats if r[0] == i) for i in ids}
+    for bot in BOTS:
+        losses = sorted(
+            (-(best[r[0]] - r[3]), ids[r[0]], r[0], r[1])
+            for r in seats
+            if r[2] == bot and r[8] != 1
+        )
+        assert [(i, s, m) for b, i, s, m in found if b == bot] == [
+            (i, s, -m) for m, _, i, s in losses[:3]
+        ]
+    assert recent == sorted(ids)[-4:]
+    assert faulted == [games[-2].game_index]
+    assert picked == [everything[i] for i in chosen]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from rich.console import Console
@@ -232,27 +233,39 @@ def _row(
     )
 
 
-def test_worst_losses_are_each_bot_s_widest_margins() -> None:
+def test_worst_losses_are_each_bot_s_widest_margins(tmp_path: Path) -> None:
+    """Ranked by the store in SQL, equal to a plain sort of every loss."""
     import random
+
+    from arena.store.tournament import STORE_NAME, Store
+    from tests.report.helpers import game, make_store
 
     rng = random.Random(7)
     bots = ["a", "b", "c", "d", "e"]
-    rows = []
+    games = []
     for index in range(400):
         players = rng.sample(bots, rng.choice((2, 4)))
         totals = [rng.randrange(0, 60) for _ in players]
         ranks = [1 + sum(o > t for o in totals) for t in totals]
-        rows.append(_row(index, players, totals, ranks))
-    found = site_module.worst_losses(rows, keep=8)
+        games.append(game(index, *zip(players, totals, ranks, strict=True)))
+    make_store(tmp_path, games)
+    with Store(tmp_path / STORE_NAME, readonly=True) as store:
+        found = store.worst_losses(keep=8)
     for bot in bots:  # against a plain sort of every loss
         every = sorted(
-            (max(r.totals) - r.totals[s], r.game_id)
-            for r in rows
-            for s, p in enumerate(r.players)
-            if p == bot and r.ranks[s] != 1
+            (
+                -(max(s.score for s in g.seats) - seat.score),
+                f"g{g.index:05d}",
+                g.index,
+                position,
+            )
+            for g in games
+            for position, seat in enumerate(g.seats)
+            if seat.bot == bot and seat.rank != 1
         )
-        every.sort(key=lambda m: (-m[0], m[1]))
-        assert [(g["margin"], g["game_id"]) for g in found[bot]] == every[:8]
+        assert [(i, seat, m) for b, i, seat, m in found if b == bot] == [
+            (index, position, -negative) for negative, _, index, position in every[:8]
+        ]
 
 
 def test_the_games_table_escapes_labels_and_links_each_game() -> None:
@@ -262,3 +275,131 @@ def test_the_games_table_escapes_labels_and_links_each_game() -> None:
     assert "<img" not in html and "&lt;img src=x onerror=&quot;1&quot;&gt;" in html
     assert "b&amp;c: malformed" in html and 'data-faults="malformed"' in html
     assert 'href="replays/games-0000000.html#g=g3"' in html
+    row.replayed = False  # no replay on the site: the id, no link
+    assert "replays/" not in site_module.games_table_rows([row])
+
+
+def test_a_large_tournament_s_site_is_paged_and_replays_chosen_games(
+    small_tournament: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the site's limits made tiny (as a million games makes them bite): pages of
+    the last games, a faulted games' page, replays only of the chosen games (the last,
+    the faulted, worst losses, fault examples), every link to a replay resolving."""
+    copy = tmp_path / "big"
+    shutil.copytree(small_tournament, copy, ignore=shutil.ignore_patterns("report"))
+    for name, value in (
+        ("LISTED_GAMES", 5),
+        ("GAMES_PER_PAGE", 2),
+        ("REPLAYED_RECENT", 2),
+        ("REPLAYED_FAULTED", 1),
+        ("WORST_LOSSES", 1),
+    ):
+        monkeypatch.setattr(site_module, name, value)
+    files = write_site(make_report(copy, bootstrap=0), copy)
+    folder = copy / "report"
+    pages = sorted(p.name for p in folder.glob("games*.html"))
+    assert pages == ["games-2.html", "games-3.html", "games-faulted.html", "games.html"]
+    listed = [
+        (folder / name).read_text().count("<tr data-bots")
+        for name in ("games.html", "games-2.html", "games-3.html", "games-faulted.html")
+    ]
+    assert listed == [2, 2, 1, 1]  # the last 5 of 12, newest page first; 1 faulted game
+    first = (folder / "games.html").read_text()
+    assert "the last 5 of\n12 finished games" in first and "arena view" in first
+    in_blocks = [
+        game_id
+        for block in (folder / "replays").glob("*.html")
+        for game_id in re.findall(r'class="azul-game"[^>]* data-game="([^"]+)"', block.read_text())
+    ]
+    assert files.problems == [] and files.replays_written == len(set(in_blocks)) < 12
+    links = [
+        href
+        for page in [*folder.glob("games*.html"), *folder.glob("bots/*.html")]
+        for href in re.findall(r'href="(?:\.\./)?(replays/[^"]+)"', page.read_text())
+    ]
+    assert links  # the last games, the faulted one, each bot's worst loss and example
+    for href in links:
+        block, game_id = href.split("#g=")
+        assert unquote(game_id) in in_blocks and unquote(game_id) in (folder / block).read_text()
+    monkeypatch.setattr(site_module, "LISTED_GAMES", 2)  # a shorter listing: fewer pages
+    write_site(make_report(copy, bootstrap=0), copy)
+    assert sorted(p.name for p in folder.glob("games*.html")) == [
+        "games-faulted.html",
+        "games.html",
+    ]
+
+
+def test_arena_replay_of_a_folder_streams_its_records(
+    small_tournament: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A million stored games are verified one at a time, never all read first: when the
+    first is replayed, only the few that decide the output's verbosity were read."""
+    import arena.engine
+    from arena.cli import main
+    from arena.commands import replay as replay_command
+    from arena.tournament.records import stored_records
+
+    (label, record), *_ = stored_records(small_tournament)
+    pulled: list[int] = []
+    read_when_replayed: list[int] = []
+
+    def many(paths: object, game_ids: object) -> object:
+        for n in range(1, 201):
+            pulled.append(n)
+            yield f"{label}#{n}", record
+
+    real_replay = arena.engine.replay
+
+    def replay(*args: object, **kwargs: object) -> object:
+        read_when_replayed.append(len(pulled))
+        return real_replay(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay_command, "_sources", many)
+    monkeypatch.setattr(arena.engine, "replay", replay)
+    assert main(["replay", str(small_tournament)]) == 0
+    assert "200/200 records verified" in capsys.readouterr().out
+    assert read_when_replayed[0] == replay_command.VERBOSE_UP_TO + 1
+    assert read_when_replayed[-1] == 200
+
+
+def test_a_report_of_an_unchanged_store_is_the_one_written(
+    small_tournament: Path, tmp_path: Path
+) -> None:
+    """``arena report`` again with nothing new prints what the first printed, from the
+    files written, without rebuilding them; a missing page or new options rebuild."""
+    import os
+    import subprocess
+    import sys
+
+    copy = tmp_path / "again"
+    shutil.copytree(small_tournament, copy, ignore=shutil.ignore_patterns("report"))
+    env = {**os.environ, "COLUMNS": "120", "PYTHONPATH": str(Path(__file__).parents[2])}
+
+    def report(resamples: str = "10") -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "report", str(copy), "--bootstrap", resamples],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        return done.stdout
+
+    first = report()
+    written = {p: p.stat().st_mtime_ns for p in (copy / "report").rglob("*") if p.is_file()}
+    assert report() == first and "Faults by bot and kind" in first
+    assert {p: p.stat().st_mtime_ns for p in written} == written  # nothing rewritten
+    (copy / "report" / "games.html").unlink()
+    assert report() == first and (copy / "report" / "games.html").is_file()  # rebuilt
+    rebuilt = (copy / "report" / "report.html").stat().st_mtime_ns
+    assert rebuilt != written[copy / "report" / "report.html"]
+    report("0")
+    assert (copy / "report" / "report.html").stat().st_mtime_ns != rebuilt  # other options
+    import json
+
+    path = copy / "report" / "report.json"
+    older = json.loads(path.read_text())
+    del older["summary"]["report_format"]  # as an earlier arena wrote it
+    path.write_text(json.dumps(older))
+    report("0")
+    assert json.loads(path.read_text())["summary"]["report_format"] >= 2  # written again
