@@ -50,6 +50,10 @@ class Kit:
     (Python, gcc, node), so the demo works, and stays the same tournament, anywhere."""
     needs_python_env: bool = False
     """Runs only with modules the organiser declares (``python_env``): never in the demo."""
+    next_step: str = "edit choose() in it"
+    """What ``arena new-bot`` tells its author to do first."""
+    check_flags: str = ""
+    """Flags ``arena new-bot`` suggests for the first ``check-bot``."""
 
 
 KITS: tuple[Kit, ...] = (
@@ -157,6 +161,8 @@ KITS: tuple[Kit, ...] = (
         "python_env, never bundled",
         ("python3",),
         needs_python_env=True,
+        next_step="put your agent in player.py (class myPlayer; comp90054.toml says which)",
+        check_flags="--players 2 --walls coloured --python-env FRAMEWORK_FOLDER",
     ),
 )
 

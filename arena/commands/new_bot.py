@@ -37,5 +37,6 @@ def run(args: argparse.Namespace) -> int:
     assert kit is not None
     console.print(f"created {escape(str(folder))} from the {kit.language} kit (bots/{kit.folder})")
     console.print(f"  JSON: {kit.json}; flush: {kit.flush}")
-    console.print(f"Next: edit choose() in it, then: arena check-bot {escape(str(folder))}")
+    check = " ".join(filter(None, ["arena check-bot", kit.check_flags, escape(str(folder))]))
+    console.print(f"Next: {kit.next_step}, then: {check}")
     return 0

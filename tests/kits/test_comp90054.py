@@ -46,6 +46,8 @@ def course_bot(tmp_path: Path, kind: str, api: str) -> tuple[Path, Path]:
     framework = write_framework(tmp_path / f"framework-{api}", api)
     made = arena("new-bot", f"course-{kind}", "--language", "comp90054", "--dir", str(tmp_path))
     assert made.returncode == 0, made.stdout + made.stderr
+    # The next step is the course's, not a starter kit's "edit choose()".
+    assert "put your agent in player.py" in made.stdout and "--python-env" in made.stdout
     folder = tmp_path / f"course-{kind}"
     if api == "2021":
         (folder / "player.py").unlink()
