@@ -444,8 +444,11 @@ def prepare(
     *,
     games_in_flight: int = 2,
     store: str = "sqlite",
+    filled_games: int = 0,
 ) -> tuple[LiveServer, list[str], list[str]]:
-    """A running server whose ladder has finished a game: (server, bot names, game ids)."""
+    """A running server whose ladder has finished a game: (server, bot names, game ids);
+    with ``filled_games``, that many finished games among the bots are written into the
+    store (server stopped meanwhile) before the ladder goes on."""
     import httpx
 
     root.chmod(0o755)  # readable by the per-bot uid
@@ -483,7 +486,21 @@ def prepare(
         return [str(g["id"]) for g in rows if g.get("status") == "finished"]
 
     games = wait_for("the first finished game", finished_games, 600, server)
+    if filled_games:
+        from arena.bench.fill import fill_competition
+
+        server.terminate()
+        progress(f"storing {filled_games:,} finished games…")
+        fill_competition(competition_store_url(data_dir, store), filled_games)
+        server.start()
     return server, names, games[:3]
+
+
+def competition_store_url(data_dir: Path, store: str) -> str:
+    """The store URL ``arena serve`` opens for ``store`` in competition.toml."""
+    from arena.competition.config import load_competition
+
+    return load_competition(data_dir.parent / "competition.toml").store_url
 
 
 BASELINE_KEYS = ("requests", "errors", "p50_ms", "p95_ms", "p99_ms", "max_ms")
@@ -495,57 +512,156 @@ def bench_serve(
     bots: list[Path] | None = None,
     progress: Callable[[str], None] = lambda _: None,
     store: str = "sqlite",
+    client: str = "auto",
+    games: int = 0,
 ) -> dict[str, Any]:
+    """The figures of one run; ``client`` is ``wrk``, ``httpx`` or ``auto`` (wrk when on
+    PATH); ``games`` finished games are put in the store (SQL, :mod:`arena.bench.fill`)
+    before the server starts."""
+    from arena.bench import wrkload
+
+    if client == "auto":
+        client = "wrk" if wrkload.available() else "httpx"
+    if client == "wrk" and not wrkload.available():
+        raise ArenaError("--client wrk: wrk is not on PATH (Debian: apt-get install wrk)")
     folders = bots or [REPO / "bots" / name for name in BENCH_BOTS]
     baseline_s = min(5.0, seconds / 3)
     with tempfile.TemporaryDirectory(prefix="arena-bench-serve-") as tmp:
-        server, names, games = prepare(Path(tmp), folders, progress, store=store)
-        mix = routes(names, games)
+        server, names, game_ids = prepare(
+            Path(tmp), folders, progress, store=store, filled_games=games
+        )
+        mix = routes(names, game_ids)
         try:
             progress(f"the ladder alone for {seconds:g} s…")
             quiet = server.health()["games_finished"]
             time.sleep(seconds)
             quiet = server.health()["games_finished"] - quiet
             progress(f"baseline: 1 client for {baseline_s:g} s…")
-            alone = asyncio.run(_load(server.url, 1, baseline_s, mix))
+            warm(server.url, mix)
+            if client == "wrk":
+                alone_block = wrk_figures(server.url, mix, 1, baseline_s, per_route_s=0)
+            else:
+                alone = asyncio.run(_load(server.url, 1, baseline_s, mix))
+                alone_block = summarise(alone, baseline_s)
             before = server.health()
             cache_before = server.page_cache_counts()
-            progress(f"{clients} clients for {seconds:g} s…")
+            progress(f"{clients} clients ({client}) for {seconds:g} s…")
             cpu = time.process_time(), server.cpu_seconds()
-            samples = asyncio.run(_load(server.url, clients, seconds, mix))
+            if client == "wrk":
+                loaded = wrk_figures(server.url, mix, clients, seconds, per_route_s=0)
+            else:
+                samples = asyncio.run(_load(server.url, clients, seconds, mix))
+                loaded = summarise(samples, seconds)
             cpu = time.process_time() - cpu[0], server.cpu_seconds() - cpu[1]
             after = server.health()
             cache_after = server.page_cache_counts()
+            if client == "wrk":  # per route: each alone, all connections, after the mix
+                progress("each route alone…")
+                loaded["routes"] = wrk_figures(
+                    server.url, mix, clients, seconds, per_route_s=max(1.0, min(3.0, seconds / 10))
+                )["routes"]
+            progress("the bot page as made for a visitor without the cache…")
+            made = bot_page_made(server.url, names[0], baseline_s)
             alive = server.process is not None and server.process.poll() is None
             status = server.terminate()
         finally:
             server.close()
     result = {
+        "client": client,
         "clients": clients,
         "seconds": seconds,
         "bots": names,
         "store": store.split(":", 1)[0],
-        **summarise(samples, seconds),
+        "games_stored": before["games_finished"],
+        **loaded,
         "baseline": {
             "clients": 1,
             "seconds": baseline_s,
-            "requests_per_s": round(len(alone) / baseline_s, 1),
-            **{k: v for k, v in summarise(alone, baseline_s).items() if k in BASELINE_KEYS},
+            "requests_per_s": round(alone_block["requests"] / baseline_s, 1),
+            **{k: v for k, v in alone_block.items() if k in BASELINE_KEYS},
         },
+        "bot_page_made": made,
         "games_finished_before": before["games_finished"],
         "games_finished_during": after["games_finished"] - before["games_finished"],
         "ladder_games_per_min_alone": round(60 * quiet / seconds, 1),
         "ladder_games_per_min_loaded": round(
             60 * (after["games_finished"] - before["games_finished"]) / seconds, 1
         ),
-        "client_cpu_s": round(cpu[0], 2),
+        "client_cpu_s": round(cpu[0], 2) if client == "httpx" else None,
         "server_cpu_s": round(cpu[1], 2),
-        "server_cpu_ms_per_request": round(1000 * cpu[1] / max(1, len(samples)), 2),
+        "server_cpu_ms_per_request": round(1000 * cpu[1] / max(1, loaded["requests"]), 2),
         "page_cache_hit_ratio": hit_ratio(cache_before, cache_after),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "server_alive": alive,
         "server_exit_status": status,
     }
     return result
+
+
+def warm(url: str, mix: list[tuple[str, str]]) -> None:
+    """Each route once before any clock (templates, caches)."""
+    import httpx
+
+    with httpx.Client(base_url=url, timeout=30) as client:
+        for _, path in mix:
+            client.get(path)
+
+
+def browser_cookie(url: str) -> str:
+    """The Cookie header of a browser that has seen a page (its CSRF cookie): the pages a
+    returning visitor is shown, which the page cache may answer."""
+    import httpx
+
+    reply = httpx.get(url + "/", timeout=30)
+    return "; ".join(f"{k}={v}" for k, v in reply.cookies.items())
+
+
+def wrk_figures(
+    url: str, mix: list[tuple[str, str]], clients: int, seconds: float, per_route_s: float
+) -> dict[str, Any]:
+    """The mix through ``wrk`` in two halves of ``seconds`` (or, with ``per_route_s``, each
+    route alone for that long): the blocks :func:`summarise` gives for httpx samples."""
+    from arena.bench.wrkload import run_wrk
+
+    cookie = browser_cookie(url)
+    if per_route_s:
+        by_label: dict[str, list[str]] = {}
+        for label, path in mix:
+            by_label.setdefault(label, []).append(path)
+        blocks = {}
+        for label, paths in by_label.items():
+            run = run_wrk(url, paths, clients, per_route_s, cookie)
+            blocks[label] = {**run.block(), "requests_per_s": round(run.requests / run.seconds, 1)}
+        return {"routes": blocks}
+    paths = [path for _, path in mix]
+    first = run_wrk(url, paths, clients, seconds / 2, cookie)
+    second = run_wrk(url, paths, clients, seconds / 2, cookie)
+    whole = first.plus(second)
+    return {
+        **whole.block(),
+        "requests_per_s": round(whole.requests / whole.seconds, 1),
+        "first_half": first.block(),
+        "second_half": second.block(),
+        "routes": {},
+        "error_examples": [f"{kind}: {n}" for kind, n in whole.errors.items()],
+    }
+
+
+def bot_page_made(url: str, name: str, seconds: float) -> dict[str, Any]:
+    """``/bots/NAME`` requested by one visitor with no cookie for ``seconds``: the cache
+    never answers it, so this is the time to make the page from the store."""
+    import httpx
+
+    times = []
+    errors = 0
+    with httpx.Client(base_url=url, timeout=30) as client:
+        end = time.perf_counter() + seconds
+        while (start := time.perf_counter()) < end:
+            client.cookies.clear()
+            reply = client.get(f"/bots/{name}")
+            times.append(time.perf_counter() - start)
+            errors += reply.status_code >= 400
+    return {"requests": len(times), "errors": errors, **percentiles(times)}
 
 
 def hit_ratio(before: dict[str, float], after: dict[str, float]) -> float | None:
@@ -556,19 +672,32 @@ def hit_ratio(before: dict[str, float], after: dict[str, float]) -> float | None
     return round(hits / (hits + misses), 3) if hits + misses else None
 
 
-def run(clients: int, seconds: float, as_json: bool, console: Any, store: str = "sqlite") -> int:
+def run(
+    clients: int,
+    seconds: float,
+    as_json: bool,
+    console: Any,
+    store: str = "sqlite",
+    client: str = "auto",
+    games: int = 0,
+) -> int:
     import json
 
     if clients < 1 or seconds <= 0:
         raise ArenaError("--clients must be at least 1 and --seconds positive")
+    if games < 0:
+        raise ArenaError("--games must not be negative")
     if as_json:
-        result = bench_serve(clients, seconds, store=store)
+        result = bench_serve(clients, seconds, store=store, client=client, games=games)
         print(json.dumps(result, indent=2))
     else:
         with console.status("preparing…") as status:
-            result = bench_serve(clients, seconds, progress=status.update, store=store)
+            result = bench_serve(
+                clients, seconds, None, status.update, store=store, client=client, games=games
+            )
         print_result(result, console)
     failed = result["errors"] or result["baseline"]["errors"] or not result["server_alive"]
+    failed = failed or result.get("bot_page_made", {}).get("errors")
     return 1 if failed else 0
 
 
@@ -577,8 +706,8 @@ def print_result(result: dict[str, Any], console: Any) -> None:
     from rich.table import Table
 
     table = Table(
-        title=f"{result['clients']} clients for {result['seconds']:g} s on loopback, "
-        f"{result['store']} store "
+        title=f"{result['clients']} {result['client']} clients for {result['seconds']:g} s on "
+        f"loopback, {result['store']} store, {result['games_stored']:,} games "
         f"({result['requests_per_s']} requests/s)"
     )
     for col in ("route", "requests", "errors", "p50 ms", "p95 ms", "p99 ms", "max ms"):
@@ -609,11 +738,20 @@ def print_result(result: dict[str, Any], console: Any) -> None:
         f"with {result['clients']} clients: {speedup:.1f}x "
         f"the throughput, p50 {result['p50_ms'] / base['p50_ms']:.1f}x"
     )
+    clients_cpu = (
+        f"these clients {result['client_cpu_s']} s" if result["client_cpu_s"] is not None else "wrk"
+    )
     console.print(
         f"CPU during the load: server process {result['server_cpu_s']} s "
         f"({result['server_cpu_ms_per_request']} ms a request), "
-        f"these clients {result['client_cpu_s']} s (of {result['seconds']:g} s); "
-        f"page cache hits: {result['page_cache_hit_ratio']}"
+        f"{clients_cpu} (of {result['seconds']:g} s); "
+        f"page cache hits: {result['page_cache_hit_ratio']}; "
+        f"load average {' '.join(map(str, result['load_average']))}"
+    )
+    made = result["bot_page_made"]
+    console.print(
+        f"bot page made for a visitor the cache does not answer (1 client): "
+        f"p50 {made['p50_ms']} ms, p99 {made['p99_ms']} ms over {made['requests']} requests"
     )
     console.print(
         f"ladder: {result['games_finished_during']} games finished during the load "

@@ -263,6 +263,20 @@ def _serve(bench: Sub) -> None:
         help="the competition's store: sqlite (default, in a temporary folder) or an empty "
         "PostgreSQL database, postgresql+psycopg://USER:PW@HOST/DB",
     )
+    b.add_argument(
+        "--client",
+        choices=["auto", "wrk", "httpx"],
+        default="auto",
+        help="the load generator: wrk (C, not the bottleneck; default when on PATH) or the "
+        "bench's own async httpx clients",
+    )
+    b.add_argument(
+        "--games",
+        type=int,
+        default=0,
+        metavar="N",
+        help="first store N finished games among the bots (SQL, fast): bot pages at scale",
+    )
     b.add_argument("--json", action="store_true", help="print one JSON document")
     b.set_defaults(bench_run=run_serve)
 
@@ -270,7 +284,9 @@ def _serve(bench: Sub) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     from arena.bench.serve import run as bench_serve
 
-    return bench_serve(args.clients, args.seconds, args.json, console, args.store)
+    return bench_serve(
+        args.clients, args.seconds, args.json, console, args.store, args.client, args.games
+    )
 
 
 def _builds(bench: Sub) -> None:

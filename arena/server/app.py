@@ -252,13 +252,17 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
             state, Request(scope), 413, reason, {"Connection": "close"}
         ),
     )
-    app.add_middleware(
-        PageCache,
-        generation=lambda: ctx.store.generation,
-        counted=lambda result: page_cache.labels(result).inc(),
-    )
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.RequestCounter, requests=requests)
+    hit_responses = requests.labels("GET", "200")
+
+    def counted(result: str) -> None:
+        page_cache.labels(result).inc()
+        if result == "hit":  # a hit never reaches the request counter inside the cache
+            hit_responses.inc()
+
+    # outermost: a hit is answered before any other middleware runs
+    app.add_middleware(PageCache, stamp=ctx.store.stamp, counted=counted)
     return app
 
 

@@ -1,4 +1,5 @@
-"""A cache of the public read pages of ``arena serve``, invalidated by every store write.
+"""A cache of the public read pages of ``arena serve``, each invalidated when what it shows
+changes.
 
 On a deadline night hundreds of visitors refresh the same leaderboard, bot and game pages,
 which change only when the store does (a game lands, a version is accepted). Each of those
@@ -6,14 +7,19 @@ pages costs milliseconds of queries and template work on a worker thread; a cach
 costs a dictionary look-up on the event loop.
 
 An entry is the whole answer (status, headers, body) of an anonymous GET, keyed by host
-and path with its query, and valid while :attr:`CompetitionStore.generation` (bumped after
-every write transaction of this process) is the one read before the page was made, and
-for at most ``MAX_AGE_S`` (pages that depend on the clock, such as the phase's deadline,
+and path with its query, and valid while the store's stamp of the page's topics
+(:func:`topics_of`: a game page shows one game, the leaderboard the results; the store
+bumps a topic after each write transaction of this process that changed it, and every
+topic on a write that did not say what it changes) is the one read before the page was
+made, and for at most ``MAX_AGE_S`` (pages that depend on the clock, such as the phase's deadline,
 and writes by another process such as ``arena`` commands run beside the server). Only
 answers that set no cookie are kept, and only requests without a session cookie, an
 ``Authorization`` header or (for pages, whose forms need it) a missing CSRF cookie are
 answered from the cache: a signed-in viewer always gets a page made for them. When many
 visitors miss the same entry at once, one makes it and the others wait for it.
+
+The cache wraps the whole app, so a hit costs no routing and no middleware: the kept
+answer already carries the headers the app's middleware added.
 """
 
 from __future__ import annotations
@@ -21,12 +27,13 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.server.auth import CSRF_COOKIE, SESSION_COOKIE
+from arena.store.competition import GAMES, RESULTS, game_topic
 
 MAX_AGE_S = 1.0
 """Longest an entry is served (clock-dependent pages, other processes' writes)."""
@@ -39,9 +46,23 @@ CACHED = re.compile(
 """Paths answered from the cache: the public pages and their JSON twins."""
 
 
+def topics_of(path: str) -> tuple[str, ...]:
+    """What the public page at ``path`` shows, as store topics (see
+    :meth:`CompetitionStore.stamp`)."""
+    api = path.removeprefix("/api")
+    if api in ("/", "/leaderboard", "/health"):
+        return (RESULTS,)
+    if api == "/games":
+        return (GAMES,)
+    if api.startswith("/games/"):
+        return (game_topic(api.removeprefix("/games/")),)
+    return (GAMES, RESULTS)  # a bot page: its games and its results
+
+
 @dataclass(frozen=True)
 class Entry:
-    generation: int
+    topics: tuple[str, ...]
+    stamp: int
     made: float
     start: Message
     body: bytes
@@ -80,12 +101,12 @@ class PageCache:
     def __init__(
         self,
         app: ASGIApp,
-        generation: Callable[[], int],
+        stamp: Callable[[Iterable[str]], int],
         counted: Callable[[str], None] = lambda result: None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.app = app
-        self.generation = generation
+        self.stamp = stamp
         self.counted = counted
         """Called with ``"hit"`` or ``"miss"`` for each cacheable request (metrics)."""
         self.clock = clock
@@ -96,7 +117,7 @@ class PageCache:
         entry = self.entries.get(key)
         if entry is None:
             return None
-        if entry.generation != self.generation() or self.clock() - entry.made > MAX_AGE_S:
+        if entry.stamp != self.stamp(entry.topics) or self.clock() - entry.made > MAX_AGE_S:
             return None
         return entry
 
@@ -108,7 +129,7 @@ class PageCache:
         entry = self.fresh(key)
         if entry is None and key in self.making:
             entry = await asyncio.shield(self.making[key])
-            if entry is not None and entry.generation != self.generation():
+            if entry is not None and entry.stamp != self.stamp(entry.topics):
                 entry = None  # made from a store that has changed since
         if entry is not None:
             self.counted("hit")
@@ -121,7 +142,8 @@ class PageCache:
         self, key: tuple[str, str, bytes], scope: Scope, receive: Receive, send: Send
     ) -> None:
         """Run the app, pass its answer on and keep it when it may be shared."""
-        generation = self.generation()  # before the app reads the store
+        topics = topics_of(key[1])
+        stamp = self.stamp(topics)  # before the app reads the store
         made = self.clock()
         waiting: asyncio.Future[Entry | None] = asyncio.get_running_loop().create_future()
         self.making.setdefault(key, waiting)
@@ -140,7 +162,7 @@ class PageCache:
         try:
             await self.app(scope, receive, kept)
             if start is not None and _shareable(start):
-                entry = Entry(generation, made, start, b"".join(chunks))
+                entry = Entry(topics, stamp, made, start, b"".join(chunks))
                 if len(self.entries) >= MAX_ENTRIES:
                     self.entries.clear()
                 self.entries[key] = entry

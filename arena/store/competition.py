@@ -26,7 +26,7 @@ import json
 import math
 import secrets
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -398,6 +398,20 @@ def sqlite_url(path: Path) -> str:
 
 CHANGED = "arena_changed_rows"
 """``Connection.info`` key: the write transaction changed a row (see :func:`_note_change`)."""
+TOPICS = "arena_changed_topics"
+"""``Connection.info`` key: what the write transaction changes, when its method said so
+(:meth:`CompetitionStore._changes`); unset means anything (:data:`ANYTHING`)."""
+ANYTHING = "*"
+"""The topic of every write that did not say what it changes: every page depends on it."""
+GAMES = "games"
+"""Topic: the list of games (any game scheduled, started, finished or voided)."""
+RESULTS = "results"
+"""Topic: finished games' results (ratings, the leaderboard, counts of finished games)."""
+
+
+def game_topic(game_id: str) -> str:
+    """Topic: one game's row, seats, record and logs."""
+    return f"game:{game_id}"
 
 
 def _note_change(
@@ -432,7 +446,9 @@ class CompetitionStore:
         """``conn``: the transaction of this thread's :meth:`reading` block."""
         self.generation = 0
         """Bumped after each write transaction of this process that changed a row: what was
-        read before a bump may be stale (the web server's page cache keys on it)."""
+        read before a bump may be stale."""
+        self._topic_generations: dict[str, int] = {}
+        """Topic → :attr:`generation` of the last write that changed it."""
         sa.event.listen(engine, "after_cursor_execute", _note_change)
 
     # ------------------------------------------------------------ opening
@@ -485,12 +501,14 @@ class CompetitionStore:
                 with self.engine.connect() as conn:
                     conn.info["immediate"] = True
                     conn.info[CHANGED] = False
+                    conn.info.pop(TOPICS, None)
                     try:
                         with conn.begin():
                             yield conn
                     finally:
                         conn.info["immediate"] = False
                         changed = conn.info.pop(CHANGED, True)
+                        topics = conn.info.pop(TOPICS, None) or {ANYTHING}
             except sa.exc.IntegrityError:
                 raise
             except sa.exc.OperationalError as exc:
@@ -498,6 +516,21 @@ class CompetitionStore:
             finally:  # after the commit (or the rollback): a reader from now on sees it
                 if changed:
                     self.generation += 1
+                    for topic in topics:
+                        self._topic_generations[topic] = self.generation
+
+    @staticmethod
+    def _changes(conn: Connection, *topics: str) -> None:
+        """Say what this write transaction changes (topics such as :data:`GAMES`): pages
+        that show none of them stay valid. Only for a method whose every write is covered."""
+        conn.info.setdefault(TOPICS, set()).update(topics)
+
+    def stamp(self, topics: Iterable[str]) -> int:
+        """The generation of the newest write that changed any of ``topics`` (or anything
+        undeclared): equal stamps mean nothing they name has changed in between (the web
+        server's page cache keys each page on the stamp of what it shows)."""
+        known = self._topic_generations
+        return max([known.get(ANYTHING, 0), *(known.get(t, 0) for t in topics)])
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
@@ -1404,6 +1437,7 @@ class CompetitionStore:
             game_id = self._insert_game(
                 conn, kind, players, variant, seed, version_ids, rated, requested_by, rerun_of
             )
+            self._changes(conn, GAMES, game_topic(game_id))
             out = self._game(conn, game_id)
         assert out is not None
         return out
@@ -1460,6 +1494,7 @@ class CompetitionStore:
             ).scalar_one_or_none()
             if game_id is None:
                 return None
+            self._changes(conn, GAMES, game_topic(str(game_id)))
             conn.execute(
                 sa.update(games)
                 .where(games.c.id == game_id)
@@ -1482,6 +1517,7 @@ class CompetitionStore:
         """A game that cannot be played (the arena's fault, or a bot disqualified before
         it ran) is voided: kept, never rated. False if it already finished."""
         with self._write() as conn:
+            self._changes(conn, GAMES, RESULTS, game_topic(game_id))
             done = conn.execute(
                 sa.update(games)
                 .where(games.c.id == game_id, games.c.status.in_(("scheduled", "running")))
@@ -1494,6 +1530,7 @@ class CompetitionStore:
         nothing changed) if the game is already finished or void."""
         finished = _now()
         with self._write() as conn:
+            self._changes(conn, GAMES, RESULTS, game_topic(game_id))
             row = conn.execute(sa.select(games).where(games.c.id == game_id)).first()
             if row is None:
                 raise NotFound(f"no game {game_id}")
