@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.server.auth import CSRF_COOKIE, SESSION_COOKIE
-from arena.store.competition import GAMES, RESULTS, game_topic
+from arena.store.competition import GAMES, RESULTS, bot_topic, game_topic
 
 MAX_AGE_S = 1.0
 """Longest an entry is served (clock-dependent pages, other processes' writes)."""
@@ -56,7 +56,7 @@ def topics_of(path: str) -> tuple[str, ...]:
         return (GAMES,)
     if api.startswith("/games/"):
         return (game_topic(api.removeprefix("/games/")),)
-    return (GAMES, RESULTS)  # a bot page: its games and its results
+    return (bot_topic(api.removeprefix("/bots/")), RESULTS)  # its games, every rating
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ from arena.store.competition_models import (
 )
 
 RECENT_GAMES = 20
+HISTORY_POINTS = 500
+"""A bot page's rating chart: each version's latest ratings, at most this many."""
 OWN_STDERR_GAMES = 10
 LOSSES_SHOWN = 20
 """Rows of the loss triage on ``/me``."""
@@ -198,7 +200,7 @@ def _bot_page(
         row=rows[0] if rows else None,
         versions=[version_view(v, bot.author_id, viewer) for v in versions],
         history={
-            v.number: store.rating_history(v.id)
+            v.number: store.rating_history(v.id, last=HISTORY_POINTS)
             for v in versions
             if v.status in ("active", "retired", "disqualified")
         },
