@@ -4,6 +4,7 @@ accepted); signed-in viewers always get their own page."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,118 @@ def test_a_page_reads_the_store_in_one_transaction(tmp_path: Path) -> None:
     site.store.bot("alpha")
     site.store.bot("beta")
     assert len(begun) == 4  # outside a page, a read is its own transaction
+
+
+def _misses(site: Any) -> float:
+    text = site.client.get("/metrics", headers=site.auth("org")).text
+    found = re.search(r'^arena_page_cache_total\{result="miss"\} (\S+)$', text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+def _made(site: Any, path: str) -> bool:
+    """Whether GET ``path`` was made by the app (a miss) rather than answered from the
+    cache."""
+    before = _misses(site)
+    assert site.client.get(path).status_code == 200, path
+    return _misses(site) > before
+
+
+def _three_bots(tmp_path: Path) -> tuple[Any, dict[str, int]]:
+    """The site with a third bot, ``gamma``, that plays in none of the games below."""
+    site = make_site(tmp_path)
+    carol, site.tokens["carol"] = site.store.create_author("carol")
+    activate(site.store, carol.id, "gamma")
+    csrf_of(site.client)
+    versions = {n: site.store.versions_of(n)[-1].id for n in ("alpha", "beta", "gamma")}
+    return site, versions
+
+
+def test_a_game_changes_exactly_the_pages_that_show_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, versions = _three_bots(tmp_path)
+    old_game = site.games[0]
+    watched = [
+        "/",
+        "/api/leaderboard",
+        "/api/health",
+        "/games",
+        "/api/games",
+        "/bots/alpha",
+        "/api/bots/gamma",
+        f"/games/{old_game}",
+        f"/api/games/{old_game}",
+    ]
+    for path in watched:
+        site.client.get(path)
+    assert not any(_made(site, path) for path in watched)  # all cached now
+
+    game = site.store.schedule_game(
+        kind="ladder",
+        players=2,
+        variant="coloured",
+        seed=11,
+        version_ids=[versions["alpha"], versions["beta"]],
+        rated=True,
+    )
+    # scheduled: the lists of games and alpha's games change; no result does
+    made = {path: _made(site, path) for path in watched}
+    assert made == {
+        "/": False,
+        "/api/leaderboard": False,
+        "/api/health": False,
+        "/games": True,
+        "/api/games": True,
+        "/bots/alpha": True,
+        "/api/bots/gamma": False,
+        f"/games/{old_game}": False,
+        f"/api/games/{old_game}": False,
+    }
+    assert site.client.get(f"/api/games/{game.id}").json()["game"]["status"] == "scheduled"
+
+    claimed = site.store.claim_scheduled_game()
+    assert claimed is not None and claimed.id == game.id
+    assert site.client.get(f"/api/games/{game.id}").json()["game"]["status"] == "running"
+    assert not _made(site, f"/api/games/{old_game}")
+
+
+def test_a_landed_game_is_never_shown_stale(tmp_path: Path) -> None:
+    site, versions = _three_bots(tmp_path)
+    before = {
+        path: site.client.get(path).json()
+        for path in ("/api/health", "/api/leaderboard", "/api/bots/gamma", "/api/bots/alpha")
+    }
+    game = play(site.store, [versions["alpha"], versions["beta"]], ["alpha", "beta"], 5)
+    assert site.client.get(f"/api/games/{game}").json()["game"]["status"] == "finished"
+    assert site.client.get("/api/health").json()["games_finished"] == (
+        before["/api/health"]["games_finished"] + 1
+    )
+    board = site.client.get("/api/leaderboard").json()
+    assert board["games_finished"] == before["/api/leaderboard"]["games_finished"] + 1
+    alpha = site.client.get("/api/bots/alpha").json()
+    assert alpha["leaderboard"]["games"] == before["/api/bots/alpha"]["leaderboard"]["games"] + 1
+    assert game in {g["id"] for g in alpha["recent_games"]}
+    # gamma played no game, but its rank among the others' new ratings is shown fresh
+    gamma = site.client.get("/api/bots/gamma").json()
+    ranks = {row["bot_name"]: row["rank"] for row in board["rows"]}
+    assert gamma["leaderboard"]["rank"] == ranks["gamma"]
+
+
+def test_writes_that_do_not_say_what_they_change_empty_every_page(tmp_path: Path) -> None:
+    site, _ = _three_bots(tmp_path)
+    paths = ["/api/health", f"/api/games/{site.games[0]}", "/api/bots/gamma"]
+    for path in paths:
+        site.client.get(path)
+    site.store.set_paused(True)
+    assert all(_made(site, path) for path in paths)
+    assert site.client.get("/api/health").json()["paused"] is True
+
+
+def test_topics_of_pages() -> None:
+    from arena.server.pagecache import topics_of
+    from arena.store.competition import GAMES, RESULTS, bot_topic, game_topic
+
+    assert topics_of("/") == topics_of("/api/leaderboard") == (RESULTS,)
+    assert topics_of("/games") == topics_of("/api/games") == (GAMES,)
+    assert topics_of("/games/abc") == topics_of("/api/games/abc") == (game_topic("abc"),)
+    assert topics_of("/bots/x y") == (bot_topic("x y"), RESULTS)
