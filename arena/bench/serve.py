@@ -127,8 +127,13 @@ def pack_bot(folder: Path, name: str | None = None, extra: dict[str, str] | None
 class LiveServer:
     """``arena serve TOML`` as a subprocess in its own process group, log to a file."""
 
-    def __init__(self, toml: Path, port: int, data_dir: Path, log: Path) -> None:
+    def __init__(
+        self, toml: Path, port: int, data_dir: Path, log: Path, tree: Path | None = None
+    ) -> None:
         self.toml = toml
+        self.tree = tree
+        """Another source tree to run the server from (its ``arena`` package first on
+        PYTHONPATH): the before of a before/after measured in one run."""
         self.url = f"http://127.0.0.1:{port}"
         self.data_dir = data_dir
         self.log = log
@@ -136,8 +141,12 @@ class LiveServer:
 
     def start(self, timeout: float = 120) -> None:
         with self.log.open("ab") as log:
+            env = None
+            if self.tree is not None:
+                env = {**os.environ, "PYTHONPATH": str(self.tree)}
             self.process = subprocess.Popen(
                 [*arena_command(), "serve", str(self.toml)],
+                env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -445,6 +454,7 @@ def prepare(
     games_in_flight: int = 2,
     store: str = "sqlite",
     filled_games: int = 0,
+    tree: Path | None = None,
 ) -> tuple[LiveServer, list[str], list[str]]:
     """A running server whose ladder has finished a game: (server, bot names, game ids);
     with ``filled_games``, that many finished games among the bots are written into the
@@ -461,7 +471,7 @@ def prepare(
             data_dir, port, games_in_flight=games_in_flight, store=store, client_connections=0
         )
     )
-    server = LiveServer(toml, port, data_dir, root / "serve.log")
+    server = LiveServer(toml, port, data_dir, root / "serve.log", tree)
     progress("starting arena serve…")
     server.start()
     token = server.organiser_token()
@@ -514,6 +524,7 @@ def bench_serve(
     store: str = "sqlite",
     client: str = "auto",
     games: int = 0,
+    tree: Path | None = None,
 ) -> dict[str, Any]:
     """The figures of one run; ``client`` is ``wrk``, ``httpx`` or ``auto`` (wrk when on
     PATH); ``games`` finished games are put in the store (SQL, :mod:`arena.bench.fill`)
@@ -528,7 +539,7 @@ def bench_serve(
     baseline_s = min(5.0, seconds / 3)
     with tempfile.TemporaryDirectory(prefix="arena-bench-serve-") as tmp:
         server, names, game_ids = prepare(
-            Path(tmp), folders, progress, store=store, filled_games=games
+            Path(tmp), folders, progress, store=store, filled_games=games, tree=tree
         )
         mix = routes(names, game_ids)
         try:
@@ -568,6 +579,7 @@ def bench_serve(
             server.close()
     result = {
         "client": client,
+        "server_tree": str(tree) if tree else str(REPO),
         "clients": clients,
         "seconds": seconds,
         "bots": names,
@@ -680,6 +692,7 @@ def run(
     store: str = "sqlite",
     client: str = "auto",
     games: int = 0,
+    tree: Path | None = None,
 ) -> int:
     import json
 
@@ -687,13 +700,22 @@ def run(
         raise ArenaError("--clients must be at least 1 and --seconds positive")
     if games < 0:
         raise ArenaError("--games must not be negative")
+    if tree is not None and not (tree / "arena" / "cli.py").is_file():
+        raise ArenaError(f"--server-tree {tree}: no arena/cli.py there (a source tree's root)")
     if as_json:
-        result = bench_serve(clients, seconds, store=store, client=client, games=games)
+        result = bench_serve(clients, seconds, store=store, client=client, games=games, tree=tree)
         print(json.dumps(result, indent=2))
     else:
         with console.status("preparing…") as status:
             result = bench_serve(
-                clients, seconds, None, status.update, store=store, client=client, games=games
+                clients,
+                seconds,
+                None,
+                status.update,
+                store=store,
+                client=client,
+                games=games,
+                tree=tree,
             )
         print_result(result, console)
     failed = result["errors"] or result["baseline"]["errors"] or not result["server_alive"]

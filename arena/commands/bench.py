@@ -277,6 +277,13 @@ def _serve(bench: Sub) -> None:
         metavar="N",
         help="first store N finished games among the bots (SQL, fast): bot pages at scale",
     )
+    b.add_argument(
+        "--server-tree",
+        type=Path,
+        metavar="DIR",
+        help="run the server from another source tree (e.g. a checkout of main): the "
+        "before of a before/after in one run",
+    )
     b.add_argument("--json", action="store_true", help="print one JSON document")
     b.set_defaults(bench_run=run_serve)
 
@@ -285,7 +292,14 @@ def run_serve(args: argparse.Namespace) -> int:
     from arena.bench.serve import run as bench_serve
 
     return bench_serve(
-        args.clients, args.seconds, args.json, console, args.store, args.client, args.games
+        args.clients,
+        args.seconds,
+        args.json,
+        console,
+        args.store,
+        args.client,
+        args.games,
+        args.server_tree,
     )
 
 

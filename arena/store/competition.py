@@ -2129,11 +2129,11 @@ class CompetitionStore:
         """Counts over the rated finished games, kept between calls and brought up to date
         with the games finished since (``finish_seq`` only grows): counting every seat
         again on each landed game grew with the games stored (1.8 s for the leaderboard
-        at 100,000). ``count(where)`` gives rows (key, n1, n2, ...) over the games
-        ``where`` selects; the counts add up. After any other write (:data:`ANYTHING`:
-        a re-run voids a finished game) the games counted are counted again, and if
-        they differ everything is; also every ``STATS_RECOUNT_S`` (writes of another
-        process bump no generation here)."""
+        at 100,000). ``count(where)`` gives rows (key, n1, n2, ...) over the seats
+        ``where`` selects (joined with their games); the counts add up. After any
+        other write (:data:`ANYTHING`: a re-run voids a finished game) the games
+        counted are counted again, and if they differ everything is; also every
+        ``STATS_RECOUNT_S`` (writes of another process bump no generation here)."""
         anything = self._topic_generations.get(ANYTHING, 0)  # before reading
         now = time.monotonic()
         kept = self._tallies.get(key)
@@ -2152,6 +2152,9 @@ class CompetitionStore:
             sa.func.coalesce(games.c.status, "") == "finished",
             sa.func.coalesce(games.c.rated, False).is_(True),
         )
+        if kept.seq:  # a few games since: name them, so that each is read by its key
+            ids = list(conn.execute(sa.select(games.c.id).where(newer)).scalars())
+            newer = seats.c.game_id.in_(ids) if ids else sa.false()
         counts = dict(kept.counts)
         for row in count(newer):
             old = counts.get(row[0])
@@ -2287,26 +2290,39 @@ class CompetitionStore:
         return [HeadToHead(str(n), *counted[n]) for n in sorted(counted)]
 
     def faults_by_kind(self, bot_name: str) -> list[FaultGroup]:
-        """The bot's faults grouped by kind, most frequent first, with the latest example."""
+        """The bot's faults grouped by kind, most frequent first, with the latest example.
+        Read from the faults, each checked on its seat's key: through the bot's seats
+        instead, a bot with 60,000 games read all of them for a handful of faults."""
+        own_versions = (
+            sa.select(versions.c.id)
+            .join(bots, bots.c.id == versions.c.bot_id)
+            .where(bots.c.name == bot_name)
+        )
+        its_seat = (
+            sa.select(seats.c.game_id)
+            .where(
+                seats.c.game_id == faults.c.game_id,
+                seats.c.seat == faults.c.seat,
+                seats.c.version_id.in_(own_versions),
+            )
+            .exists()
+        )
         with self._read() as conn:
-            rows = conn.execute(
-                sa.select(faults.c.kind, faults.c.game_id, faults.c.message)
-                .join(
-                    seats,
-                    sa.and_(seats.c.game_id == faults.c.game_id, seats.c.seat == faults.c.seat),
-                )
-                .join(versions, versions.c.id == seats.c.version_id)
-                .join(bots, bots.c.id == versions.c.bot_id)
-                .where(bots.c.name == bot_name)
-                .order_by(faults.c.id)
+            counted = conn.execute(
+                sa.select(faults.c.kind, sa.func.count(), sa.func.max(faults.c.id))
+                .where(its_seat)
+                .group_by(faults.c.kind)
             ).all()
-        groups: dict[str, list[Any]] = {}
-        for kind, gid, message in rows:
-            g = groups.setdefault(str(kind), [0, "", ""])
-            g[0] += 1
-            g[1], g[2] = str(gid), str(message)
+            latest = {
+                int(r.id): (str(r.game_id), str(r.message))
+                for r in conn.execute(
+                    sa.select(faults.c.id, faults.c.game_id, faults.c.message).where(
+                        faults.c.id.in_([int(last) for _, _, last in counted])
+                    )
+                ).all()
+            }
         return sorted(
-            (FaultGroup(k, c, gid, msg) for k, (c, gid, msg) in groups.items()),
+            (FaultGroup(str(k), int(c), *latest[int(last)]) for k, c, last in counted),
             key=lambda g: (-g.count, g.kind),
         )
 
