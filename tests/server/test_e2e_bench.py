@@ -4,6 +4,11 @@ benchmark's output, never in tests)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -51,6 +56,28 @@ def test_bench_serve_json_against_the_real_server(capsys: pytest.CaptureFixture[
     assert data["ladder_games_per_min_alone"] >= 0 and data["ladder_games_per_min_loaded"] >= 0
     for block in (data, *data["routes"].values()):
         assert 0 < block["p50_ms"] <= block["p95_ms"] <= block["p99_ms"] <= block["max_ms"]
+    assert data["client"] == ("wrk" if shutil.which("wrk") else "httpx")
+    made = data["bot_page_made"]
+    assert made["errors"] == 0 and made["requests"] >= 1 and made["p50_ms"] > 0
+    assert len(data["load_average"]) == 3 and data["games_stored"] >= 1
+
+
+def test_bench_serve_refuses_a_tree_without_arena_and_a_missing_wrk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One clear line and a non-zero exit, before any server is started."""
+    command = [sys.executable, "-m", "arena.cli", "bench", "serve", "--seconds", "1"]
+    done = subprocess.run(
+        [*command, "--server-tree", str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "no arena/cli.py there" in done.stderr
+    env = {**os.environ, "PATH": str(tmp_path)}  # no wrk on this PATH
+    done = subprocess.run(
+        [*command, "--client", "wrk"], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "wrk is not on PATH" in done.stderr
 
 
 def test_any_error_fails_the_benchmark(
