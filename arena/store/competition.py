@@ -406,9 +406,10 @@ CHANGED = "arena_changed_rows"
 TOPICS = "arena_changed_topics"
 """``Connection.info`` key: what the write transaction changes, when its method said so
 (:meth:`CompetitionStore._changes`); unset means anything (:data:`ANYTHING`)."""
-STATS_RECOUNT_S = 60.0
-"""Longest the leaderboard's per-version counts are brought up to date without being
-counted again from nothing (writes by another process bump no generation here)."""
+STATS_CHECK_S = 30.0
+"""Longest the leaderboard's and head-to-head counts are brought up to date without
+checking the number of games they counted (writes by another process bump no generation
+here)."""
 ANYTHING = "*"
 """The topic of every write that did not say what it changes: every page depends on it."""
 GAMES = "games"
@@ -452,7 +453,7 @@ class Tally:
 
     anything: int
     """:data:`ANYTHING`'s generation when ``games`` was last checked."""
-    counted_at: float
+    checked_at: float
     seq: int
     games: int
     """Rated finished games counted (a re-run makes the store's number differ)."""
@@ -476,6 +477,7 @@ class CompetitionStore:
         self._topic_generations: dict[str, int] = {}
         """Topic → :attr:`generation` of the last write that changed it."""
         self._tally_lock = threading.Lock()
+        self._recount_lock = threading.Lock()
         self._tallies: dict[tuple[str, str], Tally] = {}
         """Counts over finished games kept between reads (:meth:`_tallied`)."""
         sa.event.listen(engine, "after_cursor_execute", _note_change)
@@ -2131,20 +2133,42 @@ class CompetitionStore:
         again on each landed game grew with the games stored (1.8 s for the leaderboard
         at 100,000). ``count(where)`` gives rows (key, n1, n2, ...) over the seats
         ``where`` selects (joined with their games); the counts add up. After any
-        other write (:data:`ANYTHING`: a re-run voids a finished game) the games
-        counted are counted again, and if they differ everything is; also every
-        ``STATS_RECOUNT_S`` (writes of another process bump no generation here)."""
+        other write (:data:`ANYTHING`: a re-run voids a finished game) and every
+        ``STATS_CHECK_S`` (writes of another process bump no generation here) the
+        games counted are counted again, and if they differ everything is, by one
+        reader while the others wait (a herd of readers each counting 100,000 games
+        was the slowest thing the server did)."""
         anything = self._topic_generations.get(ANYTHING, 0)  # before reading
         now = time.monotonic()
         kept = self._tallies.get(key)
-        if kept is None or now - kept.counted_at > STATS_RECOUNT_S:
-            kept = Tally(anything, now, 0, 0, {})
-        elif kept.anything != anything:
-            same = self._finished_rated(conn, games.c.finish_seq <= kept.seq) == kept.games
-            kept = replace(kept, anything=anything) if same else Tally(anything, now, 0, 0, {})
+        if kept is not None and (
+            kept.anything != anything or now - kept.checked_at > STATS_CHECK_S
+        ):
+            if self._finished_rated(conn, games.c.finish_seq <= kept.seq) == kept.games:
+                kept = self._keep(key, replace(kept, anything=anything, checked_at=now))
+            else:
+                with self._tally_lock:
+                    if self._tallies.get(key) is kept:
+                        del self._tallies[key]
+                kept = None
+        if kept is None:
+            with self._recount_lock:
+                kept = self._tallies.get(key)
+                if kept is None:  # nobody counted meanwhile
+                    kept = self._advance(conn, key, Tally(anything, now, 0, 0, {}), count)
+        return self._advance(conn, key, kept, count).counts
+
+    def _advance(
+        self,
+        conn: Connection,
+        key: tuple[str, str],
+        kept: Tally,
+        count: Callable[[Any], list[Any]],
+    ) -> Tally:
+        """``kept`` brought up to the newest finished game, kept for the next reader."""
         newest = conn.execute(sa.select(sa.func.max(games.c.finish_seq))).scalar()
         if newest is None or int(newest) <= kept.seq:
-            return self._keep(key, kept)
+            return kept
         between = sa.and_(games.c.finish_seq > kept.seq, games.c.finish_seq <= int(newest))
         newer = sa.and_(
             between,
@@ -2161,7 +2185,7 @@ class CompetitionStore:
             more = tuple(int(x or 0) for x in row[1:])
             counts[row[0]] = more if old is None else tuple(map(sum, zip(old, more, strict=True)))
         counted = kept.games + self._finished_rated(conn, between)
-        return self._keep(key, Tally(kept.anything, kept.counted_at, int(newest), counted, counts))
+        return self._keep(key, Tally(kept.anything, kept.checked_at, int(newest), counted, counts))
 
     @staticmethod
     def _finished_rated(conn: Connection, where: Any) -> int:
@@ -2173,17 +2197,17 @@ class CompetitionStore:
             ).scalar_one()
         )
 
-    def _keep(self, key: tuple[str, str], tally: Tally) -> dict[Any, tuple[int, ...]]:
-        """Keep ``tally`` unless a newer one was kept meanwhile (another reader's)."""
+    def _keep(self, key: tuple[str, str], tally: Tally) -> Tally:
+        """Keep ``tally`` unless a newer one was kept meanwhile (another reader's); the
+        one kept."""
         with self._tally_lock:
             current = self._tallies.get(key)
-            if current is None or (current.anything, current.counted_at, current.seq) < (
-                tally.anything,
-                tally.counted_at,
+            if current is None or (current.seq, current.checked_at) <= (
                 tally.seq,
+                tally.checked_at,
             ):
-                self._tallies[key] = tally
-        return tally.counts
+                self._tallies[key] = current = tally
+        return current
 
     def _version_stats(
         self, conn: Connection, version_ids: list[int]

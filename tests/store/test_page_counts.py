@@ -109,3 +109,23 @@ def test_a_0005_store_upgrades_to_the_page_indexes(database_url: str) -> None:
         assert store.leaderboard() == []
     finally:
         store.close()
+
+
+def test_another_process_rerun_is_found_by_the_periodic_check(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import arena.store.competition as competition
+
+    kept, v = _field(database_url)
+    other = CompetitionStore.open(database_url)  # another process: no generation shared
+    try:
+        game = play(kept, [v["alpha"], v["beta"]], ["alpha", "beta"], 1)
+        play(kept, [v["alpha"], v["gamma"]], ["alpha", "gamma"], 2)
+        assert [h.games for h in kept.head_to_head("alpha")] == [1, 1]
+        other.rerun(game)
+        monkeypatch.setattr(competition, "STATS_CHECK_S", 0.0)
+        assert [h.games for h in kept.head_to_head("alpha")] == [1]
+        assert _counts(kept) == _counts(other)
+    finally:
+        other.close()
+        kept.close()
