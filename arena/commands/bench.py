@@ -248,9 +248,10 @@ def _serve(bench: Sub) -> None:
         description=(
             "Starts the real `arena serve` on a loopback port with a temporary competition "
             "(three bundled bots uploaded through the API, the ladder playing), then runs "
-            "CLIENTS concurrent clients over a mix of pages and API routes for SECONDS. "
-            "Prints requests, errors and p50/p95/p99 latency overall, per route and per half "
-            "of the run, and the games finished meanwhile. Exit status 1 on any error. "
+            "CLIENTS concurrent clients (wrk when on PATH, else httpx) over a mix of pages and "
+            "API routes for SECONDS. Prints requests, errors and p50/p95/p99 latency overall, "
+            "per route and per half of the run, the bot page as made without the cache, and "
+            "the ladder's games/min alone and under the load. Exit status 1 on any error. "
             "Needs the server extra (pip install -e '.[server]')."
         ),
     )
