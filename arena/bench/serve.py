@@ -752,6 +752,8 @@ def print_result(result: dict[str, Any], console: Any) -> None:
     row("all (second half)", result["second_half"])
     row("all", result)
     console.print(table)
+    if result.get("client") == "wrk":
+        console.print("route rows: each route alone with all the connections, after the mix")
     base = result["baseline"]
     speedup = result["requests_per_s"] / base["requests_per_s"]
     console.print(
