@@ -26,7 +26,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -229,7 +229,10 @@ class Board:
         return list(MASK_COLOURS[FULL & ~(self.row_cells[row] | self.colour_cols[colour])])
 
 
-_new_board = object.__new__
+_new_board: Callable[[type[Board]], Board] = getattr(Board, "__new__")  # noqa: B009
+"""``Board`` without ``__init__`` where the class allows it (pure Python); a mypyc-compiled
+class runs ``__init__`` in its ``__new__``, which ``copy`` then overwrites. (mypyc cannot
+compile ``Board.__new__`` spelled out, nor ``object.__new__`` of a compiled class.)"""
 
 
 class RoundLog:
@@ -256,16 +259,10 @@ class RoundLog:
         self.codes = [factory_code(counts) for counts in deal]
 
     def copy(self) -> RoundLog:
-        log = _new_log(RoundLog)
-        log.number = self.number
-        log.first_player = self.first_player
-        log.codes = self.codes
+        log = RoundLog(self.number, self.first_player, self.codes)
         log.decisions = self.decisions[:]
         log.scores = self.scores[:]
         return log
-
-
-_new_log = object.__new__
 
 
 class Game:
@@ -372,7 +369,7 @@ class Game:
             raise ValueError(f"Azul is played by 2, 3 or 4 players, not {players}")
         if round_limit < 1:
             raise ValueError("round_limit must be at least 1")
-        self = cls.__new__(cls)
+        self = _new_game(cls)
         self.n_players = players
         self.variant = _VARIANTS.get(variant) or Variant(variant)
         self.seed = seed
@@ -492,7 +489,7 @@ class Game:
 
     # ------------------------------------------------------------------ actions
 
-    def apply(self, move: AnyMove) -> None:
+    def apply(self, move: AnyMove | Sequence[int]) -> None:
         """Play ``move`` for :attr:`current_player`. Raises :class:`IllegalMove`.
 
         An illegal move leaves the game unchanged.
@@ -500,7 +497,7 @@ class Game:
         decision = self.decision
         if decision is not _DRAFT:
             if decision is _PLACE:
-                self._place(move)  # type: ignore[arg-type]
+                self._place(move)
                 return
             raise IllegalMove("the game is over")
         try:
@@ -610,7 +607,7 @@ class Game:
             raise IllegalMove(f"{move!r}: line {line} cannot take that colour")
         raise IllegalMove(f"{move!r}: no factory {source}")
 
-    def _place(self, move: Place) -> None:
+    def _place(self, move: object) -> None:
         if move not in self._place_options:
             raise IllegalMove(f"{move!r} is not a legal placement here")
         if not self._owned & _LOG_BIT:
@@ -624,7 +621,7 @@ class Game:
         colours = board.line_colour
         colour = colours[line]
         # Board.place, inline (one call less per placement)
-        col = move[0]
+        col: int = move[0]  # one of _place_options: a Place
         col_bit = BIT[col]
         row_cells = board.row_cells
         cells = row_cells[line] | col_bit
@@ -841,12 +838,8 @@ class Game:
         self._live = live = list(map(_moves_of, FACTORY_MOVES, codes))
         self._pairs = sum(live, ())
         self._table_tiles = dealt
-        log = _new_log(RoundLog)
-        log.number = self.round
-        log.first_player = self._first_player
-        log.codes = codes
-        log.decisions = self._log = []
-        log.scores = []
+        log = RoundLog(self.round, self._first_player, codes)
+        self._log = log.decisions
         self.rounds.append(log)
         self._owned |= _LOG_BIT
 
@@ -1034,7 +1027,7 @@ class Game:
         Works on the plain JSON dict without pydantic (bots run on a bare Python).
         """
         obs: Mapping[str, Any] = view.model_dump() if hasattr(view, "model_dump") else view
-        g = cls.__new__(cls)
+        g = _new_game(cls)
         g.n_players = obs["n_players"]
         g.variant = Variant(obs["variant"])
         g.seed = seed
@@ -1118,7 +1111,7 @@ class Game:
         )
 
 
-_new_game = object.__new__
+_new_game: Callable[[type[Game]], Game] = getattr(Game, "__new__")  # noqa: B009
 _CENTRE_0, _CENTRE_1, _CENTRE_2, _CENTRE_3, _CENTRE_4 = CENTRE_MOVES
 """Per colour, the centre's moves by line mask (one look-up less per colour in the centre)."""
 _moves_of = tuple.__getitem__
