@@ -176,9 +176,16 @@ def load_comp90054(folder: Path) -> ModuleType:
         )
     sys.path.insert(0, str(folder.resolve()))  # the framework imports template, utils, Azul
     try:
-        return importlib.import_module("Azul.azul_model")
+        model = importlib.import_module("Azul.azul_model")
     except Exception as error:  # its imports (numpy, ...) or its code
         raise BaselineError(f"the COMP90054 model in {folder} does not load: {error}") from None
+    rule = getattr(model, "AzulGameRule", None)
+    if rule is None or not all(hasattr(rule, name) for name in ("update", "gameEnds")):
+        raise BaselineError(
+            f"{folder}: its Azul.azul_model has no AzulGameRule with update() and gameEnds() "
+            "(the 2021 framework's runner API, which the bench plays through)"
+        )
+    return model
 
 
 COMP90054_ACTION_CAP = 2000
