@@ -144,3 +144,27 @@ def test_compiled_and_pure_engines_write_identical_records() -> None:
     assert len(runs["compiled"]["records"]) == 36
     for compiled, pure in zip(runs["compiled"]["records"], runs["pure"]["records"], strict=True):
         assert compiled == pure
+
+
+def test_arena_doctor_and_the_engine_bench_say_which_engine_runs() -> None:
+    doctor = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "doctor"],
+        cwd=ROOT,
+        env={**os.environ, "ARENA_PURE_ENGINE": "1", "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Rules engine: pure Python: ARENA_PURE_ENGINE is set" in doctor.stdout
+    bench = _python(
+        "import json, contextlib, io\n"
+        "from arena.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    main(['bench', 'engine', '--games', '2', '--repeats', '1', '--json'])\n"
+        "print(json.loads(out.getvalue())['engine_build'])",
+        ROOT,
+        ARENA_PURE_ENGINE="1",
+    )
+    assert bench.returncode == 0, bench.stderr
+    assert bench.stdout.strip() == "pure Python: ARENA_PURE_ENGINE is set"
