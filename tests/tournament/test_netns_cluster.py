@@ -1,0 +1,359 @@
+"""Several hosts, for real: a Ray cluster of network namespaces on this machine.
+
+Each "host" is a network namespace with its own 10.77.0.x address (a veth pair to a
+bridge that lives in a namespace of its own: nothing reaches the machine's real network)
+and its own pid and UTS namespaces (Ray finds "its" raylet by listing processes, and names
+a game's worker by host name), its own Ray temp folder, bundle cache, build cache and
+temp folder: no host sees another's files through Ray. A Ray head runs in one, worker
+nodes in two others, and `arena tournament --executor ray` in a fourth (with a 0-CPU Ray
+node of its own, as a driver needs). Mid-run a third worker host joins and one of the
+first two is killed (every process of its namespace, SIGKILL) while it plays: the store
+ends with every scheduled game once, the same results and ratings as the local pool.
+
+Root only (namespaces); skipped without root, `ip`, `unshare` or ray, unless
+ARENA_REQUIRE_RAY=1 (CI), which fails instead. Namespaces are named after this run's
+pid; ones left by a dead run are swept before the cluster is made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from arena.tournament import STORE_NAME, Store
+
+from .test_resume import make_public, ratings, results, stored
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+BOTS = ["python-greedy", "python-random", "c-greedy"]
+SEEDS = 40  # 3 pairings x 2 seatings x 40 deals = 240 games
+TOTAL = 3 * 2 * SEEDS
+PREFIX = "azc-"
+SUBNET = "10.77.0"
+HEAD = f"{SUBNET}.1"
+PORT = 6379
+START_TIMEOUT_S = 90
+RAY = str(Path(sys.executable).with_name("ray"))
+
+
+def _unavailable(why: str) -> None:
+    if os.environ.get("ARENA_REQUIRE_RAY") == "1":
+        pytest.fail(f"ARENA_REQUIRE_RAY=1 but the namespace cluster cannot run: {why}")
+    pytest.skip(why)
+
+
+def _require() -> None:
+    if os.geteuid() != 0:
+        _unavailable("network namespaces need root")
+    for tool in ("ip", "unshare"):
+        if shutil.which(tool) is None:
+            _unavailable(f"`{tool}` is missing (apt-get install iproute2 util-linux)")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        _unavailable("ray is not installed (pip install -e '.[ray]')")
+    if not Path(RAY).exists():
+        _unavailable(f"no `ray` command next to {sys.executable}")
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, timeout=30)
+
+
+def _namespaces() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True)
+    return [line.split()[0] for line in out.stdout.splitlines() if line.strip()]
+
+
+def _pids_in(ns: str) -> list[int]:
+    out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def _kill_namespace(ns: str) -> list[int]:
+    """SIGKILL every process of ``ns`` (a host's power cut); the pids killed."""
+    pids = _pids_in(ns)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+def _remove_namespace(ns: str) -> None:
+    deadline = time.monotonic() + 10
+    while _kill_namespace(ns) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def _sweep_stale() -> None:
+    """Namespaces of an earlier run whose process is gone (a crashed or killed pytest)."""
+    for ns in _namespaces():
+        if not ns.startswith(PREFIX):
+            continue
+        owner = ns[len(PREFIX) :].split("-")[0]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            _remove_namespace(ns)
+    for folder in Path("/tmp").glob(f"{PREFIX}*"):
+        owner = folder.name[len(PREFIX) :].split("-")[0]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+@dataclass
+class Host:
+    name: str
+    ns: str
+    address: str
+    root: Path
+    ray_dir: Path
+    """Short (Ray's sockets live there: a Unix socket path has at most 107 bytes)."""
+    proc: subprocess.Popen[bytes] | None = None
+
+    def env(self, token: str) -> dict[str, str]:
+        """What each host needs set: the cluster's token, and its own caches."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_", "ARENA_"))}
+        for sub in ("tmp", "bundles", "build-cache"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        make_public(self.root / "tmp")
+        env.update(
+            RAY_AUTH_MODE="token",
+            RAY_AUTH_TOKEN=token,
+            RAY_USAGE_STATS_ENABLED="0",
+            TMPDIR=str(self.root / "tmp"),
+            ARENA_BUNDLE_CACHE=str(self.root / "bundles"),
+            ARENA_BUILD_CACHE=str(self.root / "build-cache"),
+            PYTHONPATH=str(REPO),
+        )
+        return env
+
+    def command(self, inner: list[str]) -> list[str]:
+        """``inner`` run as this host: its network, pid and UTS namespaces."""
+        script = f'hostname {self.name} && exec "$@"'
+        return [
+            "ip", "netns", "exec", self.ns,
+            "unshare", "--pid", "--fork", "--mount-proc", "--uts", "--kill-child",
+            "sh", "-c", script, "host", *inner,
+        ]  # fmt: skip
+
+    def ray_start(self, cpus: int) -> list[str]:
+        if self.address == HEAD:
+            where = ["--head", f"--port={PORT}", "--include-dashboard=false"]
+        else:
+            where = [f"--address={HEAD}:{PORT}"]
+        return [
+            RAY, "start", "--block", *where,
+            f"--node-ip-address={self.address}", f"--num-cpus={cpus}",
+            f"--temp-dir={self.ray_dir}", "--object-store-memory=100000000",
+            "--disable-usage-stats",
+        ]  # fmt: skip
+
+
+@dataclass
+class Cluster:
+    run: str
+    root: Path
+    token: str = field(default_factory=lambda: secrets.token_hex(32))
+    hosts: dict[str, Host] = field(default_factory=dict)
+    switch: str = ""
+
+    @property
+    def short(self) -> Path:
+        return Path("/tmp") / f"{PREFIX}{self.run}"
+
+    def add_host(self, name: str) -> Host:
+        index = len(self.hosts) + 1
+        ns = f"{PREFIX}{self.run}-{name}"
+        host = Host(name, ns, f"{SUBNET}.{index}", self.root / name, self.short / name)
+        _ip("netns", "add", host.ns)
+        self.hosts[name] = host
+        _ip("-n", host.ns, "link", "set", "lo", "up")
+        _ip(
+            "link", "add", "eth0", "netns", host.ns, "type", "veth",
+            "peer", "name", f"p{index}", "netns", self.switch,
+        )  # fmt: skip
+        _ip("-n", self.switch, "link", "set", f"p{index}", "master", "br0", "up")
+        _ip("-n", host.ns, "addr", "add", f"{host.address}/24", "dev", "eth0")
+        _ip("-n", host.ns, "link", "set", "eth0", "up")
+        # A default route into the bridge (which leads nowhere): Ray finds its own
+        # address by asking the kernel for a route, and nothing leaves the switch.
+        _ip("-n", host.ns, "route", "add", "default", "dev", "eth0")
+        return host
+
+    def start_node(self, name: str, cpus: int) -> Host:
+        host = self.add_host(name)
+        log = (self.root / f"{name}.log").open("wb")
+        host.proc = subprocess.Popen(
+            host.command(host.ray_start(cpus)), stdout=log, stderr=subprocess.STDOUT,
+            env=host.env(self.token), start_new_session=True,
+        )  # fmt: skip
+        return host
+
+    def wait_started(self, host: Host) -> None:
+        """``ray start --block`` says so once the node is registered with the head."""
+        log = self.root / f"{host.name}.log"
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            text = log.read_text(errors="replace")
+            if "Ray runtime started" in text:
+                return
+            assert host.proc is not None
+            if host.proc.poll() is not None:
+                break
+            time.sleep(0.2)
+        pytest.fail(f"ray on host {host.name} did not start:\n{log.read_text()[-3000:]}")
+
+    def close(self) -> None:
+        for host in self.hosts.values():
+            _remove_namespace(host.ns)
+            if host.proc is not None:
+                try:
+                    host.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    host.proc.kill()
+        if self.switch:
+            _remove_namespace(self.switch)
+        shutil.rmtree(self.short, ignore_errors=True)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    _require()
+    _sweep_stale()
+    run = f"{os.getpid()}-{secrets.token_hex(2)}"
+    c = Cluster(run, tmp_path / "hosts")
+    c.root.mkdir()
+    make_public(c.root)
+    try:
+        c.switch = f"{PREFIX}{run}-switch"
+        _ip("netns", "add", c.switch)
+        _ip("-n", c.switch, "link", "add", "br0", "type", "bridge")
+        _ip("-n", c.switch, "link", "set", "br0", "up")
+        yield c
+    finally:
+        c.close()
+        left = [ns for ns in _namespaces() if ns.startswith(f"{PREFIX}{run}")]
+        assert left == [], f"namespaces left behind: {left}"
+
+
+def _bots(root: Path) -> list[Path]:
+    make_public(root)
+    dirs = []
+    for name in BOTS:
+        dest = root / "bots" / name
+        shutil.copytree(REPO / "bots" / name, dest, ignore=shutil.ignore_patterns("bot"))
+        dirs.append(dest)
+    make_public(root / "bots")
+    return dirs
+
+
+def _tournament(bots: list[Path], out: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable, "-m", "arena.cli", "tournament", "--quiet",
+        "--bots", *map(str, bots), "--seeds", str(SEEDS), "--out", str(out), *extra,
+    ]  # fmt: skip
+
+
+def _games_per_host(out: Path) -> Counter[str]:
+    with Store(out / STORE_NAME, readonly=True) as store:
+        return Counter(str(row[-1]).split(":")[0] for row in store.game_rows())
+
+
+def _plays_a_game(host: Host, bots: list[Path]) -> bool:
+    """A bot process runs in ``host`` (its namespace): a game is in progress there."""
+    for pid in _pids_in(host.ns):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "bwrap" in cmdline or any(b.name in cmdline for b in bots) or "strength" in cmdline:
+            return True
+    return False
+
+
+def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    started = time.monotonic()
+    bots = _bots(tmp_path)
+    local_out = tmp_path / "local"
+    local = subprocess.Popen(
+        _tournament(bots, local_out, "--workers", "2"), cwd=REPO,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    head = cluster.start_node("head", 0)  # the head only coordinates
+    cluster.wait_started(head)
+    workers = [cluster.start_node(name, 1) for name in ("w1", "w2")]
+    driver = cluster.add_host("driver")
+    for host in workers:
+        cluster.wait_started(host)
+
+    out = tmp_path / "ray"
+    # The driver host: a 0-CPU Ray node, then the tournament as the parent (store writer).
+    join = " ".join(driver.ray_start(0)).replace("--block ", "")
+    play = " ".join(_tournament(bots, out, "--executor", "ray", "--ray-address", f"{HEAD}:{PORT}"))
+    run = subprocess.Popen(
+        driver.command(["sh", "-c", f"{join} >/dev/null && exec {play}"]),
+        cwd=REPO, env=driver.env(cluster.token),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    driver.proc = run
+
+    def wait_for(what: str, ready: object, limit_s: float = 120) -> None:
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            if callable(ready) and ready():
+                return
+            if run.poll() is not None:
+                pytest.fail(
+                    f"the tournament ended before {what}:\n{run.stdout.read().decode()[-3000:]}"
+                )  # type: ignore[union-attr]
+            time.sleep(0.1)
+        pytest.fail(f"timed out waiting for {what}")
+
+    wait_for("its first games", lambda: stored(out) >= 10)
+    # A third worker host joins mid-run; once it has played, the first is killed mid-game.
+    w3 = cluster.start_node("w3", 1)
+    cluster.wait_started(w3)
+    wait_for("w3's first game", lambda: _games_per_host(out)["w3"] > 0)
+    wait_for("a game on w1", lambda: _plays_a_game(workers[0], bots), 30)
+    at_kill = stored(out)
+    killed = _kill_namespace(workers[0].ns)
+    assert killed and at_kill < TOTAL
+
+    output, _ = run.communicate(timeout=240)
+    assert run.returncode == 0, output.decode()[-3000:]
+    local_output, _ = local.communicate(timeout=240)
+    assert local.returncode == 0, local_output.decode()[-3000:]
+
+    ray_rows, local_rows = results(out), results(local_out)
+    assert len({row[0] for row in ray_rows}) == TOTAL  # 0 lost
+    assert ray_rows == local_rows  # 0 duplicated, the same games and outcomes
+    assert ratings(out) == ratings(local_out)
+
+    per_host = _games_per_host(out)
+    assert set(per_host) <= {"w1", "w2", "w3"}  # every game ran on a worker host
+    assert per_host["w1"] > 0 and per_host["w3"] > 0
+    # Bots travelled as bundles and were built on each host that played, in its own cache.
+    for name in per_host:
+        host = cluster.hosts[name]
+        assert any((host.root / "bundles").iterdir()), f"{name} unpacked no bundle"
+        assert any((host.root / "build-cache").iterdir()), f"{name} built nothing"
+    print(
+        f"\nnamespace cluster: {time.monotonic() - started:.0f} s, games per host "
+        f"{dict(sorted(per_host.items()))}, {at_kill} stored when w1 was killed"
+    )
