@@ -42,6 +42,7 @@ REPO = Path(__file__).resolve().parents[2]
 BOTS = ["python-greedy", "python-random", "c-greedy"]
 SEEDS = 40  # 3 pairings x 2 seatings x 40 deals = 240 games
 TOTAL = 3 * 2 * SEEDS
+STDERR_LINE = 'print("python-greedy: started", file=sys.stderr, flush=True)'
 PREFIX = "azc-"
 SUBNET = "10.77.0"
 HEAD = f"{SUBNET}.1"
@@ -257,6 +258,10 @@ def _bots(root: Path) -> list[Path]:
         dest = root / "bots" / name
         shutil.copytree(REPO / "bots" / name, dest, ignore=shutil.ignore_patterns("bot"))
         dirs.append(dest)
+    greedy = root / "bots" / "python-greedy" / "bot.py"  # a bot that writes to stderr
+    greedy.write_text(
+        greedy.read_text().replace("import sys\n", f"import sys\n\n{STDERR_LINE}\n", 1)
+    )
     make_public(root / "bots")
     return dirs
 
@@ -353,6 +358,10 @@ def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
         host = cluster.hosts[name]
         assert any((host.root / "bundles").iterdir()), f"{name} unpacked no bundle"
         assert any((host.root / "build-cache").iterdir()), f"{name} built nothing"
+    # Its stderr came back from the hosts that ran it, into the parent's log folder.
+    for name in per_host:
+        log = out / "logs" / f"python-greedy.{name}.stderr.log"
+        assert "python-greedy: started" in log.read_text(), name
     print(
         f"\nnamespace cluster: {time.monotonic() - started:.0f} s, games per host "
         f"{dict(sorted(per_host.items()))}, {at_kill} stored when w1 was killed"
