@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -171,6 +172,7 @@ class Cluster:
     token: str = field(default_factory=lambda: secrets.token_hex(32))
     hosts: dict[str, Host] = field(default_factory=dict)
     switch: str = ""
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def short(self) -> Path:
@@ -196,11 +198,13 @@ class Cluster:
         return host
 
     def start_node(self, name: str, cpus: int) -> Host:
-        host = self.add_host(name)
+        """Start Ray on host ``name`` (made now if new: a restart keeps the host)."""
+        host = self.hosts.get(name) or self.add_host(name)
         log = (self.root / f"{name}.log").open("wb")
+        env = {**host.env(self.token), **self.extra_env}
         host.proc = subprocess.Popen(
             host.command(host.ray_start(cpus)), stdout=log, stderr=subprocess.STDOUT,
-            env=host.env(self.token), start_new_session=True,
+            env=env, start_new_session=True,
         )  # fmt: skip
         return host
 
@@ -290,6 +294,44 @@ def _plays_a_game(host: Host, bots: list[Path]) -> bool:
     return False
 
 
+def _start_run(cluster: Cluster, bots: list[Path], out: Path) -> subprocess.Popen[bytes]:
+    """A head, two worker hosts, and the tournament on a driver host of its own."""
+    head = cluster.start_node("head", 0)  # the head only coordinates
+    cluster.wait_started(head)
+    workers = [cluster.start_node(name, 1) for name in ("w1", "w2")]
+    cluster.add_host("driver")  # made now: the hosts keep their addresses on a restart
+    for host in workers:
+        cluster.wait_started(host)
+    return _drive(cluster, bots, out)
+
+
+def _drive(cluster: Cluster, bots: list[Path], out: Path) -> subprocess.Popen[bytes]:
+    """The driver host: a 0-CPU Ray node, then the tournament as the parent (store writer)."""
+    driver = cluster.hosts.get("driver") or cluster.add_host("driver")
+    join = " ".join(driver.ray_start(0)).replace("--block ", "")
+    play = " ".join(_tournament(bots, out, "--executor", "ray", "--ray-address", f"{HEAD}:{PORT}"))
+    driver.proc = subprocess.Popen(
+        driver.command(["sh", "-c", f"{join} >/dev/null && exec {play}"]),
+        cwd=REPO, env={**driver.env(cluster.token), **cluster.extra_env},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    return driver.proc
+
+
+def _wait_for(run: subprocess.Popen[bytes], what: str, ready: Any, limit_s: float = 120) -> None:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if ready():
+            return
+        if run.poll() is not None:
+            assert run.stdout is not None
+            pytest.fail(
+                f"the tournament ended before {what}:\n{run.stdout.read().decode()[-3000:]}"
+            )
+        time.sleep(0.1)
+    pytest.fail(f"timed out waiting for {what}")
+
+
 def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
     cluster: Cluster, tmp_path: Path
 ) -> None:
@@ -300,35 +342,12 @@ def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
         _tournament(bots, local_out, "--workers", "2"), cwd=REPO,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
-    head = cluster.start_node("head", 0)  # the head only coordinates
-    cluster.wait_started(head)
-    workers = [cluster.start_node(name, 1) for name in ("w1", "w2")]
-    driver = cluster.add_host("driver")
-    for host in workers:
-        cluster.wait_started(host)
-
     out = tmp_path / "ray"
-    # The driver host: a 0-CPU Ray node, then the tournament as the parent (store writer).
-    join = " ".join(driver.ray_start(0)).replace("--block ", "")
-    play = " ".join(_tournament(bots, out, "--executor", "ray", "--ray-address", f"{HEAD}:{PORT}"))
-    run = subprocess.Popen(
-        driver.command(["sh", "-c", f"{join} >/dev/null && exec {play}"]),
-        cwd=REPO, env=driver.env(cluster.token),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-    driver.proc = run
+    run = _start_run(cluster, bots, out)
+    workers = [cluster.hosts["w1"], cluster.hosts["w2"]]
 
-    def wait_for(what: str, ready: object, limit_s: float = 120) -> None:
-        deadline = time.monotonic() + limit_s
-        while time.monotonic() < deadline:
-            if callable(ready) and ready():
-                return
-            if run.poll() is not None:
-                pytest.fail(
-                    f"the tournament ended before {what}:\n{run.stdout.read().decode()[-3000:]}"
-                )  # type: ignore[union-attr]
-            time.sleep(0.1)
-        pytest.fail(f"timed out waiting for {what}")
+    def wait_for(what: str, ready: Any, limit_s: float = 120) -> None:
+        _wait_for(run, what, ready, limit_s)
 
     wait_for("its first games", lambda: stored(out) >= 10)
     # A third worker host joins mid-run; once it has played, the first is killed mid-game.
@@ -366,3 +385,38 @@ def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
         f"\nnamespace cluster: {time.monotonic() - started:.0f} s, games per host "
         f"{dict(sorted(per_host.items()))}, {at_kill} stored when w1 was killed"
     )
+
+
+def test_a_dead_head_stops_the_driver_and_the_same_command_resumes(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Ray's own rule: a process that cannot reach the head (its GCS) for
+    ``gcs_rpc_server_reconnect_timeout_s`` (60 s; 10 here) exits. The driver then stops
+    with status 1 and Ray's one-line reason, no traceback; the store keeps every game
+    finished before; with a head and workers back, the same command plays only the rest."""
+    cluster.extra_env["RAY_gcs_rpc_server_reconnect_timeout_s"] = "10"
+    bots = _bots(tmp_path)
+    out = tmp_path / "ray"
+    run = _start_run(cluster, bots, out)
+    _wait_for(run, "its first games", lambda: stored(out) >= 20)
+    _kill_namespace(cluster.hosts["head"].ns)
+    output, _ = run.communicate(timeout=120)
+    text = output.decode(errors="replace")
+    assert run.returncode == 1, text[-3000:]
+    assert "Traceback" not in text
+    assert "Failed to connect to GCS" in text
+    before = stored(out)
+    assert 20 <= before < TOTAL
+    # The cluster comes back (the worker hosts restarted too), the same command resumes.
+    for name in ("w1", "w2", "driver"):
+        _kill_namespace(cluster.hosts[name].ns)
+    head = cluster.start_node("head", 0)
+    cluster.wait_started(head)
+    for name in ("w1", "w2"):
+        cluster.wait_started(cluster.start_node(name, 1))
+    again = _drive(cluster, bots, out)
+    output, _ = again.communicate(timeout=240)
+    assert again.returncode == 0, output.decode()[-3000:]
+    rows = results(out)  # checks the store's integrity too
+    assert len(rows) == len(set(rows)) and len({row[0] for row in rows}) == TOTAL
+    print(f"\nhead killed with {before} of {TOTAL} games stored; resumed to {TOTAL}")
