@@ -420,3 +420,23 @@ def test_a_dead_head_stops_the_driver_and_the_same_command_resumes(
     rows = results(out)  # checks the store's integrity too
     assert len(rows) == len(set(rows)) and len({row[0] for row in rows}) == TOTAL
     print(f"\nhead killed with {before} of {TOTAL} games stored; resumed to {TOTAL}")
+
+
+def test_a_dead_runs_namespaces_and_folders_are_swept_a_live_runs_kept() -> None:
+    """A run killed before its finalizers leaves namespaces: the next run removes them
+    (named after a pid that no longer runs), never another live run's."""
+    _require()
+    dead = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1  # no process has it
+    stale, live = f"{PREFIX}{dead}-0000-w1", f"{PREFIX}{os.getpid()}-0000-w1"
+    folder = Path("/tmp") / f"{PREFIX}{dead}-0000"
+    try:
+        for ns in (stale, live):
+            _ip("netns", "add", ns)
+        folder.mkdir()
+        _sweep_stale()
+        assert stale not in _namespaces() and not folder.exists()
+        assert live in _namespaces()
+    finally:
+        for ns in (stale, live):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)
