@@ -126,21 +126,24 @@ def _new_stderr(state: WorkerState, job: GameJob) -> tuple[tuple[int, str], ...]
     """What each seat's (persistent) bot wrote to its node log since the last game this
     worker process played: sent back with the result, so the logs reach the parent's
     log folder instead of staying on the node."""
-    offsets: dict[Path, int] = _NODE.setdefault("stderr_offsets", {})
+    read: dict[Path, tuple[int, int]] = _NODE.setdefault("stderr_read", {})
+    """Per log: (its inode, bytes already sent); a restarted bot rotates its log, so a
+    new inode starts from 0."""
     found = []
     for seat, bot in enumerate(job.bots):
         path = state.stderr_log(job, bot)
         try:
             with path.open("rb") as log:
-                log.seek(0, 2)
-                end = log.tell()
-                start = min(offsets.get(path, 0), end)
+                inode = os.fstat(log.fileno()).st_ino
+                end = log.seek(0, 2)
+                seen_inode, sent = read.get(path, (inode, 0))
+                start = min(sent, end) if seen_inode == inode else 0
                 start = max(start, end - STDERR_TAIL_BYTES)
                 log.seek(start)
                 text = log.read(end - start)
         except OSError:
             continue
-        offsets[path] = end
+        read[path] = (inode, end)
         if text:
             found.append((seat, text.decode("utf-8", "replace")))
     return tuple(found)
