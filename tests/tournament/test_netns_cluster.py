@@ -9,6 +9,8 @@ nodes in two others, and `arena tournament --executor ray` in a fourth (with a 0
 node of its own, as a driver needs). Mid-run a third worker host joins and one of the
 first two is killed (every process of its namespace, SIGKILL) while it plays: the store
 ends with every scheduled game once, the same results and ratings as the local pool.
+A second test kills the head's host mid-run: the driver stops, and the same command,
+once the cluster is back, resumes to every game once.
 
 Root only (namespaces); skipped without root, `ip`, `unshare` or ray, unless
 ARENA_REQUIRE_RAY=1 (CI), which fails instead. Namespaces are named after this run's
