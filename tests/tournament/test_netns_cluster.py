@@ -6,11 +6,17 @@ and its own pid and UTS namespaces (Ray finds "its" raylet by listing processes,
 a game's worker by host name), its own Ray temp folder, bundle cache, build cache and
 temp folder: no host sees another's files through Ray. A Ray head runs in one, worker
 nodes in two others, and `arena tournament --executor ray` in a fourth (with a 0-CPU Ray
-node of its own, as a driver needs). Mid-run a third worker host joins and one of the
-first two is killed (every process of its namespace, SIGKILL) while it plays: the store
-ends with every scheduled game once, the same results and ratings as the local pool.
-A second test kills the head's host mid-run: the driver stops, and the same command,
-once the cluster is back, resumes to every game once.
+node of its own, as a driver needs). One of the first two worker hosts is killed (every
+process of its namespace, SIGKILL) while it holds a batch, a third joins and takes the
+lost games: the store ends with every scheduled game once, the same results and ratings
+as the local pool. A second test kills the head's host mid-run: the driver stops, and
+the same command, once the cluster is back, resumes to every game once.
+
+No timing is relied on: both Python bots wait, before their first move in a game of
+deal GATED_FROM_DEAL on, until the test creates a gate file (in a folder shown read-only
+in the sandbox as a python_env), and say so on stderr (the node's log). So each kill
+happens while the hosts provably hold unfinished games, and nothing past the gate can
+finish before the kill.
 
 Root only (namespaces); skipped without root, `ip`, `unshare` or ray, unless
 ARENA_REQUIRE_RAY=1 (CI), which fails instead. Namespaces are named after this run's
@@ -46,6 +52,28 @@ BOTS = ["python-greedy", "python-random", "c-greedy"]
 SEEDS = 40  # 3 pairings x 2 seatings x 40 deals = 240 games
 TOTAL = 3 * 2 * SEEDS
 STDERR_LINE = 'print("python-greedy: started", file=sys.stderr, flush=True)'
+GATED_FROM_DEAL = 5
+"""Games of deal 5 on (210 of the 240) wait at the gate until the test opens it."""
+GATE_WAITING = "waiting at the gate: "
+GATE_CODE = """
+import os as _os
+import re as _re
+import time as _time
+
+
+def wait_at_gate(msg):
+    \"\"\"Test bot: a game of a deal from GATED_FROM on waits before its first move until the
+    test creates the gate file (in a folder the sandbox shows read-only: a python_env).\"\"\"
+    found = _re.search(r"-d(\\d+)-", str(msg.get("game_id")))
+    if found is None or int(found.group(1)) < GATED_FROM or _os.path.exists(GATE):
+        return
+    print("waiting at the gate: " + str(msg.get("game_id")), file=sys.stderr, flush=True)
+    while not _os.path.exists(GATE):
+        _time.sleep(0.05)
+"""
+MOVE_MS = "120000"
+"""A game waits at the gate costing no CPU time; the cpu clock's idle ceiling (5x the
+time per move) must outlast the wait, or the waiting bot would forfeit."""
 PREFIX = "azc-"
 SUBNET = "10.77.0"
 HEAD = f"{SUBNET}.1"
@@ -258,42 +286,69 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
 
 
 def _bots(root: Path) -> list[Path]:
+    """The three bots; both Python ones (one of them in every game) wait at the gate
+    (``root/gate/open``) in games of deal GATED_FROM_DEAL on, and python-greedy writes
+    to stderr."""
     make_public(root)
+    (root / "gate").mkdir()
     dirs = []
     for name in BOTS:
         dest = root / "bots" / name
         shutil.copytree(REPO / "bots" / name, dest, ignore=shutil.ignore_patterns("bot"))
         dirs.append(dest)
-    greedy = root / "bots" / "python-greedy" / "bot.py"  # a bot that writes to stderr
-    greedy.write_text(
-        greedy.read_text().replace("import sys\n", f"import sys\n\n{STDERR_LINE}\n", 1)
-    )
+    gate = f"GATE = {str(_gate(root))!r}\nGATED_FROM = {GATED_FROM_DEAL}\n{GATE_CODE}"
+    for name in ("python-greedy", "python-random"):
+        source = root / "bots" / name / "bot.py"
+        text = source.read_text().replace("import sys\n", f"import sys\n{gate}\n", 1)
+        decide = '        elif kind == "decide":\n'
+        assert decide in text, name
+        text = text.replace(decide, f"{decide}            wait_at_gate(msg)\n", 1)
+        if name == "python-greedy":  # a bot that writes to stderr
+            text = text.replace("import sys\n", f"import sys\n\n{STDERR_LINE}\n", 1)
+        source.write_text(text)
     make_public(root / "bots")
     return dirs
 
 
+def _gate(root: Path) -> Path:
+    return root / "gate" / "open"
+
+
+def _open_gate(root: Path) -> None:
+    _gate(root).write_text("open\n")
+
+
+def _waiting_at_gate(host: Host) -> set[str]:
+    """Games whose bot waits at the gate on ``host`` (its node's stderr logs say so): a
+    batch in flight there that cannot finish until the gate opens."""
+    waiting = set()
+    for log in (host.root / "tmp" / "azul-arena-node-logs").glob("*.stderr.log*"):
+        for line in log.read_text(errors="replace").splitlines():
+            if line.startswith(GATE_WAITING):
+                waiting.add(line.removeprefix(GATE_WAITING).strip())
+    return waiting
+
+
+def _stored_games(out: Path) -> dict[str, tuple[int, str]]:
+    """Each stored game's id: (its deal index, the host that played it)."""
+    if stored(out) == 0:
+        return {}
+    with Store(out / STORE_NAME, readonly=True) as store:
+        return {str(r[1]): (int(r[4]), str(r[-1]).split(":")[0]) for r in store.game_rows()}
+
+
 def _tournament(bots: list[Path], out: Path, *extra: str) -> list[str]:
+    gate = bots[0].parents[1] / "gate"
     return [
         sys.executable, "-m", "arena.cli", "tournament", "--quiet",
-        "--bots", *map(str, bots), "--seeds", str(SEEDS), "--out", str(out), *extra,
+        "--bots", *map(str, bots), "--seeds", str(SEEDS), "--out", str(out),
+        "--python-env", str(gate), "--time-per-move", MOVE_MS, *extra,
     ]  # fmt: skip
 
 
 def _games_per_host(out: Path) -> Counter[str]:
     with Store(out / STORE_NAME, readonly=True) as store:
         return Counter(str(row[-1]).split(":")[0] for row in store.game_rows())
-
-
-def _plays_a_game(host: Host, bots: list[Path]) -> bool:
-    """A bot process runs in ``host`` (its namespace): a game is in progress there."""
-    for pid in _pids_in(host.ns):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if "bwrap" in cmdline or any(b.name in cmdline for b in bots) or "strength" in cmdline:
-            return True
-    return False
 
 
 def _start_run(cluster: Cluster, bots: list[Path], out: Path) -> subprocess.Popen[bytes]:
@@ -337,29 +392,34 @@ def _wait_for(run: subprocess.Popen[bytes], what: str, ready: Any, limit_s: floa
 def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
     cluster: Cluster, tmp_path: Path
 ) -> None:
+    """Every batch stops at its first game past the gate, so both worker hosts end up
+    holding one in flight: w1 is killed then (provably mid-batch), w3 joins and takes the
+    lost games (w2's one CPU is held), the gate opens, and every game is stored once."""
     started = time.monotonic()
     bots = _bots(tmp_path)
+    out = tmp_path / "ray"
+    run = _start_run(cluster, bots, out)
+    w1, w2 = cluster.hosts["w1"], cluster.hosts["w2"]
+
+    def wait_for(what: str, ready: Any, limit_s: float = 120) -> None:
+        _wait_for(run, what, ready, limit_s)
+
+    both = "a game at the gate on w1 and on w2"
+    wait_for(both, lambda: _waiting_at_gate(w1) and _waiting_at_gate(w2))
+    in_flight_on_w1 = _waiting_at_gate(w1)
+    at_kill = _stored_games(out)
+    assert all(deal < GATED_FROM_DEAL for deal, _ in at_kill.values())  # the gate holds
+    assert set(at_kill).isdisjoint(in_flight_on_w1)
+    assert _kill_namespace(w1.ns)
+    w3 = cluster.start_node("w3", 1)
+    cluster.wait_started(w3)
+    wait_for("a batch on w3", lambda: _waiting_at_gate(w3))
+    _open_gate(tmp_path)
     local_out = tmp_path / "local"
     local = subprocess.Popen(
         _tournament(bots, local_out, "--workers", "2"), cwd=REPO,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
-    out = tmp_path / "ray"
-    run = _start_run(cluster, bots, out)
-    workers = [cluster.hosts["w1"], cluster.hosts["w2"]]
-
-    def wait_for(what: str, ready: Any, limit_s: float = 120) -> None:
-        _wait_for(run, what, ready, limit_s)
-
-    wait_for("its first games", lambda: stored(out) >= 10)
-    # A third worker host joins mid-run; once it has played, the first is killed mid-game.
-    w3 = cluster.start_node("w3", 1)
-    cluster.wait_started(w3)
-    wait_for("w3's first game", lambda: _games_per_host(out)["w3"] > 0)
-    wait_for("a game on w1", lambda: _plays_a_game(workers[0], bots), 30)
-    at_kill = stored(out)
-    killed = _kill_namespace(workers[0].ns)
-    assert killed and at_kill < TOTAL
 
     output, _ = run.communicate(timeout=240)
     assert run.returncode == 0, output.decode()[-3000:]
@@ -371,9 +431,12 @@ def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
     assert ray_rows == local_rows  # 0 duplicated, the same games and outcomes
     assert ratings(out) == ratings(local_out)
 
-    per_host = _games_per_host(out)
+    games = _stored_games(out)
+    # The games w1 held when it died were played again, on a host still alive.
+    assert all(games[game][1] in {"w2", "w3"} for game in in_flight_on_w1)
+    per_host = Counter(host for _, host in games.values())
     assert set(per_host) <= {"w1", "w2", "w3"}  # every game ran on a worker host
-    assert per_host["w1"] > 0 and per_host["w3"] > 0
+    assert per_host["w2"] > 0 and per_host["w3"] > 0
     # Bots travelled as bundles and were built on each host that played, in its own cache.
     for name in per_host:
         host = cluster.hosts[name]
@@ -385,7 +448,8 @@ def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
         assert "python-greedy: started" in log.read_text(), name
     print(
         f"\nnamespace cluster: {time.monotonic() - started:.0f} s, games per host "
-        f"{dict(sorted(per_host.items()))}, {at_kill} stored when w1 was killed"
+        f"{dict(sorted(per_host.items()))}, {len(at_kill)} stored when w1 was killed "
+        f"holding {sorted(in_flight_on_w1)}"
     )
 
 
@@ -395,23 +459,32 @@ def test_a_dead_head_stops_the_driver_and_the_same_command_resumes(
     """Ray's own rule: a process that cannot reach the head (its GCS) for
     ``gcs_rpc_server_reconnect_timeout_s`` (60 s; 10 here) exits. The driver then stops
     with status 1 and Ray's one-line reason, no traceback; the store keeps every game
-    finished before; with a head and workers back, the same command plays only the rest."""
+    finished before; with a head and workers back, the same command plays only the rest.
+    The head dies while both worker hosts hold a game at the gate (so games are owed)."""
+    started = time.monotonic()
     cluster.extra_env["RAY_gcs_rpc_server_reconnect_timeout_s"] = "10"
     bots = _bots(tmp_path)
     out = tmp_path / "ray"
     run = _start_run(cluster, bots, out)
-    _wait_for(run, "its first games", lambda: stored(out) >= 20)
+    workers = [cluster.hosts["w1"], cluster.hosts["w2"]]
+    _wait_for(
+        run, "a game at the gate on w1 and on w2",
+        lambda: all(_waiting_at_gate(host) for host in workers),
+    )  # fmt: skip
+    in_flight = set().union(*(_waiting_at_gate(host) for host in workers))
     _kill_namespace(cluster.hosts["head"].ns)
     output, _ = run.communicate(timeout=120)
     text = output.decode(errors="replace")
     assert run.returncode == 1, text[-3000:]
     assert "Traceback" not in text
     assert "Failed to connect to GCS" in text
-    before = stored(out)
-    assert 20 <= before < TOTAL
+    before = _stored_games(out)
+    assert 0 < len(before) < TOTAL and set(before).isdisjoint(in_flight)
+    assert all(deal < GATED_FROM_DEAL for deal, _ in before.values())
     # The cluster comes back (the worker hosts restarted too), the same command resumes.
     for name in ("w1", "w2", "driver"):
         _kill_namespace(cluster.hosts[name].ns)
+    _open_gate(tmp_path)
     head = cluster.start_node("head", 0)
     cluster.wait_started(head)
     for name in ("w1", "w2"):
@@ -421,7 +494,11 @@ def test_a_dead_head_stops_the_driver_and_the_same_command_resumes(
     assert again.returncode == 0, output.decode()[-3000:]
     rows = results(out)  # checks the store's integrity too
     assert len(rows) == len(set(rows)) and len({row[0] for row in rows}) == TOTAL
-    print(f"\nhead killed with {before} of {TOTAL} games stored; resumed to {TOTAL}")
+    assert in_flight <= set(_stored_games(out))
+    print(
+        f"\nhead killed with {len(before)} of {TOTAL} games stored; resumed to {TOTAL} "
+        f"in {time.monotonic() - started:.0f} s"
+    )
 
 
 def test_a_dead_runs_namespaces_and_folders_are_swept_a_live_runs_kept() -> None:
