@@ -289,6 +289,7 @@ def _bots(root: Path) -> list[Path]:
     """The three bots; both Python ones (one of them in every game) wait at the gate
     (``root/gate/open``) in games of deal GATED_FROM_DEAL on, and python-greedy writes
     to stderr."""
+    root.mkdir(exist_ok=True)
     make_public(root)
     (root / "gate").mkdir()
     dirs = []
@@ -397,6 +398,15 @@ def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
     lost games (w2's one CPU is held), the gate opens, and every game is stored once."""
     started = time.monotonic()
     bots = _bots(tmp_path)
+    # The local pool's reference run, at once and alongside: its own copy of the bots,
+    # whose gate is open from the start.
+    local_bots = _bots(tmp_path / "local")
+    _open_gate(tmp_path / "local")
+    local_out = tmp_path / "local" / "out"
+    local = subprocess.Popen(
+        _tournament(local_bots, local_out, "--workers", "2"), cwd=REPO,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
     out = tmp_path / "ray"
     run = _start_run(cluster, bots, out)
     w1, w2 = cluster.hosts["w1"], cluster.hosts["w2"]
@@ -406,6 +416,7 @@ def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
 
     both = "a game at the gate on w1 and on w2"
     wait_for(both, lambda: _waiting_at_gate(w1) and _waiting_at_gate(w2))
+    at_gate_s = time.monotonic() - started
     in_flight_on_w1 = _waiting_at_gate(w1)
     at_kill = _stored_games(out)
     assert all(deal < GATED_FROM_DEAL for deal, _ in at_kill.values())  # the gate holds
@@ -414,15 +425,12 @@ def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
     w3 = cluster.start_node("w3", 1)
     cluster.wait_started(w3)
     wait_for("a batch on w3", lambda: _waiting_at_gate(w3))
+    retaken_s = time.monotonic() - started
     _open_gate(tmp_path)
-    local_out = tmp_path / "local"
-    local = subprocess.Popen(
-        _tournament(bots, local_out, "--workers", "2"), cwd=REPO,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
 
     output, _ = run.communicate(timeout=240)
     assert run.returncode == 0, output.decode()[-3000:]
+    ray_s = time.monotonic() - started
     local_output, _ = local.communicate(timeout=240)
     assert local.returncode == 0, local_output.decode()[-3000:]
 
@@ -449,7 +457,8 @@ def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
     print(
         f"\nnamespace cluster: {time.monotonic() - started:.0f} s, games per host "
         f"{dict(sorted(per_host.items()))}, {len(at_kill)} stored when w1 was killed "
-        f"holding {sorted(in_flight_on_w1)}"
+        f"holding {sorted(in_flight_on_w1)}; both hosts at the gate at {at_gate_s:.0f} s, "
+        f"w1's games on w3 at {retaken_s:.0f} s, the Ray run done at {ray_s:.0f} s"
     )
 
 
