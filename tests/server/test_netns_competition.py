@@ -132,10 +132,12 @@ def _start_postgres(hosts: Cluster, host: Host) -> str:
     (trust auth: nothing outside this machine's test bridge can reach it); its URL."""
     if not (PG_BIN / "initdb").exists():
         _unavailable(f"no PostgreSQL server binaries in {PG_BIN} (apt-get install postgresql)")
-    data = host.root / "pgdata"
-    host.root.mkdir(parents=True, exist_ok=True)
-    os.chmod(host.root, 0o755)
-    data.mkdir()
+    # Not under pytest's tmp_path: any pytest starting on this machine makes
+    # /tmp/pytest-of-root private again, and the postgres user must reach its folder.
+    data = hosts.short / host.name / "pgdata"
+    data.mkdir(parents=True)
+    for folder in (hosts.short, data.parent):
+        os.chmod(folder, 0o755)
     subprocess.run(["chown", "postgres:postgres", str(data)], check=True)
     made = subprocess.run(
         ["runuser", "-u", "postgres", "--", str(PG_BIN / "initdb"), "-D", str(data),
@@ -268,8 +270,8 @@ def test_a_competition_across_namespace_hosts_plays_its_ladder_and_finals_on_the
     toml = root / "competition.toml"
     toml.write_text(_competition_toml(root, web, store))
     _start_server(cluster, web, toml)
-    logs = [web, db, *workers]
-    _wait("arena serve to answer /api/health", lambda: office.get("/api/health"), logs)
+    watched = [web, db, *workers]
+    _wait("arena serve to answer /api/health", lambda: office.get("/api/health"), watched)
     organiser = (root / "data" / "organiser.token").read_text().strip()
 
     for name in BOTS:
@@ -278,22 +280,19 @@ def test_a_competition_across_namespace_hosts_plays_its_ladder_and_finals_on_the
         reply = office.post("/api/submissions", organiser, files=files)
         assert reply.status_code == 202, reply.text
         sid = reply.json()["submission"]
-        settled = _wait(
-            f"{name}'s build and check",
-            lambda sid=sid: (
-                office.get(f"/api/submissions/{sid}", organiser)["status"] in ("active", "rejected")
-            ),
-            logs,
-        )
-        assert settled
-        assert office.get(f"/api/submissions/{sid}", organiser)["status"] == "active"
+
+        def settled(sid: int = sid) -> str | None:
+            status = str(office.get(f"/api/submissions/{sid}", organiser)["status"])
+            return status if status in ("active", "rejected") else None
+
+        assert _wait(f"{name}'s build and check", settled, watched) == "active"
     ladder_s = time.monotonic()
 
     def ladder_games() -> list[str]:
         games = _games(office, store)
         return [h for event, status, h in games if not event and status == "finished"]
 
-    _wait(f"{LADDER_GAMES} ladder games", lambda: len(ladder_games()) >= LADDER_GAMES, logs)
+    _wait(f"{LADDER_GAMES} ladder games", lambda: len(ladder_games()) >= LADDER_GAMES, watched)
     ladder_s = time.monotonic() - ladder_s
 
     finals_s = time.monotonic()
@@ -307,7 +306,7 @@ def test_a_competition_across_namespace_hosts_plays_its_ladder_and_finals_on_the
         shown = office.get(f"/api/events/{finals[0]['id']}", organiser)
         return shown if shown["status"] == "finished" and shown["results"] else None
 
-    shown = _wait("the finals to finish", finished, logs)
+    shown = _wait("the finals to finish", finished, watched)
     finals_s = time.monotonic() - finals_s
     assert shown["games"] == {"finished": FINALS_GAMES}
     assert office.get("/api/phase", organiser)["phase"] == "published"
