@@ -51,6 +51,8 @@ REPO = Path(__file__).resolve().parents[2]
 BOTS = ["python-greedy", "python-random", "c-greedy"]
 SEEDS = 40  # 3 pairings x 2 seatings x 40 deals = 240 games
 TOTAL = 3 * 2 * SEEDS
+HEAD_TEST_SEEDS = 10
+"""The head test's tournament: what matters is that games are owed when the head dies."""
 STDERR_LINE = 'print("python-greedy: started", file=sys.stderr, flush=True)'
 GATED_FROM_DEAL = 5
 """Games of deal 5 on (210 of the 240) wait at the gate until the test opens it."""
@@ -338,11 +340,11 @@ def _stored_games(out: Path) -> dict[str, tuple[int, str]]:
         return {str(r[1]): (int(r[4]), str(r[-1]).split(":")[0]) for r in store.game_rows()}
 
 
-def _tournament(bots: list[Path], out: Path, *extra: str) -> list[str]:
+def _tournament(bots: list[Path], out: Path, *extra: str, seeds: int = SEEDS) -> list[str]:
     gate = bots[0].parents[1] / "gate"
     return [
         sys.executable, "-m", "arena.cli", "tournament", "--quiet",
-        "--bots", *map(str, bots), "--seeds", str(SEEDS), "--out", str(out),
+        "--bots", *map(str, bots), "--seeds", str(seeds), "--out", str(out),
         "--python-env", str(gate), "--time-per-move", MOVE_MS, *extra,
     ]  # fmt: skip
 
@@ -352,7 +354,9 @@ def _games_per_host(out: Path) -> Counter[str]:
         return Counter(str(row[-1]).split(":")[0] for row in store.game_rows())
 
 
-def _start_run(cluster: Cluster, bots: list[Path], out: Path) -> subprocess.Popen[bytes]:
+def _start_run(
+    cluster: Cluster, bots: list[Path], out: Path, seeds: int = SEEDS
+) -> subprocess.Popen[bytes]:
     """A head, two worker hosts, and the tournament on a driver host of its own."""
     head = cluster.start_node("head", 0)  # the head only coordinates
     cluster.wait_started(head)
@@ -360,14 +364,17 @@ def _start_run(cluster: Cluster, bots: list[Path], out: Path) -> subprocess.Pope
     cluster.add_host("driver")  # made now: the hosts keep their addresses on a restart
     for host in workers:
         cluster.wait_started(host)
-    return _drive(cluster, bots, out)
+    return _drive(cluster, bots, out, seeds)
 
 
-def _drive(cluster: Cluster, bots: list[Path], out: Path) -> subprocess.Popen[bytes]:
+def _drive(
+    cluster: Cluster, bots: list[Path], out: Path, seeds: int = SEEDS
+) -> subprocess.Popen[bytes]:
     """The driver host: a 0-CPU Ray node, then the tournament as the parent (store writer)."""
     driver = cluster.hosts.get("driver") or cluster.add_host("driver")
     join = " ".join(driver.ray_start(0)).replace("--block ", "")
-    play = " ".join(_tournament(bots, out, "--executor", "ray", "--ray-address", f"{HEAD}:{PORT}"))
+    ray = ("--executor", "ray", "--ray-address", f"{HEAD}:{PORT}")
+    play = " ".join(_tournament(bots, out, *ray, seeds=seeds))
     driver.proc = subprocess.Popen(
         driver.command(["sh", "-c", f"{join} >/dev/null && exec {play}"]),
         cwd=REPO, env={**driver.env(cluster.token), **cluster.extra_env},
@@ -469,26 +476,27 @@ def test_a_dead_head_stops_the_driver_and_the_same_command_resumes(
     ``gcs_rpc_server_reconnect_timeout_s`` (60 s; 10 here) exits. The driver then stops
     with status 1 and Ray's one-line reason, no traceback; the store keeps every game
     finished before; with a head and workers back, the same command plays only the rest.
-    The head dies while both worker hosts hold a game at the gate (so games are owed)."""
+    The head dies while a worker host holds a game at the gate (so games are owed); 60
+    games (10 deals), the last 30 past the gate."""
     started = time.monotonic()
+    total = 3 * 2 * HEAD_TEST_SEEDS
     cluster.extra_env["RAY_gcs_rpc_server_reconnect_timeout_s"] = "10"
     bots = _bots(tmp_path)
     out = tmp_path / "ray"
-    run = _start_run(cluster, bots, out)
+    run = _start_run(cluster, bots, out, HEAD_TEST_SEEDS)
     workers = [cluster.hosts["w1"], cluster.hosts["w2"]]
-    _wait_for(
-        run, "a game at the gate on w1 and on w2",
-        lambda: all(_waiting_at_gate(host) for host in workers),
-    )  # fmt: skip
+    _wait_for(run, "a game at the gate", lambda: any(_waiting_at_gate(host) for host in workers))
     in_flight = set().union(*(_waiting_at_gate(host) for host in workers))
+    at_gate_s = time.monotonic() - started
     _kill_namespace(cluster.hosts["head"].ns)
     output, _ = run.communicate(timeout=120)
+    stopped_s = time.monotonic() - started
     text = output.decode(errors="replace")
     assert run.returncode == 1, text[-3000:]
     assert "Traceback" not in text
     assert "Failed to connect to GCS" in text
     before = _stored_games(out)
-    assert 0 < len(before) < TOTAL and set(before).isdisjoint(in_flight)
+    assert 0 < len(before) < total and set(before).isdisjoint(in_flight)
     assert all(deal < GATED_FROM_DEAL for deal, _ in before.values())
     # The cluster comes back (the worker hosts restarted too), the same command resumes.
     for name in ("w1", "w2", "driver"):
@@ -498,15 +506,17 @@ def test_a_dead_head_stops_the_driver_and_the_same_command_resumes(
     cluster.wait_started(head)
     for name in ("w1", "w2"):
         cluster.wait_started(cluster.start_node(name, 1))
-    again = _drive(cluster, bots, out)
+    back_s = time.monotonic() - started
+    again = _drive(cluster, bots, out, HEAD_TEST_SEEDS)
     output, _ = again.communicate(timeout=240)
     assert again.returncode == 0, output.decode()[-3000:]
     rows = results(out)  # checks the store's integrity too
-    assert len(rows) == len(set(rows)) and len({row[0] for row in rows}) == TOTAL
+    assert len(rows) == len(set(rows)) and len({row[0] for row in rows}) == total
     assert in_flight <= set(_stored_games(out))
     print(
-        f"\nhead killed with {len(before)} of {TOTAL} games stored; resumed to {TOTAL} "
-        f"in {time.monotonic() - started:.0f} s"
+        f"\nhead killed with {len(before)} of {total} games stored; resumed to {total} "
+        f"in {time.monotonic() - started:.0f} s (a game at the gate at {at_gate_s:.0f} s, "
+        f"the driver stopped at {stopped_s:.0f} s, the cluster back at {back_s:.0f} s)"
     )
 
 
