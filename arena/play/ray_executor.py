@@ -29,7 +29,7 @@ from arena.errors import ArenaError
 from arena.play.bundles import build_on_node, pack
 from arena.play.executors import POLL_S
 from arena.play.job import GameJob, GameResult
-from arena.play.worker import WorkerState, run_job, tag_failure
+from arena.play.worker import STDERR_TAIL_BYTES, WorkerState, run_job, tag_failure
 from arena.referee.manifest import Built
 from arena.sandbox import DEFAULT_LEVEL, Level
 
@@ -110,13 +110,43 @@ def play_batch(items: list[NodeJob], bundles: dict[str, Any]) -> Any:
                 bots.append(built[digest])
             job = dataclasses.replace(item.job, bots=tuple(bots), log_dir=log_dir)
             try:
-                yield run_job(state, job)
+                result = run_job(state, job)
             except Exception as exc:
                 tag_failure(exc, job)
                 raise
+            if not job.collect_stderr:
+                result = dataclasses.replace(result, stderr=_new_stderr(state, job))
+            yield result
     finally:
         state.close()  # no bot outlives its batch (Ray may kill idle workers)
         _NODE.pop("state", None)
+
+
+def _new_stderr(state: WorkerState, job: GameJob) -> tuple[tuple[int, str], ...]:
+    """What each seat's (persistent) bot wrote to its node log since the last game this
+    worker process played: sent back with the result, so the logs reach the parent's
+    log folder instead of staying on the node."""
+    read: dict[Path, tuple[int, int]] = _NODE.setdefault("stderr_read", {})
+    """Per log: (its inode, bytes already sent); a restarted bot rotates its log, so a
+    new inode starts from 0."""
+    found = []
+    for seat, bot in enumerate(job.bots):
+        path = state.stderr_log(job, bot)
+        try:
+            with path.open("rb") as log:
+                inode = os.fstat(log.fileno()).st_ino
+                end = log.seek(0, 2)
+                seen_inode, sent = read.get(path, (inode, 0))
+                start = min(sent, end) if seen_inode == inode else 0
+                start = max(start, end - STDERR_TAIL_BYTES)
+                log.seek(start)
+                text = log.read(end - start)
+        except OSError:
+            continue
+        read[path] = (inode, end)
+        if text:
+            found.append((seat, text.decode("utf-8", "replace")))
+    return tuple(found)
 
 
 # ---------------------------------------------------------------- in the parent
