@@ -44,6 +44,8 @@ SPLIT_TOTAL_COLUMNS = ["games", "wins", "score_sum"]
 FAULT_LOG_COLUMNS = ["game_index", "game_id", "bot", "seat", "kind", "round", "forfeit", "message"]
 FLAGGED_COLUMNS = ["game_index", "game_id", "decisions", "think_mean_ms", "cpu_mean_ms", "seats"]
 SPLITS = ("variant", "n_players")
+LOSSES_KEPT = 8
+"""Each bot's widest losses a snapshot keeps (the site's bot pages show them)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,10 @@ class Results:
         default_factory=lambda: np.zeros(0, dtype=np.int64)
     )
     """Schedule positions of the finished games, ascending (8 bytes a game)."""
+    worst_losses: list[tuple[str, int, int, int]] = field(default_factory=list)
+    """Each bot's ``LOSSES_KEPT`` finished games lost by the widest margin to the
+    winner's score, widest first (ties by game id): (label, game_index, seat, margin),
+    bots in the store's order; equal to ``Store.worst_losses``."""
 
     @property
     def complete(self) -> bool:
@@ -152,7 +158,7 @@ def _snapshot(store: Store, outdir: Path) -> Results:
         ratings_state = store.ratings_state()
         scheduled = store.expected_count()  # the whole schedule, not those handed out yet
         finished_index = _int_column(store.finished_index_chunks())
-        rated = _rated(store)
+        rated, worst_losses = _seat_outcomes(store)
         mean_duration, first_at, last_at = store.game_times()
         bot_totals = pd.DataFrame(
             store.bot_totals(), columns=["bot", *BOT_TOTAL_COLUMNS]
@@ -190,6 +196,7 @@ def _snapshot(store: Store, outdir: Path) -> Results:
             versions=versions,
             ratings_state=ratings_state,
             finished_index=finished_index,
+            worst_losses=worst_losses,
         )
     return results
 
@@ -203,15 +210,63 @@ def _int_column(chunks: Any) -> npt.NDArray[np.int64]:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
-def _rated(store: Store) -> GameTable:
-    """The ratings' compact input, built chunk by chunk from (game, seat, bot id, rank)."""
-    parts = [np.array(chunk, dtype=np.int64) for chunk in store.rating_seats()]
+def _seat_outcomes(store: Store) -> tuple[GameTable, list[tuple[str, int, int, int]]]:
+    """The ratings' compact input and each bot's worst losses, from one scan of every
+    seat, read chunk by chunk into integer columns (no Python value kept per seat)."""
+    parts = [np.array(chunk, dtype=np.int64).reshape(-1, 5) for chunk in store.outcome_seats()]
     if not parts:
-        return GameTable.empty()
+        return GameTable.empty(), []
     seats = np.concatenate(parts)
     del parts
     labels = {b.bot_id: b.label for b in store.bots()}
-    return GameTable.from_seat_ids(seats[:, 0], seats[:, 1], seats[:, 2], seats[:, 3], labels)
+    game, seat, bot, rank, score = (np.ascontiguousarray(seats[:, i]) for i in range(5))
+    del seats
+    table = GameTable.from_seat_ids(game, seat, bot, rank, labels)
+    losses = worst_losses(store, game, seat, bot, rank, score, labels, LOSSES_KEPT)
+    return table, losses
+
+
+def worst_losses(
+    store: Store,
+    game: npt.NDArray[np.int64],
+    seat: npt.NDArray[np.int64],
+    bot: npt.NDArray[np.int64],
+    rank: npt.NDArray[np.int64],
+    score: npt.NDArray[np.int64],
+    labels: dict[int, str],
+    keep: int,
+) -> list[tuple[str, int, int, int]]:
+    """``Store.worst_losses(keep)`` from seat columns sorted by game: the margins and a
+    cut per bot vectorised, so only the few losses at or above a bot's cut (its
+    ``keep``-th widest margin) are looked up by game id and sorted in Python."""
+    if keep <= 0 or len(game) == 0:
+        return []
+    starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
+    top = np.repeat(np.maximum.reduceat(score, starts), np.diff(np.r_[starts, len(game)]))
+    lost = np.flatnonzero(rank != 1)
+    if len(lost) == 0:
+        return []
+    margin = (top - score)[lost]
+    loser = bot[lost]
+    order = np.lexsort((-margin, loser))  # by bot, widest first
+    by_bot, widest = loser[order], margin[order]
+    first = np.flatnonzero(np.r_[True, by_bot[1:] != by_bot[:-1]])
+    counts = np.diff(np.r_[first, len(by_bot)])
+    cut = np.zeros(int(bot.max()) + 1, dtype=np.int64)
+    cut[by_bot[first]] = widest[first + np.minimum(counts, keep) - 1]
+    chosen = lost[margin >= cut[loser]]
+    ids = store.game_ids_at(game[chosen].tolist())
+    ranked = sorted(
+        (int(bot[c]), -int(top[c] - score[c]), ids[int(game[c])], int(game[c]), int(seat[c]))
+        for c in chosen
+    )
+    out: list[tuple[str, int, int, int]] = []
+    taken: dict[int, int] = {}
+    for bot_id, negative, _, index, position in ranked:
+        if taken.get(bot_id, 0) < keep:
+            taken[bot_id] = taken.get(bot_id, 0) + 1
+            out.append((labels[bot_id], index, position, -negative))
+    return out
 
 
 def _flagged(store: Store) -> pd.DataFrame:
