@@ -13,6 +13,7 @@ Only finished games count: a scheduled game without a ``games`` row is still to 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,7 +139,12 @@ def store_path(outdir: Path) -> Path | str:
     return store_location(outdir)
 
 
-def load_results(outdir: Path) -> Results:
+RatedHook = Callable[[GameTable, list[str]], None]
+"""Called with the ratings' input and the entrants as soon as they are read, before the
+store's other tables (a report starts its bootstrap there)."""
+
+
+def load_results(outdir: Path, on_rated: RatedHook | None = None) -> Results:
     """Read a tournament folder's store. Raises ``StoreError`` (message for the user)."""
     outdir = Path(outdir)
     if not outdir.exists():
@@ -147,10 +153,10 @@ def load_results(outdir: Path) -> Results:
     if isinstance(path, Path) and not path.is_file():
         raise StoreError(f"{outdir}: no tournament store here ({STORE_NAME} is missing)")
     with Store(path, readonly=True) as store:  # its errors are StoreErrors
-        return _snapshot(store, outdir if outdir.is_dir() else outdir.parent)
+        return _snapshot(store, outdir if outdir.is_dir() else outdir.parent, on_rated)
 
 
-def _snapshot(store: Store, outdir: Path) -> Results:
+def _snapshot(store: Store, outdir: Path, on_rated: RatedHook | None = None) -> Results:
     with store.snapshot():  # one read transaction = one consistent snapshot (WAL)
         config_text = store.get_meta("config")
         fingerprint = store.fingerprint()
@@ -159,6 +165,9 @@ def _snapshot(store: Store, outdir: Path) -> Results:
         scheduled = store.expected_count()  # the whole schedule, not those handed out yet
         finished_index = _int_column(store.finished_index_chunks())
         rated, worst_losses = _seat_outcomes(store)
+        entrants = store.entrant_labels()
+        if on_rated is not None:
+            on_rated(rated, entrants)
         mean_duration, first_at, last_at = store.game_times()
         bot_totals = pd.DataFrame(
             store.bot_totals(), columns=["bot", *BOT_TOTAL_COLUMNS]
@@ -167,7 +176,7 @@ def _snapshot(store: Store, outdir: Path) -> Results:
             outdir=outdir,
             scheduled=scheduled,
             finished=len(finished_index),
-            bots=store.entrant_labels(),
+            bots=entrants,
             rated=rated,
             frontier=store.finished_frontier(),
             bot_totals=bot_totals.astype(
