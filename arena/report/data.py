@@ -12,6 +12,7 @@ Only finished games count: a scheduled game without a ``games`` row is still to 
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -92,6 +93,8 @@ class Results:
         default_factory=lambda: np.zeros(0, dtype=np.int64)
     )
     """Schedule positions of the finished games, ascending (8 bytes a game)."""
+    score_counts: dict[str, npt.NDArray[np.int64]] = field(default_factory=dict)
+    """Per bot label: rows (n_players, score, games) over its seats, sorted."""
     worst_losses: list[tuple[str, int, int, int]] = field(default_factory=list)
     """Each bot's ``LOSSES_KEPT`` finished games lost by the widest margin to the
     winner's score, widest first (ties by game id): (label, game_index, seat, margin),
@@ -116,15 +119,10 @@ class Results:
             }
 
     def bot_scores(self, bot: str) -> pd.DataFrame:
-        """One bot's final scores (``score``, ``n_players``; one row per game it played):
-        read from the store for that bot alone."""
-        with Store(self.store_path, readonly=True) as store:
-            counts = store.score_counts(bot)
-        n, score, games = (
-            (np.array(c, dtype=np.int64) for c in zip(*counts, strict=True))
-            if (counts)
-            else (np.zeros(0, dtype=np.int64),) * 3
-        )
+        """One bot's final scores (``score``, ``n_players``; one row per game it played),
+        from the snapshot's ``score_counts`` (as ``Store.score_counts`` counts them)."""
+        counts = self.score_counts.get(bot, np.zeros((0, 3), dtype=np.int64))
+        n, score, games = counts[:, 0], counts[:, 1], counts[:, 2]
         return pd.DataFrame({"score": np.repeat(score, games), "n_players": np.repeat(n, games)})
 
 
@@ -164,7 +162,7 @@ def _snapshot(store: Store, outdir: Path, on_rated: RatedHook | None = None) -> 
         ratings_state = store.ratings_state()
         scheduled = store.expected_count()  # the whole schedule, not those handed out yet
         finished_index = _int_column(store.finished_index_chunks())
-        rated, worst_losses = _seat_outcomes(store)
+        rated, worst_losses, score_counts = _seat_outcomes(store)
         entrants = store.entrant_labels()
         if on_rated is not None:
             on_rated(rated, entrants)
@@ -206,6 +204,7 @@ def _snapshot(store: Store, outdir: Path, on_rated: RatedHook | None = None) -> 
             ratings_state=ratings_state,
             finished_index=finished_index,
             worst_losses=worst_losses,
+            score_counts=score_counts,
         )
     return results
 
@@ -219,12 +218,15 @@ def _int_column(chunks: Any) -> npt.NDArray[np.int64]:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
-def _seat_outcomes(store: Store) -> tuple[GameTable, list[tuple[str, int, int, int]]]:
-    """The ratings' compact input and each bot's worst losses, from one scan of every
-    seat, read chunk by chunk into integer columns (no Python value kept per seat)."""
+def _seat_outcomes(
+    store: Store,
+) -> tuple[GameTable, list[tuple[str, int, int, int]], dict[str, npt.NDArray[np.int64]]]:
+    """The ratings' compact input, each bot's worst losses and score counts, from one
+    scan of every seat, read chunk by chunk into integer columns (no Python value kept
+    per seat)."""
     parts = [np.array(chunk, dtype=np.int64).reshape(-1, 5) for chunk in store.outcome_seats()]
     if not parts:
-        return GameTable.empty(), []
+        return GameTable.empty(), [], {}
     seats = np.concatenate(parts)
     del parts
     labels = {b.bot_id: b.label for b in store.bots()}
@@ -232,7 +234,40 @@ def _seat_outcomes(store: Store) -> tuple[GameTable, list[tuple[str, int, int, i
     del seats
     table = GameTable.from_seat_ids(game, seat, bot, rank, labels)
     losses = worst_losses(store, game, seat, bot, rank, score, labels, LOSSES_KEPT)
-    return table, losses
+    return table, losses, score_counts(game, bot, score, labels)
+
+
+def score_counts(
+    game: npt.NDArray[np.int64],
+    bot: npt.NDArray[np.int64],
+    score: npt.NDArray[np.int64],
+    labels: dict[int, str],
+) -> dict[str, npt.NDArray[np.int64]]:
+    """``Store.score_counts`` of every bot at once, from seat columns sorted by game
+    (a finished game's player count is its number of seats)."""
+    starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
+    sizes = np.diff(np.r_[starts, len(game)])
+    players = np.repeat(sizes, sizes)
+    by_label = np.array(sorted(set(labels.values())), dtype=object)
+    label_of = np.zeros(int(bot.max()) + 1, dtype=np.int64)
+    position = {name: i for i, name in enumerate(by_label)}
+    for bot_id, name in labels.items():
+        if bot_id < len(label_of):
+            label_of[bot_id] = position[name]
+    low = int(score.min())
+    span = int(score.max()) - low + 1
+    key = (label_of[bot] * (int(players.max()) + 1) + players) * span + (score - low)
+    keys, games = np.unique(key, return_counts=True)
+    score_of = keys % span + low
+    players_of = (keys // span) % (int(players.max()) + 1)
+    label_at = keys // span // (int(players.max()) + 1)
+    bounds = np.flatnonzero(np.r_[True, label_at[1:] != label_at[:-1], True])
+    return {
+        str(by_label[label_at[a]]): np.stack(
+            [players_of[a:b], score_of[a:b], games[a:b]], axis=1
+        ).astype(np.int64)
+        for a, b in itertools.pairwise(bounds.tolist())
+    }
 
 
 def worst_losses(

@@ -39,6 +39,10 @@ def test_worst_losses_and_ratings_input_equal_the_store_s_queries(tmp_path: Path
         assert results.worst_losses == store.worst_losses(keep=LOSSES_KEPT)
         labels = {b.bot_id: b.label for b in store.bots()}
         assert results.rated.digest() == _rated_the_old_way(store, labels)
+        for bot in bots:
+            assert results.score_counts[bot].tolist() == [
+                list(row) for row in store.score_counts(bot)
+            ]
     assert len(results.worst_losses) == LOSSES_KEPT * len(bots)
 
 
