@@ -162,7 +162,7 @@ def _snapshot(store: Store, outdir: Path, on_rated: RatedHook | None = None) -> 
         ratings_state = store.ratings_state()
         scheduled = store.expected_count()  # the whole schedule, not those handed out yet
         finished_index = _int_column(store.finished_index_chunks())
-        rated, worst_losses, score_counts = _seat_outcomes(store)
+        rated, worst_losses, score_counts, pairs = _seat_outcomes(store)
         entrants = store.entrant_labels()
         if on_rated is not None:
             on_rated(rated, entrants)
@@ -181,7 +181,9 @@ def _snapshot(store: Store, outdir: Path, on_rated: RatedHook | None = None) -> 
                 {c: "float64" for c in BOT_TOTAL_COLUMNS} | _ints("games", "wins", "forfeits")
             ),
             fault_totals=pd.DataFrame(store.fault_totals(), columns=["bot", "kind", "count"]),
-            pair_totals=pd.DataFrame(store.pair_totals(), columns=PAIR_TOTAL_COLUMNS),
+            pair_totals=pd.DataFrame(
+                store.pair_totals() if pairs is None else pairs, columns=PAIR_TOTAL_COLUMNS
+            ),
             seat_totals=pd.DataFrame(store.seat_totals(), columns=SEAT_TOTAL_COLUMNS),
             split_totals={
                 by: pd.DataFrame(store.split_totals(by), columns=[by, "bot", *SPLIT_TOTAL_COLUMNS])
@@ -218,15 +220,23 @@ def _int_column(chunks: Any) -> npt.NDArray[np.int64]:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
+PairRows = list[tuple[str, str, int, int, int, int]]
+
+
 def _seat_outcomes(
     store: Store,
-) -> tuple[GameTable, list[tuple[str, int, int, int]], dict[str, npt.NDArray[np.int64]]]:
-    """The ratings' compact input, each bot's worst losses and score counts, from one
-    scan of every seat, read chunk by chunk into integer columns (no Python value kept
-    per seat)."""
+) -> tuple[
+    GameTable,
+    list[tuple[str, int, int, int]],
+    dict[str, npt.NDArray[np.int64]],
+    PairRows | None,
+]:
+    """The ratings' compact input, each bot's worst losses, score counts and pair totals
+    (None: too many bots to count them here), from one scan of every seat, read chunk by
+    chunk into integer columns (no Python value kept per seat)."""
     parts = [np.array(chunk, dtype=np.int64).reshape(-1, 5) for chunk in store.outcome_seats()]
     if not parts:
-        return GameTable.empty(), [], {}
+        return GameTable.empty(), [], {}, []
     seats = np.concatenate(parts)
     del parts
     labels = {b.bot_id: b.label for b in store.bots()}
@@ -234,7 +244,52 @@ def _seat_outcomes(
     del seats
     table = GameTable.from_seat_ids(game, seat, bot, rank, labels)
     losses = worst_losses(store, game, seat, bot, rank, score, labels, LOSSES_KEPT)
-    return table, losses, score_counts(game, bot, score, labels)
+    counts = score_counts(game, bot, score, labels)
+    return table, losses, counts, pair_totals(game, bot, rank, labels)
+
+
+PAIR_BINS = 1 << 22
+"""Most (bot, opponent) cells counted in arrays (about 2,000 bots); beyond, the store's
+query counts the pairs."""
+
+
+def pair_totals(
+    game: npt.NDArray[np.int64],
+    bot: npt.NDArray[np.int64],
+    rank: npt.NDArray[np.int64],
+    labels: dict[int, str],
+) -> PairRows | None:
+    """``Store.pair_totals`` from seat columns sorted by game: every ordered pair of
+    seats of a game held by different bots, counted per (bot, opponent) with bincounts,
+    one pass per pair of seat positions; None when the bots are too many for that."""
+    ids, dense = np.unique(bot, return_inverse=True)
+    dense = dense.reshape(-1)
+    n = len(ids)
+    if n * n > PAIR_BINS:
+        return None
+    starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
+    sizes = np.diff(np.r_[starts, len(game)])
+    totals = np.zeros((4, n * n), dtype=np.int64)  # games, ahead, behind, ties
+    for size in np.unique(sizes).tolist():
+        first = starts[sizes == size]
+        for i in range(size):
+            for j in range(size):
+                if i == j:
+                    continue
+                a, b = dense[first + i], dense[first + j]
+                ra, rb = rank[first + i], rank[first + j]
+                other = a != b
+                cell = (a * n + b)[other]
+                ra, rb = ra[other], rb[other]
+                totals[0] += np.bincount(cell, minlength=n * n)
+                totals[1] += np.bincount(cell, weights=ra < rb, minlength=n * n).astype(np.int64)
+                totals[2] += np.bincount(cell, weights=ra > rb, minlength=n * n).astype(np.int64)
+                totals[3] += np.bincount(cell, weights=ra == rb, minlength=n * n).astype(np.int64)
+    rows: PairRows = []
+    for c in np.flatnonzero(totals[0]).tolist():
+        games, ahead, behind, ties = (int(v) for v in totals[:, c])
+        rows.append((labels[int(ids[c // n])], labels[int(ids[c % n])], games, ahead, behind, ties))
+    return rows
 
 
 def score_counts(

@@ -39,6 +39,9 @@ def test_worst_losses_and_ratings_input_equal_the_store_s_queries(tmp_path: Path
         assert results.worst_losses == store.worst_losses(keep=LOSSES_KEPT)
         labels = {b.bot_id: b.label for b in store.bots()}
         assert results.rated.digest() == _rated_the_old_way(store, labels)
+        assert sorted(results.pair_totals.itertuples(index=False, name=None)) == sorted(
+            store.pair_totals()
+        )
         for bot in bots:
             assert results.score_counts[bot].tolist() == [
                 list(row) for row in store.score_counts(bot)
@@ -52,3 +55,6 @@ def test_worst_losses_of_a_bench_store_equal_the_store_s_query(tmp_path: Path) -
     with Store(tmp_path / STORE_NAME, readonly=True) as store:
         assert results.worst_losses == store.worst_losses(keep=LOSSES_KEPT)
         assert results.worst_losses
+        assert sorted(results.pair_totals.itertuples(index=False, name=None)) == sorted(
+            store.pair_totals()
+        )
