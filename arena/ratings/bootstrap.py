@@ -43,7 +43,8 @@ LOW_PERCENTILE = 2.5
 HIGH_PERCENTILE = 97.5
 CACHE_VERSION = 2  # 2: columns by bot name
 CACHE_KEEP = 16  # cached results kept per folder (the newest)
-CHUNK_RESAMPLES = 20  # resamples rated per compiled call (a multiple of the CPU count)
+CHUNK_RESAMPLES = 10  # resamples rated per compiled call (a multiple of the CPU count;
+# 80 MB of index sets at a million games, held while the report loads the store)
 
 IntArray = npt.NDArray[np.int64]
 
