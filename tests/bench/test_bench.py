@@ -199,6 +199,12 @@ def test_bench_tournament_json_breaks_a_game_down_by_part() -> None:
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert len(data["runs"]) == 4 and all(r["games"] == 4 for r in data["runs"])
+    one, many = data["runs"][:2]  # the speed-up is printed with the load it was measured at
+    assert (
+        data["speedup_steady_persistent"] == many["steady_games_per_s"] / one["steady_games_per_s"]
+    )
+    assert data["load_average"] == [r["load_average"] for r in data["runs"]]
+    assert all(load >= 0 for load in data["load_average"])
     cost = data["game_cost"]
     assert cost["games"] == 3  # the first game, starting the bots, is left out
     parts = cost["parts_ms"]
