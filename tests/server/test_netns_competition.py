@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gzip
 import os
 import subprocess
 import time
@@ -249,7 +250,8 @@ def _stderr_by_host(office: Office, store: str) -> dict[str, str]:
                 found: dict[str, str] = {}
                 for worker, text in db.execute(sa.text(query)):
                     host = str(worker or "").split(":")[0]
-                    found[host] = found.get(host, "") + bytes(text).decode("utf-8", "replace")
+                    text = gzip.decompress(bytes(text)).decode("utf-8", "replace")  # as stored
+                    found[host] = found.get(host, "") + text
                 return found
         finally:
             engine.dispose()
