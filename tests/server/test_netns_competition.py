@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gzip
 import os
 import subprocess
 import time
@@ -36,6 +37,7 @@ from tests.tournament.test_netns_cluster import (  # noqa: E402
     HEAD,
     PORT,
     REPO,
+    STDERR_LINE,
     SUBNET,
     Cluster,
     Host,
@@ -236,6 +238,33 @@ def _games(office: Office, store: str) -> list[tuple[bool, str, str]]:
     return office.call(read)
 
 
+def _stderr_by_host(office: Office, store: str) -> dict[str, str]:
+    """The bots' stderr the competition store keeps, joined per host that played the game."""
+    import sqlalchemy as sa
+
+    def read() -> dict[str, str]:
+        engine = sa.create_engine(store)
+        query = "SELECT g.worker, s.text FROM stderr_logs s JOIN games g ON g.id = s.game_id"
+        try:
+            with engine.connect() as db:
+                found: dict[str, str] = {}
+                for worker, text in db.execute(sa.text(query)):
+                    host = str(worker or "").split(":")[0]
+                    text = gzip.decompress(bytes(text)).decode("utf-8", "replace")  # as stored
+                    found[host] = found.get(host, "") + text
+                return found
+        finally:
+            engine.dispose()
+
+    return office.call(read)
+
+
+def _greedy_writing_stderr() -> dict[str, str]:
+    """python-greedy's bot.py, writing a line to stderr as it starts (every game)."""
+    text = (REPO / "bots" / "python-greedy" / "bot.py").read_text()
+    return {"bot.py": text.replace("import sys\n", f"import sys\n\n{STDERR_LINE}\n", 1)}
+
+
 @pytest.fixture
 def office_of(cluster: Cluster) -> Iterator[Callable[[str], Office]]:  # noqa: F811
     made: list[Office] = []
@@ -275,7 +304,8 @@ def test_a_competition_across_namespace_hosts_plays_its_ladder_and_finals_on_the
     organiser = (root / "data" / "organiser.token").read_text().strip()
 
     for name in BOTS:
-        archive = pack_bot(REPO / "bots" / name)
+        extra = _greedy_writing_stderr() if name == "python-greedy" else None
+        archive = pack_bot(REPO / "bots" / name, extra=extra)
         files = {"archive": (f"{name}.tar.gz", archive, "application/gzip")}
         reply = office.post("/api/submissions", organiser, files=files)
         assert reply.status_code == 202, reply.text
@@ -319,6 +349,12 @@ def test_a_competition_across_namespace_hosts_plays_its_ladder_and_finals_on_the
     # Every game, ladder and finals, ran on a worker host: none on the web or db host.
     assert sum(finals_hosts.values()) == FINALS_GAMES
     assert set(finals_hosts) <= {"w1", "w2"} and set(ladder_hosts) <= {"w1", "w2"}
+    # Bot stderr written on the worker hosts reached the store, and the author's /me.
+    stderr = _stderr_by_host(office, store)
+    assert set(stderr) <= {"w1", "w2"}
+    assert any("python-greedy: started" in text for text in stderr.values()), stderr
+    own = office.get("/api/me", organiser)["games"]
+    assert any("python-greedy: started" in t for g in own for t in g["stderr"].values()), own
     print(
         f"\ncompetition across hosts: {time.monotonic() - started:.0f} s "
         f"(ladder's first {LADDER_GAMES} games {ladder_s:.0f} s, finals {finals_s:.0f} s); "

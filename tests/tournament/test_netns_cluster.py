@@ -82,6 +82,7 @@ HEAD = f"{SUBNET}.1"
 PORT = 6379
 START_TIMEOUT_S = 90
 RAY = str(Path(sys.executable).with_name("ray"))
+BWRAP_PATH = "/usr/bin/bwrap"
 
 
 def _unavailable(why: str) -> None:
@@ -93,7 +94,7 @@ def _unavailable(why: str) -> None:
 def _require() -> None:
     if os.geteuid() != 0:
         _unavailable("network namespaces need root")
-    for tool in ("ip", "unshare"):
+    for tool in ("ip", "unshare", "nsenter"):
         if shutil.which(tool) is None:
             _unavailable(f"`{tool}` is missing (apt-get install iproute2 util-linux)")
     try:
@@ -157,6 +158,9 @@ class Host:
     ray_dir: Path
     """Short (Ray's sockets live there: a Unix socket path has at most 107 bytes)."""
     proc: subprocess.Popen[bytes] | None = None
+    without_bwrap: bool = False
+    """A host without bubblewrap: its sandbox is weaker than ``strict`` (its mount
+    namespace shows /dev/null, not executable, at /usr/bin/bwrap: `bwrap not found`)."""
 
     def env(self, token: str) -> dict[str, str]:
         """What each host needs set: the cluster's token, and its own caches."""
@@ -176,10 +180,14 @@ class Host:
         return env
 
     def command(self, inner: list[str]) -> list[str]:
-        """``inner`` run as this host: its network, pid and UTS namespaces."""
+        """``inner`` run as this host: its network, pid, mount and UTS namespaces. Through
+        nsenter, not `ip netns exec`, which mounts a sysfs of its own over /sys and so
+        hides the cgroup tree a strict sandbox needs."""
         script = f'hostname {self.name} && exec "$@"'
+        if self.without_bwrap:
+            script = f"mount --bind /dev/null {BWRAP_PATH} && {script}"
         return [
-            "ip", "netns", "exec", self.ns,
+            "nsenter", f"--net=/run/netns/{self.ns}",
             "unshare", "--pid", "--fork", "--mount-proc", "--uts", "--kill-child",
             "sh", "-c", script, "host", *inner,
         ]  # fmt: skip
@@ -229,9 +237,10 @@ class Cluster:
         _ip("-n", host.ns, "route", "add", "default", "dev", "eth0")
         return host
 
-    def start_node(self, name: str, cpus: int) -> Host:
+    def start_node(self, name: str, cpus: int, *, without_bwrap: bool = False) -> Host:
         """Start Ray on host ``name`` (made now if new: a restart keeps the host)."""
         host = self.hosts.get(name) or self.add_host(name)
+        host.without_bwrap = without_bwrap
         log = (self.root / f"{name}.log").open("wb")
         env = {**host.env(self.token), **self.extra_env}
         host.proc = subprocess.Popen(
@@ -355,25 +364,29 @@ def _games_per_host(out: Path) -> Counter[str]:
 
 
 def _start_run(
-    cluster: Cluster, bots: list[Path], out: Path, seeds: int = SEEDS
+    cluster: Cluster, bots: list[Path], out: Path, seeds: int = SEEDS, *, weak: bool = False
 ) -> subprocess.Popen[bytes]:
-    """A head, two worker hosts, and the tournament on a driver host of its own."""
+    """A head, two worker hosts, and the tournament on a driver host of its own; with
+    ``weak``, a third worker host without bubblewrap and the tournament at ``--sandbox
+    strict``."""
     head = cluster.start_node("head", 0)  # the head only coordinates
     cluster.wait_started(head)
     workers = [cluster.start_node(name, 1) for name in ("w1", "w2")]
     cluster.add_host("driver")  # made now: the hosts keep their addresses on a restart
+    if weak:
+        workers.append(cluster.start_node("weak", 1, without_bwrap=True))
     for host in workers:
         cluster.wait_started(host)
-    return _drive(cluster, bots, out, seeds)
+    return _drive(cluster, bots, out, seeds, *(("--sandbox", "strict") if weak else ()))
 
 
 def _drive(
-    cluster: Cluster, bots: list[Path], out: Path, seeds: int = SEEDS
+    cluster: Cluster, bots: list[Path], out: Path, seeds: int = SEEDS, *extra: str
 ) -> subprocess.Popen[bytes]:
     """The driver host: a 0-CPU Ray node, then the tournament as the parent (store writer)."""
     driver = cluster.hosts.get("driver") or cluster.add_host("driver")
     join = " ".join(driver.ray_start(0)).replace("--block ", "")
-    ray = ("--executor", "ray", "--ray-address", f"{HEAD}:{PORT}")
+    ray = ("--executor", "ray", "--ray-address", f"{HEAD}:{PORT}", *extra)
     play = " ".join(_tournament(bots, out, *ray, seeds=seeds))
     driver.proc = subprocess.Popen(
         driver.command(["sh", "-c", f"{join} >/dev/null && exec {play}"]),
@@ -415,7 +428,7 @@ def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
     out = tmp_path / "ray"
-    run = _start_run(cluster, bots, out)
+    run = _start_run(cluster, bots, out, weak=True)
     w1, w2 = cluster.hosts["w1"], cluster.hosts["w2"]
 
     def wait_for(what: str, ready: Any, limit_s: float = 120) -> None:
@@ -451,6 +464,12 @@ def test_tournament_across_namespace_hosts_survives_a_killed_worker_host(
     assert all(games[game][1] in {"w2", "w3"} for game in in_flight_on_w1)
     per_host = Counter(host for _, host in games.values())
     assert set(per_host) <= {"w1", "w2", "w3"}  # every game ran on a worker host
+    # The host without bubblewrap was refused at the start-up check: it played no game,
+    # got no bundle, and the driver said why in one line.
+    assert "weak" not in per_host and not any((cluster.hosts["weak"].root / "bundles").iterdir())
+    refusals = [line for line in output.decode().splitlines() if "refused" in line]
+    assert len(refusals) == 1, output.decode()[-3000:]
+    assert "node weak (10.77.0.5" in refusals[0] and "bubblewrap (bwrap not found" in refusals[0]
     assert per_host["w2"] > 0 and per_host["w3"] > 0
     # Bots travelled as bundles and were built on each host that played, in its own cache.
     for name in per_host:
