@@ -107,7 +107,8 @@ def print_game_cost(cost: GameCost, console: Console) -> None:
 def print_bench_tournament(runs: list[TournamentBench], n_bots: int, console: Console) -> None:
     """The four runs' games/s and the speed-ups between them."""
     table = Table(title=f"{runs[0].games} games of {n_bots} bots, 2 players")
-    for col in ("run", "seconds", "games/s overall", "games/s steady", "load before"):
+    # Short headers: the table fits an 80-column terminal (steady: after start-up).
+    for col in ("run", "seconds", "games/s", "steady/s", "load"):
         table.add_column(col, justify="right")
     for r in runs:
         table.add_row(
