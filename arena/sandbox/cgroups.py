@@ -16,6 +16,7 @@ import contextlib
 import functools
 import itertools
 import os
+import secrets
 import signal
 import subprocess
 import time
@@ -281,8 +282,14 @@ def _pid_namespace() -> str:
 
 
 def _child_name(tag: str) -> str:
-    """``<tag>-<pid>-<n>-<pid namespace>``: whose it is, for :func:`sweep_stale`."""
-    return f"{tag}-{os.getpid()}-{next(_counter)}-{_pid_namespace()}"
+    """``<tag>-<pid>-<n>-<pid namespace>x<run token>``: whose it is, for :func:`sweep_stale`."""
+    return f"{tag}-{os.getpid()}-{next(_counter)}-{_pid_namespace()}x{_RUN_TOKEN}"
+
+
+_RUN_TOKEN = secrets.token_hex(4)
+"""Set apart this process's cgroups from a dead namespace's: a namespace's inode and
+its small pids are reused, and a cgroup left by an earlier one (never swept: not ours)
+once had this very name (seen in CI: "File exists" at a bot's start)."""
 
 
 def probe() -> Support:
@@ -597,7 +604,7 @@ def sweep_stale(support: Support) -> int:
             parts = d.name.split("-")
             if len(parts) not in (3, 4) or not parts[1].isdigit() or not d.is_dir():
                 continue
-            if len(parts) == 4 and parts[3] != _pid_namespace():
+            if len(parts) == 4 and parts[3].split("x")[0] != _pid_namespace():
                 continue
             if Path(f"/proc/{parts[1]}").exists():
                 continue
