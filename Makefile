@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 # the server extra (FastAPI, SQLAlchemy, ...) is part of the default set-up.
 EXTRAS ?= dev,server
 
-.PHONY: setup demo test test-fast lint clean
+.PHONY: setup demo test test-fast lint clean engine-compiled
 
 # Without Debian's python3-venv (no ensurepip), the venv is made without pip and the
 # system pip installs pip into it.
@@ -38,5 +38,11 @@ lint: setup
 	$(BIN)/ruff format --check arena tests
 	$(BIN)/mypy
 
+# Optional: the rules engine compiled with mypyc (needs a C compiler and the Python headers);
+# arena.engine loads it when present and current, the pure-Python engine otherwise.
+engine-compiled: setup
+	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS),fast]'
+	$(BIN)/python -m arena.engine.build_compiled
+
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache arena/engine/_compiled

@@ -9,14 +9,22 @@ same policy as the one that played the seat, so skill is real: the greedy player
 Every stored record is a real, verifiable game of its size, with faults (a bot that sends
 malformed replies and is forfeited, with its last message and stderr) and per-decision
 stderr (a chatty bot), as a tournament leaves them.
+
+Beyond the first :data:`BASE_GAMES`, game ``i`` is game ``i % BASE_GAMES`` again (same
+deal, bots, moves and rows) under its own position and game id: what lets
+``arena.bench.report`` grow a store to a million games by copying rows in SQL
+(:func:`copy_games`) in minutes instead of storing each game through the store API.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from arena.engine import Game, Variant
 from arena.engine.tables import FLOOR, AnyMove, Move
@@ -31,6 +39,8 @@ POLICIES = ("greedy", "random", "chatty", "faulty")
 """Players of the pool: ``greedy`` fills pattern lines and avoids the floor; ``random``;
 ``chatty`` plays at random and writes a line of stderr at every decision; ``faulty``
 plays at random but sends a malformed reply in one game out of three (forfeited)."""
+BASE_GAMES = 10_000
+"""Distinct stored games (pool game and seating); later positions repeat them in turn."""
 PLACEHOLDER = "seat-{}-player"
 """The name a pool game's seat plays under, replaced by a real bot name when stored."""
 
@@ -122,22 +132,33 @@ def bot_names(bots: int) -> dict[str, list[str]]:
     return {p: [f"{p}-{i:02d}" for i in range(per)] for p in POLICIES}
 
 
+def game_id_of(n_players: int, variant: str, index: int) -> str:
+    """The id a stored game gets at schedule position ``index`` (one owner: the SQL copy
+    in :func:`copy_games` builds the same text)."""
+    return f"{n_players}p-{variant}-g{index:06d}"
+
+
 def stored_games(
-    pool: Sequence[PoolGame], start: int, stop: int, bots: int, seed: int = 1
+    pool: Sequence[PoolGame],
+    start: int,
+    stop: int,
+    bots: int,
+    seed: int = 1,
+    base: int = BASE_GAMES,
 ) -> Iterator[tuple[ScheduledGame, GameResult]]:
     """Games ``start`` to ``stop`` of a store filled from ``pool`` (the same games for the
-    same arguments, whatever the sizes asked before)."""
+    same arguments, whatever the sizes asked before); from ``base`` on, game ``i`` is game
+    ``i % base`` again under its own position and id."""
     names = bot_names(bots)
     for index in range(start, stop):
-        rng = random.Random(f"{seed}:{index}")
+        rng = random.Random(f"{seed}:{index % base}")
         game = pool[rng.randrange(len(pool))]
         seated: list[str] = []
         for policy in game.policies:
             seated.append(rng.choice([b for b in names[policy] if b not in seated]))
-        game_id = f"{len(seated)}p-{game.variant}-g{index:06d}"
         scheduled = ScheduledGame(
             game_index=index,
-            game_id=game_id,
+            game_id=game_id_of(len(seated), game.variant, index),
             n_players=len(seated),
             variant=game.variant,
             seed_index=index // 8,
@@ -162,3 +183,66 @@ def _renamed(result: GameResult, index: int, seated: list[str]) -> GameResult:
         faults=tuple(replace(f, bot=seated[f.seat]) for f in result.faults),
         announced=tuple(Announcement(name, "bench", "1.0") for name in seated),
     )
+
+
+COPIED_TABLES = ("schedule", "lineup", "games", "seats", "faults", "replays")
+"""The per-game tables of a tournament store (``arena.store.tournament.SCHEMA``), in the
+order their foreign keys need."""
+DEFERRED_INDEXES = ("lineup_bot", "seats_bot", "faults_game")
+"""Secondary indexes dropped while copying and built again after (one sort each, not a
+b-tree insert per row)."""
+
+
+def copy_games(store_file: Path, start: int, stop: int, base: int = BASE_GAMES) -> None:
+    """Store games ``start`` to ``stop`` (``start >= base``, every game below ``start``
+    stored) as :func:`stored_games` defines them, by copying the rows of game ``i % base``
+    in SQL: every column as stored, but the position, the game id (from the position),
+    the deal's ``seed_index`` and ``finished_at`` (the time of the copy). One transaction;
+    the store must not be open for writing elsewhere."""
+    if start < base:
+        raise ValueError(f"copies start at the base ({base}), not {start}")
+    db = sqlite3.connect(store_file, isolation_level=None)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        schemas = {
+            name: sql
+            for name, sql in db.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+            )
+            if name in DEFERRED_INDEXES
+        }
+        for name in schemas:
+            db.execute(f"DROP INDEX {name}")
+        columns = {
+            table: [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+            for table in COPIED_TABLES
+        }
+        computed = {
+            "game_index": "game_index + :off",
+            "game_id": "n_players || 'p-' || variant || '-g' || printf('%06d', game_index + :off)",
+            "seed_index": "(game_index + :off) / 8",
+            "finished_at": ":now",
+        }
+        first = start
+        while first < stop:  # one pass per repetition of the base games
+            off = first - first % base
+            lo, hi = first - off, min(stop, off + base) - off
+            first = off + hi
+            params = {"off": off, "lo": lo, "hi": hi, "now": time.time()}
+            for table in COPIED_TABLES:
+                names = columns[table]
+                values = ", ".join(computed.get(c, c) for c in names)
+                db.execute(
+                    f"INSERT INTO {table} ({', '.join(names)}) SELECT {values} FROM {table} "
+                    "WHERE game_index >= :lo AND game_index < :hi ORDER BY game_index, rowid",
+                    params,
+                )
+        for sql in schemas.values():
+            db.execute(sql)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    finally:
+        db.close()

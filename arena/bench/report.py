@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arena.bench.realgames import PoolGame, play_pool, stored_games
+from arena.bench.realgames import BASE_GAMES, PoolGame, copy_games, play_pool, stored_games
 from arena.store.tournament import STORE_NAME, Store
 
 if TYPE_CHECKING:
@@ -72,6 +72,8 @@ class ReportRun:
 POOL_GAMES = 2_000
 """Distinct real games played for the stores (each stored game is one of them, under its
 own game id and bots)."""
+COPY_STEP = 100_000
+"""Games copied per transaction when a store grows past its base."""
 DRAWN_UP_TO = 5_000
 """Sizes up to this are also timed with the games stored without replay frames."""
 
@@ -79,24 +81,54 @@ DRAWN_UP_TO = 5_000
 class GrowingStore:
     """A tournament folder whose store grows to each size asked (games appended, stored
     ratings advanced), from a pool of real games; ``frames=False`` stores them as a store
-    from before replay frames were stored."""
+    from before replay frames were stored. The first ``base`` games go through the store
+    API as a tournament worker stores them; later ones are copies of those rows made in
+    SQL (:func:`arena.bench.realgames.copy_games`), ``COPY_STEP`` games a transaction."""
 
-    def __init__(self, outdir: Path, pool: Sequence[PoolGame], bots: int, *, frames: bool):
+    def __init__(
+        self,
+        outdir: Path,
+        pool: Sequence[PoolGame],
+        bots: int,
+        *,
+        frames: bool,
+        base: int = BASE_GAMES,
+    ):
         self.outdir, self.pool, self.bots, self.frames = outdir, pool, bots, frames
+        self.base = base
         self.games = 0
 
     def grow(self, games: int) -> None:
-        from arena.tournament.ledger import RatingLedger
+        stored = min(games, self.base)
+        if stored > self.games:
+            self._store(self.games, stored)
+        for start in range(max(self.games, self.base), games, COPY_STEP):
+            copy_games(self.outdir / STORE_NAME, start, min(games, start + COPY_STEP), self.base)
+            self._advance_ratings()
+        self.games = max(self.games, games)
 
+    def _store(self, start: int, stop: int) -> None:
         with Store(self.outdir / STORE_NAME) as store:
-            step = 2_000
-            for start in range(self.games, games, step):
-                batch = list(stored_games(self.pool, start, min(games, start + step), self.bots))
+            for first in range(start, stop, 2_000):
+                batch = list(
+                    stored_games(
+                        self.pool, first, min(stop, first + 2_000), self.bots, base=self.base
+                    )
+                )
                 store.schedule_games([scheduled for scheduled, _ in batch])
                 for _, result in batch:
                     store.add_result(result if self.frames else replace(result, replay_json=None))
-            RatingLedger(store).advance()  # as a tournament leaves its store
-        self.games = max(self.games, games)
+        self._advance_ratings()
+
+    def _advance_ratings(self) -> None:
+        """The stored ratings, as a tournament leaves its store (rated by the compiled
+        kernel here: bit for bit the ledger's own, a million games in seconds)."""
+        from arena.tournament.ledger import RatingLedger
+
+        with Store(self.outdir / STORE_NAME) as store:
+            ledger = RatingLedger(store)
+            ledger.state.compiled = True
+            ledger.advance()
 
 
 def time_report(

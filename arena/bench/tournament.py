@@ -29,6 +29,9 @@ class TournamentBench:
     steady_games_per_s: float
     """Between the workers' first results and the last one: play without start-up
     (pool, bot processes) and shutdown."""
+    load_average: float
+    """The machine's 1-minute load average as the run started: a speed-up is only as
+    good as the cores the other processes left (2 cores here, shared)."""
 
     @property
     def games_per_s(self) -> float:
@@ -64,18 +67,24 @@ def bench_tournament(bots: list[Path], seeds: int = 30) -> tuple[list[Tournament
             def stamp(_: Progress, stamps: list[float] = stamps) -> None:
                 stamps.append(time.perf_counter())
 
+            load = os.getloadavg()[0]
             start = time.perf_counter()
             progress = run_tournament(config, on_progress=stamp)
             seconds = time.perf_counter() - start
             first = min(workers, len(stamps) - 2)
             steady = (len(stamps) - 1 - first) / (stamps[-1] - stamps[first])
-            out.append(TournamentBench(label, workers, persistent, progress.done, seconds, steady))
+            out.append(
+                TournamentBench(label, workers, persistent, progress.done, seconds, steady, load)
+            )
     return out, measure_game_cost(bots, seeds)
 
 
 def bench_tournament_json(runs: list[TournamentBench], cost: GameCost) -> dict[str, object]:
+    one, many = runs[0], runs[1]
     return {
         "runs": [asdict(r) | {"games_per_s": r.games_per_s} for r in runs],
+        "speedup_steady_persistent": many.steady_games_per_s / one.steady_games_per_s,
+        "load_average": [r.load_average for r in runs],
         "game_cost": cost.as_json(),
     }
 
@@ -98,11 +107,16 @@ def print_game_cost(cost: GameCost, console: Console) -> None:
 def print_bench_tournament(runs: list[TournamentBench], n_bots: int, console: Console) -> None:
     """The four runs' games/s and the speed-ups between them."""
     table = Table(title=f"{runs[0].games} games of {n_bots} bots, 2 players")
-    for col in ("run", "seconds", "games/s overall", "games/s steady"):
+    # Short headers: the table fits an 80-column terminal (steady: after start-up).
+    for col in ("run", "seconds", "games/s", "steady/s", "load"):
         table.add_column(col, justify="right")
     for r in runs:
         table.add_row(
-            r.label, f"{r.seconds:.2f}", f"{r.games_per_s:.1f}", f"{r.steady_games_per_s:.1f}"
+            r.label,
+            f"{r.seconds:.2f}",
+            f"{r.games_per_s:.1f}",
+            f"{r.steady_games_per_s:.1f}",
+            f"{r.load_average:.1f}",
         )
     console.print(table)
     one, many, one_fresh, many_fresh = runs
@@ -115,7 +129,9 @@ def print_bench_tournament(runs: list[TournamentBench], n_bots: int, console: Co
         f"{ratio(many.steady_games_per_s, one.steady_games_per_s)} persistent, "
         f"{ratio(many_fresh.steady_games_per_s, one_fresh.steady_games_per_s)} per-game; "
         f"overall: {ratio(many.games_per_s, one.games_per_s)} / "
-        f"{ratio(many_fresh.games_per_s, one_fresh.games_per_s)} (target ≥ 1.7x on 2 cores)"
+        f"{ratio(many_fresh.games_per_s, one_fresh.games_per_s)} (target ≥ 1.7x on 2 cores; "
+        f"load average {one.load_average:.1f} and {many.load_average:.1f} before the two runs, "
+        f"on {os.cpu_count() or 1} cores)"
     )
     console.print(
         "persistent vs per-game processes: "

@@ -44,13 +44,24 @@ def _engine(bench: Sub) -> None:
     b.add_argument("--repeats", type=int, default=5, help="repeats; the median is shown")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--json", action="store_true", help="print one JSON document instead")
+    b.add_argument(
+        "--baseline-comp90054",
+        type=Path,
+        metavar="FOLDER",
+        help="your copy of the COMP90054 Azul framework (the folder holding Azul/azul_model.py): "
+        "its 2-player games are timed in the same run, interleaved with the engine's",
+    )
     b.set_defaults(bench_run=run_engine)
 
 
 def run_engine(args: argparse.Namespace) -> int:
+    from arena.bench.engine import BaselineError
     from arena.bench.engine import run as bench_engine
 
-    return bench_engine(args.games, args.repeats, args.seed, args.json)
+    try:
+        return bench_engine(args.games, args.repeats, args.seed, args.json, args.baseline_comp90054)
+    except BaselineError as error:
+        raise UserError(str(error)) from None
 
 
 def _protocol(bench: Sub) -> None:

@@ -1,4 +1,5 @@
-"""``arena doctor``: which sandbox layers this machine has, and where builds are cached."""
+"""``arena doctor``: which sandbox layers this machine has, where builds are cached, and which
+rules engine build runs."""
 
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Detect each sandbox layer (bubblewrap, seccomp, separate uid, rlimits, cgroups, "
             "process group) and print it as on/off with the reason; also where built bots "
-            "are cached. Exit status 1 if `--sandbox strict` would refuse to run."
+            "are cached, and which rules engine runs (the compiled build or the pure-Python "
+            "one, and why). Exit status 1 if `--sandbox strict` would refuse to run."
         ),
     )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from arena.engine import ENGINE_BUILD
     from arena.play.build import describe_cache
     from arena.sandbox import detect_layers
 
@@ -31,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
         mark = "[green]on [/green]" if layer.on else "[red]off[/red]"
         console.print(f"{mark} {layer.name:<14} {layer.reason}")
     console.print(f"\n{escape(describe_cache())}")
+    console.print(f"Rules engine: {escape(ENGINE_BUILD)}")
     missing = [layer.name for layer in layers if not layer.on]
     if missing:
         console.print(

@@ -302,6 +302,14 @@ class Phases:
         """Why an upload (or a registration) is refused now; None while open."""
         return self.view().closed_reason
 
+    def challenges_refusal(self) -> str | None:
+        """Why a challenge is refused now: once submissions close the finals have the
+        machine, unless the ladder keeps going after the deadline (``ladder = "always"``)."""
+        if self.config is not None and self.config.ladder == "always":
+            return None
+        closed = self.view().closed_reason
+        return None if closed is None else f"challenges ended when {closed}"
+
     def ladder_allowed(self) -> bool:
         """Whether the continuous ladder may start new games now."""
         if self.config is None or self.config.ladder == "always":

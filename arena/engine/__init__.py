@@ -12,14 +12,20 @@ Bot authors can use it to simulate::
 The core (``Game``, moves, tables) needs only the standard library, so it can be
 copied into a bot folder and run on a bare ``/usr/bin/python3``; the pydantic models
 (observation, record, replay) are imported on first use.
+
+``make engine-compiled`` builds ``game.py`` with mypyc (optional, ~1.8x faster); it is loaded
+when present and built from the current sources, the pure-Python modules otherwise, and
+``ARENA_PURE_ENGINE=1`` forces them. :data:`ENGINE_BUILD` says which engine runs and why.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.engine.game import Board, Breakdown, Deal, Game, IllegalDeal, IllegalMove
 from arena.engine.tables import (
     CENTRE,
     COLOURS,
@@ -33,6 +39,58 @@ from arena.engine.tables import (
     Place,
     Variant,
 )
+
+COMPILED_DIR = Path(__file__).resolve().parent / "_compiled"
+"""Where ``make engine-compiled`` puts the mypyc build of the engine's hot modules."""
+COMPILED_MODULES = ("game",)
+"""The modules compiled (``tables`` is data built once at import: nothing to gain)."""
+
+
+def source_digest() -> str:
+    """What a compiled build must have been built from: the sources it compiles and reads."""
+    from hashlib import sha256
+
+    digest = sha256()
+    for name in (*COMPILED_MODULES, "tables"):
+        digest.update((Path(__file__).parent / f"{name}.py").read_bytes())
+    return digest.hexdigest()
+
+
+def _compiled_build_usable() -> str | None:
+    """Why the compiled build is not used, or None when it may be (it is then on ``__path__``).
+
+    Only a build of the current sources counts: a stale one could play different games.
+    """
+    if os.environ.get("ARENA_PURE_ENGINE", "") not in ("", "0"):
+        return "ARENA_PURE_ENGINE is set"
+    try:
+        built_from = (COMPILED_DIR / "SOURCE").read_text().strip()
+    except OSError:
+        return "no compiled build (make engine-compiled builds one)"
+    if built_from != source_digest():
+        return "the compiled build is stale: rebuild it (make engine-compiled)"
+    __path__.insert(0, str(COMPILED_DIR))
+    return None
+
+
+_not_compiled = _compiled_build_usable()
+try:
+    from arena.engine.game import Board, Breakdown, Deal, Game, IllegalDeal, IllegalMove
+except ImportError as error:  # a build for another Python, or a broken one: the pure engine
+    if str(COMPILED_DIR) not in __path__:
+        raise
+    __path__.remove(str(COMPILED_DIR))
+    for _name in [m for m in sys.modules if m.startswith("arena.engine.game")]:
+        del sys.modules[_name]
+    _not_compiled = f"the compiled build does not load ({error})"
+    from arena.engine.game import Board, Breakdown, Deal, Game, IllegalDeal, IllegalMove
+
+COMPILED = not (sys.modules["arena.engine.game"].__file__ or "").endswith(".py")
+"""Whether the rules run from the mypyc build (else the pure-Python modules, the fallback)."""
+if not COMPILED and _not_compiled is None:
+    _not_compiled = "no compiled module for this Python"
+ENGINE_BUILD = "compiled (mypyc)" if COMPILED else f"pure Python: {_not_compiled}"
+"""Which engine runs, for ``arena doctor`` and ``arena bench engine``."""
 
 if TYPE_CHECKING:
     from arena.engine.observation import Observation, PlayerView
@@ -60,6 +118,8 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CENTRE",
     "COLOURS",
+    "COMPILED",
+    "ENGINE_BUILD",
     "FLOOR",
     "LETTERS",
     "MARKER",

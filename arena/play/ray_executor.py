@@ -10,13 +10,17 @@ game delivered twice is stored once. At most ``2 x cluster CPUs`` batches are in
 
 Bots travel as content-addressed bundles (:mod:`arena.play.bundles`); every node
 checks its sandbox (``arena doctor``'s layer detection) before its first game and
-refuses work when it is weaker than the tournament's ``sandbox`` setting.
+refuses work when it is weaker than the tournament's ``sandbox`` setting: the parent
+logs one line naming it and the missing layers, sends it no further batch (a Ray label
+selector leaves its node id out), and plays the run on the other nodes; only when no
+node can give the sandbox does the run stop.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import os
 import tempfile
 from collections import deque
@@ -29,9 +33,12 @@ from arena.errors import ArenaError
 from arena.play.bundles import build_on_node, pack
 from arena.play.executors import POLL_S
 from arena.play.job import GameJob, GameResult
-from arena.play.worker import WorkerState, run_job, tag_failure
+from arena.play.worker import STDERR_TAIL_BYTES, WorkerState, run_job, tag_failure
 from arena.referee.manifest import Built
 from arena.sandbox import DEFAULT_LEVEL, Level
+from arena.textsafe import visible
+
+log = logging.getLogger(__name__)
 
 MAX_BATCH = 200
 MAX_ATTEMPTS = 3
@@ -43,7 +50,22 @@ class RayUnavailable(ArenaError):
 
 
 class NodeRefused(ArenaError):
-    """A node's sandbox is weaker than the tournament asks for."""
+    """A node's sandbox is weaker than the tournament asks for (``node_id``: its Ray
+    node, so the parent can keep batches off it)."""
+
+    def __init__(self, message: str, *, node_id: str = "") -> None:
+        super().__init__(message)
+        self.node_id = node_id
+
+
+NODE_ID_LABEL = "ray.io/node-id"
+"""The label Ray gives every node: its id (what the batches' label selector excludes)."""
+
+
+def layers_off_line(node: str, layers: Sequence[tuple[str, bool, str]]) -> str:
+    """The one line that says why ``node`` is refused: each layer off and why."""
+    off = "; ".join(f"{name} ({why})" for name, on, why in layers if not on)
+    return f"node {visible(node)}: sandbox layers off: {off}"
 
 
 class ClusterLost(ArenaError):
@@ -70,20 +92,22 @@ def node_check(level: Level) -> None:
     """Refuse work (once per worker process) when this node cannot give ``level``."""
     if level is not Level.STRICT or _NODE.get("checked"):
         return
-    from arena.sandbox import SandboxUnavailable, check_level
+    from arena.sandbox import SandboxUnavailable, check_level, layers
 
+    found = layers.detect_layers()
     try:
-        check_level(level)
-    except SandboxUnavailable as exc:
-        raise NodeRefused(f"node {os.uname().nodename}: {exc}") from None
+        check_level(level, found)
+    except SandboxUnavailable:
+        off = [(x.name, x.on, x.reason) for x in found]
+        raise NodeRefused(layers_off_line(os.uname().nodename, off)) from None
     _NODE["checked"] = True
 
 
 def node_doctor() -> tuple[str, list[tuple[str, bool, str]]]:
     """``arena doctor``'s layer detection on this node: (node name, [(layer, on, why)])."""
-    from arena.sandbox import detect_layers
+    from arena.sandbox import layers
 
-    return os.uname().nodename, [(x.name, x.on, x.reason) for x in detect_layers()]
+    return os.uname().nodename, [(x.name, x.on, x.reason) for x in layers.detect_layers()]
 
 
 def play_batch(items: list[NodeJob], bundles: dict[str, Any]) -> Any:
@@ -93,7 +117,11 @@ def play_batch(items: list[NodeJob], bundles: dict[str, Any]) -> Any:
     import ray
 
     first = items[0].job
-    node_check(first.settings.sandbox)
+    try:
+        node_check(first.settings.sandbox)
+    except NodeRefused as exc:
+        exc.node_id = ray.get_runtime_context().get_node_id()
+        raise
     built: dict[str, Built] = _NODE.setdefault("built", {})
     log_dir = Path(tempfile.gettempdir()) / "azul-arena-node-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -110,13 +138,43 @@ def play_batch(items: list[NodeJob], bundles: dict[str, Any]) -> Any:
                 bots.append(built[digest])
             job = dataclasses.replace(item.job, bots=tuple(bots), log_dir=log_dir)
             try:
-                yield run_job(state, job)
+                result = run_job(state, job)
             except Exception as exc:
                 tag_failure(exc, job)
                 raise
+            if not job.collect_stderr:
+                result = dataclasses.replace(result, stderr=_new_stderr(state, job))
+            yield result
     finally:
         state.close()  # no bot outlives its batch (Ray may kill idle workers)
         _NODE.pop("state", None)
+
+
+def _new_stderr(state: WorkerState, job: GameJob) -> tuple[tuple[int, str], ...]:
+    """What each seat's (persistent) bot wrote to its node log since the last game this
+    worker process played: sent back with the result, so the logs reach the parent's
+    log folder instead of staying on the node."""
+    read: dict[Path, tuple[int, int]] = _NODE.setdefault("stderr_read", {})
+    """Per log: (its inode, bytes already sent); a restarted bot rotates its log, so a
+    new inode starts from 0."""
+    found = []
+    for seat, bot in enumerate(job.bots):
+        path = state.stderr_log(job, bot)
+        try:
+            with path.open("rb") as log:
+                inode = os.fstat(log.fileno()).st_ino
+                end = log.seek(0, 2)
+                seen_inode, sent = read.get(path, (inode, 0))
+                start = min(sent, end) if seen_inode == inode else 0
+                start = max(start, end - STDERR_TAIL_BYTES)
+                log.seek(start)
+                text = log.read(end - start)
+        except OSError:
+            continue
+        read[path] = (inode, end)
+        if text:
+            found.append((seat, text.decode("utf-8", "replace")))
+    return tuple(found)
 
 
 # ---------------------------------------------------------------- in the parent
@@ -172,7 +230,10 @@ class RayExecutor:
         self._bundle_refs: dict[str, Any] = {}
         for bot in bots:
             self._digest(bot)
-        self._remote = ray.remote(num_cpus=1, max_retries=0)(play_batch)
+        self._play = ray.remote(num_cpus=1, max_retries=0)(play_batch)
+        self._remote = self._play
+        self.refused: dict[str, str] = {}
+        """Ray node id -> why it was refused (it gets no batch)."""
         self.batch_seconds = batch_seconds
         self.batch_size = 2
         self._mean_s: float | None = None
@@ -206,33 +267,61 @@ class RayExecutor:
             for n in nodes
         ]
         found: dict[str, list[tuple[str, bool, str]]] = {}
+        weak: dict[str, str] = {}
         for n, ref in zip(nodes, refs, strict=True):
             try:
                 name, layers = ray.get(ref)
             except rx.RayError:
                 self.nodes_gone += 1
                 continue
-            found[f"{name} ({n['NodeManagerAddress']}, node {n['NodeID'][:8]})"] = layers
+            node = f"{name} ({n['NodeManagerAddress']}, node {n['NodeID'][:8]})"
+            found[node] = layers
+            if level is Level.STRICT and not all(on for _, on, _ in layers):
+                weak[n["NodeID"]] = layers_off_line(node, layers)
+                self.cpus = max(1, self.cpus - int(n["Resources"].get("CPU", 0)))
         if not found:
             self.close()
             raise RayUnavailable(
                 "no node of the Ray cluster with CPUs answered its sandbox check "
                 f"({len(nodes)} listed); check the cluster with `ray status`"
             )
-        weak = {node: [x for x in layers if not x[1]] for node, layers in found.items()}
-        weak = {node: off for node, off in weak.items() if off}
-        if level is Level.STRICT and weak:
-            lines = [
-                f"node {node}: sandbox layers off: "
-                + "; ".join(f"{name} ({why})" for name, _, why in off)
-                for node, off in weak.items()
-            ]
+        if len(weak) == len(found):
             self.close()
             raise NodeRefused(
-                "sandbox = 'strict' but these Ray nodes cannot give every layer "
-                "(run `arena doctor` on them):\n" + "\n".join(lines)
+                "sandbox = 'strict' but no Ray node can give every layer "
+                "(run `arena doctor` on them):\n" + "\n".join(weak.values())
             )
+        for node_id, why in weak.items():
+            self._refuse(node_id, why)
         return found
+
+    def _refuse(self, node_id: str, why: str) -> None:
+        """Send ``node_id`` no further batch (logged once, with why)."""
+        if node_id in self.refused:
+            return
+        self.refused[node_id] = why
+        log.warning("Ray %s: refused, it plays no game (sandbox = 'strict')", why)
+        self._remote = self._play.options(
+            label_selector={NODE_ID_LABEL: "!in(" + ",".join(self.refused) + ")"}
+        )
+
+    def _refused_batch(self, batch: _Batch, exc: NodeRefused) -> None:
+        """A node that joined after the start-up check refused a batch: its games go back
+        to the queue (no attempt counted) for the nodes that can give the sandbox."""
+        self._refuse(exc.node_id, str(exc))
+        self._queue.extendleft(reversed(batch.items.values()))
+        able = [
+            n
+            for n in self._ray.nodes()
+            if n.get("Alive")
+            and n["Resources"].get("CPU", 0) > 0
+            and n["NodeID"] not in self.refused
+        ]
+        if not able:
+            raise NodeRefused(
+                "sandbox = 'strict' but no Ray node left can give every layer "
+                "(run `arena doctor` on them):\n" + "\n".join(self.refused.values())
+            )
 
     @property
     def workers(self) -> int:
@@ -295,6 +384,9 @@ class RayExecutor:
         except rx.RayTaskError as exc:
             self._batches.remove(batch)
             cause = getattr(exc, "cause", None)
+            if isinstance(cause, NodeRefused) and cause.node_id:
+                self._refused_batch(batch, cause)
+                return
             if isinstance(cause, ArenaError):
                 raise cause from None
             raise ClusterLost(

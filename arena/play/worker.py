@@ -77,7 +77,7 @@ class WorkerState:
                 toolchains=job.settings.toolchains,
                 python_env=job.settings.python_env,
             ),
-            stderr_log=self.log_dir(job) / f"{bot.spec.name}.w{self.worker_id}.stderr.log",
+            stderr_log=self.stderr_log(job, bot),
             persistent=job.persistent,
         )
         self.seats[key] = (seated, slot)
@@ -86,6 +86,10 @@ class WorkerState:
     def log_dir(self, job: GameJob) -> Path:
         """Where a seat's stderr log goes: the job's folder, or one of its game's own."""
         return job.log_dir / job.game.game_id if job.collect_stderr else job.log_dir
+
+    def stderr_log(self, job: GameJob, bot: Built) -> Path:
+        """The file a seat of ``bot`` in ``job`` writes its stderr to."""
+        return self.log_dir(job) / f"{bot.spec.name}.w{self.worker_id}.stderr.log"
 
     def close(self) -> None:
         for bot, _ in self.seats.values():

@@ -24,7 +24,9 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -39,9 +41,10 @@ DEFAULT_RESAMPLES = 100
 DEFAULT_SEED = 20240607
 LOW_PERCENTILE = 2.5
 HIGH_PERCENTILE = 97.5
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: columns by bot name
 CACHE_KEEP = 16  # cached results kept per folder (the newest)
-CHUNK_RESAMPLES = 20  # resamples rated per compiled call (a multiple of the CPU count)
+CHUNK_RESAMPLES = 10  # resamples rated per compiled call (a multiple of the CPU count;
+# 80 MB of index sets at a million games, held while the report loads the store)
 
 IntArray = npt.NDArray[np.int64]
 
@@ -155,19 +158,91 @@ def bootstrap_ranks(
     missing = set(table.names) - set(bots)
     if missing:
         raise ValueError(f"bots missing from the bot list: {sorted(missing)}")
+    canonical = sorted(set(bots))
+    started = _take_prefetched(cache_key(table, canonical, params, resamples, seed))
+    if started is not None:
+        ranks = started.result()
+    else:
+        ranks = _sorted_ranks(table, canonical, params, resamples, seed, workers, cache_dir)
+    # A bot's ranks do not depend on the order of the columns (ties go by name).
+    column = {bot: i for i, bot in enumerate(canonical)}
+    return ranks[:, [column[bot] for bot in bots]]
+
+
+_KERNEL_LOCK = threading.Lock()
+
+
+def _sorted_ranks(
+    table: GameTable,
+    bots: list[str],
+    params: TrueSkillParams,
+    resamples: int,
+    seed: int,
+    workers: int | None,
+    cache_dir: Path | None,
+) -> IntArray:
+    """``bootstrap_ranks`` with ``bots`` sorted (the columns cached on disk)."""
     key = cache_key(table, bots, params, resamples, seed)
     cached = _read_cache(cache_dir, key, (resamples, len(bots)))
     if cached is not None:
         return cached
-    # Blocks of resamples keep the index sets small (8 bytes x games x block).
-    out = np.concatenate(
-        [
-            ranks_of(table, bots, params, index_sets, threads=workers)
-            for index_sets in resample_chunks(len(table), resamples, seed, CHUNK_RESAMPLES)
-        ]
-    )
+    # Blocks of resamples keep the index sets small (8 bytes x games x block). One
+    # bootstrap at a time: numba's workqueue pool (its fallback without OpenMP or TBB)
+    # aborts the process when two threads launch parallel kernels at once (a prefetch
+    # and a caller's bootstrap of other games).
+    with _KERNEL_LOCK:
+        out = np.concatenate(
+            [
+                ranks_of(table, bots, params, index_sets, threads=workers)
+                for index_sets in resample_chunks(len(table), resamples, seed, CHUNK_RESAMPLES)
+            ]
+        )
     _write_cache(cache_dir, key, out)
     return out
+
+
+_PREFETCHED: dict[str, Future[IntArray]] = {}
+_PREFETCH_LOCK = threading.Lock()
+
+
+def prefetch(
+    games: GameTable,
+    bots: Sequence[str],
+    *,
+    params: TrueSkillParams = DEFAULT_PARAMS,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    cache_dir: Path | None = None,
+) -> None:
+    """Start ``bootstrap_ranks`` of ``games`` in a background thread, so the resamples
+    are rated while the caller goes on (a report reads its store's other tables
+    meanwhile: SQLite and the compiled kernel both let go of the GIL). A later
+    ``bootstrap_ranks`` of the same games and parameters, with the same bots in any
+    order, waits for this result instead of starting over; the result is the same."""
+    if resamples <= 0 or len(games) == 0 or not set(games.names) <= set(bots):
+        return
+    canonical = sorted(set(bots))
+    key = cache_key(games, canonical, params, resamples, seed)
+    future: Future[IntArray] = Future()
+    with _PREFETCH_LOCK:
+        if key in _PREFETCHED:
+            return
+        _PREFETCHED[key] = future
+
+    def run() -> None:
+        try:
+            future.set_result(
+                _sorted_ranks(games, canonical, params, resamples, seed, None, cache_dir)
+            )
+        except BaseException as exc:  # handed to the caller that waits for it
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="bootstrap-prefetch", daemon=True).start()
+
+
+def _take_prefetched(key: str) -> Future[IntArray] | None:
+    with _PREFETCH_LOCK:
+        return _PREFETCHED.pop(key, None)
 
 
 def cache_key(

@@ -63,7 +63,9 @@ def _jit(parallel: bool = False) -> Callable[[Any], Any]:
     def wrap(f: Any) -> Any:
         if numba is None:  # pragma: no cover
             return f
-        return numba.njit(cache=True, parallel=parallel, error_model="numpy")(f)
+        # nogil: a bootstrap started early (``bootstrap.prefetch``) runs while the
+        # caller's thread goes on reading the store.
+        return numba.njit(cache=True, parallel=parallel, error_model="numpy", nogil=True)(f)
 
     return wrap
 

@@ -7,7 +7,7 @@ console and exit status 2.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from rich.console import Console
@@ -22,6 +22,9 @@ from arena.report.site import BotPlots, write_site
 from arena.report.standings import DEFAULT_RANKING, RankingChoice
 from arena.report.terminal import fault_groups_table, leaderboard_table
 from arena.store.tournament import StoreError
+
+if TYPE_CHECKING:
+    from arena.ratings import GameTable
 
 EXIT_OK = 0
 EXIT_WRITE_FAILED = 1
@@ -39,9 +42,19 @@ def make_report(
 ) -> Report:
     """Load and build (raises ``StoreError`` for a missing or unusable store), continuing
     from the ratings the tournament stored as its games finished."""
+    from arena.ratings.bootstrap import prefetch
     from arena.ratings.incremental import IncrementalRatings, StateError
+    from arena.report.build import RATINGS_CACHE
 
-    results = load_results(Path(outdir))
+    outdir = Path(outdir)
+    folder = outdir if outdir.is_dir() else outdir.parent
+
+    def start_bootstrap(rated: GameTable, entrants: list[str]) -> None:
+        # The resamples are rated while the store's other tables are read.
+        everyone = sorted(set(entrants) | set(rated.names))
+        prefetch(rated, everyone, resamples=bootstrap, seed=seed, cache_dir=folder / RATINGS_CACHE)
+
+    results = load_results(outdir, on_rated=start_bootstrap)
     state = None
     if results.ratings_state:
         try:

@@ -12,7 +12,9 @@ Only finished games count: a scheduled game without a ``games`` row is still to 
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,8 @@ SPLIT_TOTAL_COLUMNS = ["games", "wins", "score_sum"]
 FAULT_LOG_COLUMNS = ["game_index", "game_id", "bot", "seat", "kind", "round", "forfeit", "message"]
 FLAGGED_COLUMNS = ["game_index", "game_id", "decisions", "think_mean_ms", "cpu_mean_ms", "seats"]
 SPLITS = ("variant", "n_players")
+LOSSES_KEPT = 8
+"""Each bot's widest losses a snapshot keeps (the site's bot pages show them)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,12 @@ class Results:
         default_factory=lambda: np.zeros(0, dtype=np.int64)
     )
     """Schedule positions of the finished games, ascending (8 bytes a game)."""
+    score_counts: dict[str, npt.NDArray[np.int64]] = field(default_factory=dict)
+    """Per bot label: rows (n_players, score, games) over its seats, sorted."""
+    worst_losses: list[tuple[str, int, int, int]] = field(default_factory=list)
+    """Each bot's ``LOSSES_KEPT`` finished games lost by the widest margin to the
+    winner's score, widest first (ties by game id): (label, game_index, seat, margin),
+    bots in the store's order; equal to ``Store.worst_losses``."""
 
     @property
     def complete(self) -> bool:
@@ -109,15 +119,10 @@ class Results:
             }
 
     def bot_scores(self, bot: str) -> pd.DataFrame:
-        """One bot's final scores (``score``, ``n_players``; one row per game it played):
-        read from the store for that bot alone."""
-        with Store(self.store_path, readonly=True) as store:
-            counts = store.score_counts(bot)
-        n, score, games = (
-            (np.array(c, dtype=np.int64) for c in zip(*counts, strict=True))
-            if (counts)
-            else (np.zeros(0, dtype=np.int64),) * 3
-        )
+        """One bot's final scores (``score``, ``n_players``; one row per game it played),
+        from the snapshot's ``score_counts`` (as ``Store.score_counts`` counts them)."""
+        counts = self.score_counts.get(bot, np.zeros((0, 3), dtype=np.int64))
+        n, score, games = counts[:, 0], counts[:, 1], counts[:, 2]
         return pd.DataFrame({"score": np.repeat(score, games), "n_players": np.repeat(n, games)})
 
 
@@ -132,7 +137,12 @@ def store_path(outdir: Path) -> Path | str:
     return store_location(outdir)
 
 
-def load_results(outdir: Path) -> Results:
+RatedHook = Callable[[GameTable, list[str]], None]
+"""Called with the ratings' input and the entrants as soon as they are read, before the
+store's other tables (a report starts its bootstrap there)."""
+
+
+def load_results(outdir: Path, on_rated: RatedHook | None = None) -> Results:
     """Read a tournament folder's store. Raises ``StoreError`` (message for the user)."""
     outdir = Path(outdir)
     if not outdir.exists():
@@ -141,10 +151,10 @@ def load_results(outdir: Path) -> Results:
     if isinstance(path, Path) and not path.is_file():
         raise StoreError(f"{outdir}: no tournament store here ({STORE_NAME} is missing)")
     with Store(path, readonly=True) as store:  # its errors are StoreErrors
-        return _snapshot(store, outdir if outdir.is_dir() else outdir.parent)
+        return _snapshot(store, outdir if outdir.is_dir() else outdir.parent, on_rated)
 
 
-def _snapshot(store: Store, outdir: Path) -> Results:
+def _snapshot(store: Store, outdir: Path, on_rated: RatedHook | None = None) -> Results:
     with store.snapshot():  # one read transaction = one consistent snapshot (WAL)
         config_text = store.get_meta("config")
         fingerprint = store.fingerprint()
@@ -152,7 +162,10 @@ def _snapshot(store: Store, outdir: Path) -> Results:
         ratings_state = store.ratings_state()
         scheduled = store.expected_count()  # the whole schedule, not those handed out yet
         finished_index = _int_column(store.finished_index_chunks())
-        rated = _rated(store)
+        rated, worst_losses, score_counts, pairs = _seat_outcomes(store)
+        entrants = store.entrant_labels()
+        if on_rated is not None:
+            on_rated(rated, entrants)
         mean_duration, first_at, last_at = store.game_times()
         bot_totals = pd.DataFrame(
             store.bot_totals(), columns=["bot", *BOT_TOTAL_COLUMNS]
@@ -161,14 +174,16 @@ def _snapshot(store: Store, outdir: Path) -> Results:
             outdir=outdir,
             scheduled=scheduled,
             finished=len(finished_index),
-            bots=store.entrant_labels(),
+            bots=entrants,
             rated=rated,
             frontier=store.finished_frontier(),
             bot_totals=bot_totals.astype(
                 {c: "float64" for c in BOT_TOTAL_COLUMNS} | _ints("games", "wins", "forfeits")
             ),
             fault_totals=pd.DataFrame(store.fault_totals(), columns=["bot", "kind", "count"]),
-            pair_totals=pd.DataFrame(store.pair_totals(), columns=PAIR_TOTAL_COLUMNS),
+            pair_totals=pd.DataFrame(
+                store.pair_totals() if pairs is None else pairs, columns=PAIR_TOTAL_COLUMNS
+            ),
             seat_totals=pd.DataFrame(store.seat_totals(), columns=SEAT_TOTAL_COLUMNS),
             split_totals={
                 by: pd.DataFrame(store.split_totals(by), columns=[by, "bot", *SPLIT_TOTAL_COLUMNS])
@@ -190,6 +205,8 @@ def _snapshot(store: Store, outdir: Path) -> Results:
             versions=versions,
             ratings_state=ratings_state,
             finished_index=finished_index,
+            worst_losses=worst_losses,
+            score_counts=score_counts,
         )
     return results
 
@@ -203,15 +220,152 @@ def _int_column(chunks: Any) -> npt.NDArray[np.int64]:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
-def _rated(store: Store) -> GameTable:
-    """The ratings' compact input, built chunk by chunk from (game, seat, bot id, rank)."""
-    parts = [np.array(chunk, dtype=np.int64) for chunk in store.rating_seats()]
+PairRows = list[tuple[str, str, int, int, int, int]]
+
+
+def _seat_outcomes(
+    store: Store,
+) -> tuple[
+    GameTable,
+    list[tuple[str, int, int, int]],
+    dict[str, npt.NDArray[np.int64]],
+    PairRows | None,
+]:
+    """The ratings' compact input, each bot's worst losses, score counts and pair totals
+    (None: too many bots to count them here), from one scan of every seat, read chunk by
+    chunk into integer columns (no Python value kept per seat)."""
+    parts = [np.array(chunk, dtype=np.int64).reshape(-1, 5) for chunk in store.outcome_seats()]
     if not parts:
-        return GameTable.empty()
+        return GameTable.empty(), [], {}, []
     seats = np.concatenate(parts)
     del parts
     labels = {b.bot_id: b.label for b in store.bots()}
-    return GameTable.from_seat_ids(seats[:, 0], seats[:, 1], seats[:, 2], seats[:, 3], labels)
+    game, seat, bot, rank, score = (np.ascontiguousarray(seats[:, i]) for i in range(5))
+    del seats
+    table = GameTable.from_seat_ids(game, seat, bot, rank, labels)
+    losses = worst_losses(store, game, seat, bot, rank, score, labels, LOSSES_KEPT)
+    counts = score_counts(game, bot, score, labels)
+    return table, losses, counts, pair_totals(game, bot, rank, labels)
+
+
+PAIR_BINS = 1 << 22
+"""Most (bot, opponent) cells counted in arrays (about 2,000 bots); beyond, the store's
+query counts the pairs."""
+
+
+def pair_totals(
+    game: npt.NDArray[np.int64],
+    bot: npt.NDArray[np.int64],
+    rank: npt.NDArray[np.int64],
+    labels: dict[int, str],
+) -> PairRows | None:
+    """``Store.pair_totals`` from seat columns sorted by game: every ordered pair of
+    seats of a game held by different bots, counted per (bot, opponent) with bincounts,
+    one pass per pair of seat positions; None when the bots are too many for that."""
+    ids, dense = np.unique(bot, return_inverse=True)
+    dense = dense.reshape(-1)
+    n = len(ids)
+    if n * n > PAIR_BINS:
+        return None
+    starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
+    sizes = np.diff(np.r_[starts, len(game)])
+    totals = np.zeros((4, n * n), dtype=np.int64)  # games, ahead, behind, ties
+    for size in np.unique(sizes).tolist():
+        first = starts[sizes == size]
+        for i in range(size):
+            for j in range(size):
+                if i == j:
+                    continue
+                a, b = dense[first + i], dense[first + j]
+                ra, rb = rank[first + i], rank[first + j]
+                other = a != b
+                cell = (a * n + b)[other]
+                ra, rb = ra[other], rb[other]
+                totals[0] += np.bincount(cell, minlength=n * n)
+                totals[1] += np.bincount(cell, weights=ra < rb, minlength=n * n).astype(np.int64)
+                totals[2] += np.bincount(cell, weights=ra > rb, minlength=n * n).astype(np.int64)
+                totals[3] += np.bincount(cell, weights=ra == rb, minlength=n * n).astype(np.int64)
+    rows: PairRows = []
+    for c in np.flatnonzero(totals[0]).tolist():
+        games, ahead, behind, ties = (int(v) for v in totals[:, c])
+        rows.append((labels[int(ids[c // n])], labels[int(ids[c % n])], games, ahead, behind, ties))
+    return rows
+
+
+def score_counts(
+    game: npt.NDArray[np.int64],
+    bot: npt.NDArray[np.int64],
+    score: npt.NDArray[np.int64],
+    labels: dict[int, str],
+) -> dict[str, npt.NDArray[np.int64]]:
+    """``Store.score_counts`` of every bot at once, from seat columns sorted by game
+    (a finished game's player count is its number of seats)."""
+    starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
+    sizes = np.diff(np.r_[starts, len(game)])
+    players = np.repeat(sizes, sizes)
+    by_label = np.array(sorted(set(labels.values())), dtype=object)
+    label_of = np.zeros(int(bot.max()) + 1, dtype=np.int64)
+    position = {name: i for i, name in enumerate(by_label)}
+    for bot_id, name in labels.items():
+        if bot_id < len(label_of):
+            label_of[bot_id] = position[name]
+    low = int(score.min())
+    span = int(score.max()) - low + 1
+    key = (label_of[bot] * (int(players.max()) + 1) + players) * span + (score - low)
+    keys, games = np.unique(key, return_counts=True)
+    score_of = keys % span + low
+    players_of = (keys // span) % (int(players.max()) + 1)
+    label_at = keys // span // (int(players.max()) + 1)
+    bounds = np.flatnonzero(np.r_[True, label_at[1:] != label_at[:-1], True])
+    return {
+        str(by_label[label_at[a]]): np.stack(
+            [players_of[a:b], score_of[a:b], games[a:b]], axis=1
+        ).astype(np.int64)
+        for a, b in itertools.pairwise(bounds.tolist())
+    }
+
+
+def worst_losses(
+    store: Store,
+    game: npt.NDArray[np.int64],
+    seat: npt.NDArray[np.int64],
+    bot: npt.NDArray[np.int64],
+    rank: npt.NDArray[np.int64],
+    score: npt.NDArray[np.int64],
+    labels: dict[int, str],
+    keep: int,
+) -> list[tuple[str, int, int, int]]:
+    """``Store.worst_losses(keep)`` from seat columns sorted by game: the margins and a
+    cut per bot vectorised, so only the few losses at or above a bot's cut (its
+    ``keep``-th widest margin) are looked up by game id and sorted in Python."""
+    if keep <= 0 or len(game) == 0:
+        return []
+    starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
+    top = np.repeat(np.maximum.reduceat(score, starts), np.diff(np.r_[starts, len(game)]))
+    lost = np.flatnonzero(rank != 1)
+    if len(lost) == 0:
+        return []
+    margin = (top - score)[lost]
+    loser = bot[lost]
+    order = np.lexsort((-margin, loser))  # by bot, widest first
+    by_bot, widest = loser[order], margin[order]
+    first = np.flatnonzero(np.r_[True, by_bot[1:] != by_bot[:-1]])
+    counts = np.diff(np.r_[first, len(by_bot)])
+    cut = np.zeros(int(bot.max()) + 1, dtype=np.int64)
+    cut[by_bot[first]] = widest[first + np.minimum(counts, keep) - 1]
+    chosen = lost[margin >= cut[loser]]
+    ids = store.game_ids_at(game[chosen].tolist())
+    ranked = sorted(
+        (int(bot[c]), -int(top[c] - score[c]), ids[int(game[c])], int(game[c]), int(seat[c]))
+        for c in chosen
+    )
+    out: list[tuple[str, int, int, int]] = []
+    taken: dict[int, int] = {}
+    for bot_id, negative, _, index, position in ranked:
+        if taken.get(bot_id, 0) < keep:
+            taken[bot_id] = taken.get(bot_id, 0) + 1
+            out.append((labels[bot_id], index, position, -negative))
+    return out
 
 
 def _flagged(store: Store) -> pd.DataFrame:

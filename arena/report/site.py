@@ -43,6 +43,7 @@ from pydantic import ValidationError
 from arena.engine import GameRecord, ReplayError
 from arena.referee.clock import TimeControl
 from arena.report.build import Report
+from arena.report.data import LOSSES_KEPT
 from arena.report.files import _write_text, report_dir
 from arena.report.format import MISSING, leaderboard_display, pairs_display
 from arena.report.plots import BotFigures, rating_history_svg, thin
@@ -61,7 +62,7 @@ BLOCK = 50
 """Games per replay page: one file per game cost more to create (~0.3 ms of system time
 each here) than the game's data to write."""
 
-WORST_LOSSES = 8
+WORST_LOSSES = LOSSES_KEPT
 LISTED_GAMES = 10_000
 """The games pages list the last this many finished games (and the faulted ones below):
 a million games would be hundreds of MB of HTML; any game is one ``arena view`` away."""
@@ -214,7 +215,7 @@ def _games(
         first_listed = int(finished[-LISTED_GAMES]) if len(finished) > LISTED_GAMES else 0
         faulted_at = store.recent_indices(REPLAYED_FAULTED, faulted=True)
         game_faults, groups, examples = _fault_groups(store, min([first_listed, *faulted_at]))
-        lost = store.worst_losses(WORST_LOSSES)
+        lost = _first_per_bot(report.results.worst_losses, WORST_LOSSES)
         replayed = set(int(i) for i in finished[-REPLAYED_RECENT:]) | set(faulted_at)
         replayed |= {index for _, index, _, _ in lost} | {index for _, index, _ in examples}
         recent = _rows(store.game_listing(start=first_listed), game_faults, replayed)
@@ -251,6 +252,19 @@ def _games(
         problems += block_problems
     _remove_old_pages(folder, {folder / "replays" / name for name in blocks})
     return listing, groups, written, kept, problems
+
+
+def _first_per_bot(
+    losses: list[tuple[str, int, int, int]], keep: int
+) -> list[tuple[str, int, int, int]]:
+    """The first ``keep`` of each bot's losses (the snapshot keeps ``LOSSES_KEPT``)."""
+    taken: dict[str, int] = {}
+    out = []
+    for loss in losses:
+        taken[loss[0]] = taken.get(loss[0], 0) + 1
+        if taken[loss[0]] <= keep:
+            out.append(loss)
+    return out
 
 
 def _rows(

@@ -13,8 +13,10 @@ offers ``cgroup.kill``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
+import secrets
 import signal
 import subprocess
 import time
@@ -268,6 +270,28 @@ def _join_test(procs_files: list[Path]) -> list[bool]:
     return [i < len(out) and out[i] == "y" for i in range(len(procs_files))]
 
 
+@functools.cache
+def _pid_namespace() -> str:
+    """This process's pid namespace (its inode): the pids a cgroup name holds mean
+    something only there. Several hosts of one machine (containers, the namespace test
+    cluster) share one cgroup tree but not their process lists."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
+
+
+def _child_name(tag: str) -> str:
+    """``<tag>-<pid>-<n>-<pid namespace>x<run token>``: whose it is, for :func:`sweep_stale`."""
+    return f"{tag}-{os.getpid()}-{next(_counter)}-{_pid_namespace()}x{_RUN_TOKEN}"
+
+
+_RUN_TOKEN = secrets.token_hex(4)
+"""Set apart this process's cgroups from a dead namespace's: a namespace's inode and
+its small pids are reused, and a cgroup left by an earlier one (never swept: not ours)
+once had this very name (seen in CI: "File exists" at a bot's start)."""
+
+
 def probe() -> Support:
     """Find out which hierarchies we can create, limit, join and kill through."""
     problems: list[str] = []
@@ -283,7 +307,7 @@ def probe() -> Support:
         if h.version == 1 and not h.controllers & {"memory", "pids", "cpu", "cpuacct", "freezer"}:
             continue
         try:
-            d = _make_child(h, f"probe-{os.getpid()}-{next(_counter)}")
+            d = _make_child(h, _child_name("probe"))
         except OSError as exc:
             denied.setdefault(exc.strerror or "error", []).append(h.mount.name)
             continue
@@ -383,7 +407,7 @@ class BotCgroup:
     def create(cls, support: Support, limits: Limits, tag: str = "bot") -> BotCgroup:
         """Make a fresh cgroup per usable hierarchy and write the limits into it."""
         cg = cls(support)
-        name = f"{tag}-{os.getpid()}-{next(_counter)}"
+        name = _child_name(tag)
         roles = {
             "memory": support.memory,
             "pids": support.pids,
@@ -556,8 +580,11 @@ class BotCgroup:
 def sweep_stale(support: Support) -> int:
     """Clean up after arena processes that died without cleaning up (e.g. SIGKILL).
 
-    A cgroup named ``*-<pid>-<n>`` whose creator pid is gone is orphaned: whatever still
-    runs in it is killed and the directory removed.  Returns how many were removed.
+    A cgroup named ``*-<pid>-<n>[-<pid namespace>]`` of this pid namespace (or of none, as
+    older versions named them) whose creator pid is gone is orphaned: whatever still runs
+    in it is killed and the directory removed. Another pid namespace's is left alone: its
+    creator's pid cannot be looked up from here (a live arena on another host of the
+    same machine would lose its bots). Returns how many were removed.
     """
     removed = 0
     # Every mounted hierarchy, not only those bots use: the start-up probe makes a
@@ -575,7 +602,9 @@ def sweep_stale(support: Support) -> int:
             continue
         for d in entries:
             parts = d.name.split("-")
-            if len(parts) != 3 or not parts[1].isdigit() or not d.is_dir():
+            if len(parts) not in (3, 4) or not parts[1].isdigit() or not d.is_dir():
+                continue
+            if len(parts) == 4 and parts[3].split("x")[0] != _pid_namespace():
                 continue
             if Path(f"/proc/{parts[1]}").exists():
                 continue

@@ -221,7 +221,11 @@ def check_disk_quota(state: AppState, author: Author, archive_bytes: int) -> Non
 
 
 def start_challenge(state: AppState, author: Author, body: ChallengeRequest) -> GameRow:
-    """An unrated game the author asked for, within the hourly limit (else RateLimited)."""
+    """An unrated game the author asked for, within the hourly limit (else RateLimited),
+    while challenges are open (else AuthError 403 with the reason)."""
+    refusal = state.phases.challenges_refusal()
+    if refusal is not None:
+        raise AuthError(403, refusal)
     store = state.store
     since = datetime.now(UTC) - timedelta(seconds=WINDOW_SECONDS)
     wait = state.challenges.take(author.id, already=store.challenges_since(author.id, since))

@@ -214,6 +214,7 @@ def router(state: AppState) -> APIRouter:
             opponents=opponents,
             own_active=own_active,
             kept=kept_version,
+            challenges_closed=state.phases.challenges_refusal(),
         )
 
     @pages.get("/login")

@@ -1446,6 +1446,28 @@ class Store:
             "SELECT game_index, seat, bot_id, rank FROM seats ORDER BY game_index, seat", chunk
         )
 
+    def outcome_seats(self, chunk: int = 50_000) -> Iterator[list[tuple[int, int, int, int, int]]]:
+        """(game_index, seat, bot_id, rank, score) of every seat of a finished game, in
+        schedule order, in lists of ``chunk`` rows: the one scan of every seat the report
+        makes (its ratings and each bot's worst losses are computed from these columns)."""
+        return self._chunks(
+            "SELECT game_index, seat, bot_id, rank, score FROM seats ORDER BY game_index, seat",
+            chunk,
+        )
+
+    def game_ids_at(self, indices: Iterable[int], chunk: int = 10_000) -> dict[int, str]:
+        """The game id at each of ``indices`` (scheduled ones), by schedule position."""
+        wanted = sorted({int(i) for i in indices})
+        stmt = sa.text(
+            "SELECT game_index, game_id FROM schedule WHERE game_index IN :ids"
+        ).bindparams(sa.bindparam("ids", expanding=True))
+        out: dict[int, str] = {}
+        with self._read() as conn:
+            for start in range(0, len(wanted), chunk):
+                rows = conn.execute(stmt, {"ids": wanted[start : start + chunk]}).all()
+                out.update((int(i), str(g)) for i, g in rows)
+        return out
+
     def finished_frontier(self) -> int | None:
         """The highest scheduled index up to which every scheduled game has finished (None
         if the first is still to play): how far stored ratings can safely advance."""

@@ -9,6 +9,7 @@ lives in the store and is streamed, tallies are aggregated in SQL.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import deque
 from collections.abc import Callable
@@ -426,6 +427,7 @@ def run_tournament(
                 in_flight -= 1
                 if not store.add_result(result):
                     continue  # delivered twice: stored once
+                _save_stderr(log_dir, result)
                 ledger.tick()
                 names = [s.bot for s in result.seats]
                 scheduler.finished(
@@ -445,6 +447,18 @@ def run_tournament(
         return progress
     finally:
         store.close()
+
+
+def _save_stderr(log_dir: Path, result: GameResult) -> None:
+    """Stderr a remote executor sent back with a game: appended to the bot's log for the
+    host that played it (a local worker writes its logs here itself, and sends none)."""
+    host = result.worker.split(":")[0] or "node"
+    for seat, text in result.stderr:
+        bot = result.seats[seat].bot
+        # A full disk loses a log, never the game (it is stored).
+        path = log_dir / f"{bot}.{host}.stderr.log"
+        with contextlib.suppress(OSError), path.open("a", encoding="utf-8") as log:
+            log.write(text)
 
 
 def _all_handed_out(store: Store, done: int) -> int:

@@ -47,6 +47,91 @@ def test_bench_engine_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(data["copy"]) == {"copy_us", "copy_legal_apply_us"}
 
 
+FAKE_COMP90054_MODEL = """
+class AzulGameRule:
+    \"\"\"The 2021 framework's runner API, a game of 30 actions: a round starts every 10.\"\"\"
+
+    def __init__(self, num_of_agent):
+        self.num_of_agent = num_of_agent
+        self.current_agent_index = num_of_agent
+        self.current_game_state = [0]
+
+    def getLegalActions(self, state, agent_id):
+        if agent_id == self.num_of_agent:
+            return ["STARTROUND"]
+        return [(1, agent_id, tile) for tile in range(5)]
+
+    def update(self, action):
+        self.current_game_state[0] += 1
+        played = self.current_game_state[0]
+        self.current_agent_index = self.num_of_agent if played % 10 == 0 else played % 2
+
+    def gameEnds(self):
+        return self.current_game_state[0] >= 30
+"""
+
+
+def _fake_comp90054(folder: Path) -> Path:
+    (folder / "Azul").mkdir(parents=True)
+    (folder / "Azul" / "__init__.py").write_text("")
+    (folder / "Azul" / "azul_model.py").write_text(FAKE_COMP90054_MODEL)
+    return folder
+
+
+def _arena(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "arena.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+
+
+def test_bench_engine_times_a_comp90054_folder_in_the_same_run(tmp_path: Path) -> None:
+    """As a user runs it: their framework copy's 2-player games are played (its round actions
+    not counted as moves) and the engine's speed is reported against them."""
+    folder = _fake_comp90054(tmp_path / "framework")
+    done = _arena(
+        "bench", "engine", "--games", "20", "--repeats", "1", "--json",
+        "--baseline-comp90054", str(folder),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["comp90054"] == str(folder)
+    assert data["engine_build"].startswith(("compiled", "pure Python"))
+    same = data["same_run"]
+    assert same["comp90054_games"] == 2 and same["comp90054_us_per_game"] > 0
+    assert same["vs_comp90054"] == pytest.approx(
+        same["comp90054_us_per_game"] / same["us_per_game"]
+    )
+    assert same["pure_vs_comp90054"] > 0
+
+
+def test_comp90054_playouts_count_only_the_players_moves(tmp_path: Path) -> None:
+    from arena.bench.engine import comp90054_playouts, load_comp90054
+
+    model = load_comp90054(_fake_comp90054(tmp_path / "framework"))
+    _, moves = comp90054_playouts(model, games=3, seed=1)
+    assert moves == 3 * 27  # 30 actions a game, of which 3 start a round
+
+
+@pytest.mark.parametrize("layout", ["missing", "empty", "no runner API"])
+def test_bench_engine_refuses_a_folder_that_is_not_the_framework(
+    tmp_path: Path, layout: str
+) -> None:
+    folder = tmp_path / "framework"
+    if layout != "missing":
+        (folder / "Azul").mkdir(parents=True)
+    if layout == "no runner API":
+        (folder / "Azul" / "azul_model.py").write_text("class AzulGameRule:\n    pass\n")
+    done = _arena("bench", "engine", "--games", "2", "--baseline-comp90054", str(folder))
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    message = done.stderr.strip()
+    assert len(message.splitlines()) == 1 and str(folder) in message
+
+
 @pytest.mark.slow
 def test_bench_protocol_json_judges_the_referee_against_a_floor_in_both_placements() -> None:
     """As a user runs it: the old figures, plus the pipe floor per placement with a
@@ -114,6 +199,12 @@ def test_bench_tournament_json_breaks_a_game_down_by_part() -> None:
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert len(data["runs"]) == 4 and all(r["games"] == 4 for r in data["runs"])
+    one, many = data["runs"][:2]  # the speed-up is printed with the load it was measured at
+    assert (
+        data["speedup_steady_persistent"] == many["steady_games_per_s"] / one["steady_games_per_s"]
+    )
+    assert data["load_average"] == [r["load_average"] for r in data["runs"]]
+    assert all(load >= 0 for load in data["load_average"])
     cost = data["game_cost"]
     assert cost["games"] == 3  # the first game, starting the bots, is left out
     parts = cost["parts_ms"]

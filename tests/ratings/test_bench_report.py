@@ -59,3 +59,37 @@ def test_old_path_reports_the_same_leaderboard(tmp_path: Path) -> None:
     assert [r.split(",")[column] for r in new.splitlines()] == [
         r.split(",")[column] for r in old.splitlines()
     ]
+
+
+def _rows(folder: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every table (``finished_at`` aside: the time each game was stored)."""
+    import sqlite3
+
+    db = sqlite3.connect(folder / STORE_NAME)
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    out = {}
+    for table in tables:
+        columns = [r[1] for r in db.execute(f"PRAGMA table_info({table})") if r[1] != "finished_at"]
+        out[table] = sorted(db.execute(f"SELECT {', '.join(columns)} FROM {table}"), key=repr)
+    out["indexes"] = sorted(db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index'"))
+    db.close()
+    return out
+
+
+def test_copied_games_equal_games_stored_through_the_store_api(tmp_path: Path) -> None:
+    pool = play_pool(30)
+    copied = GrowingStore(tmp_path / "copied", pool, 8, frames=True, base=100)
+    copied.grow(150)  # 100 through the API, 50 copied
+    copied.grow(330)  # copied across two repetitions of the base
+    stored = GrowingStore(tmp_path / "stored", pool, 8, frames=True, base=100)
+    stored._store(0, 330)  # every game through the store API, the old way
+    rows = _rows(copied.outdir)
+    assert rows == _rows(stored.outdir)
+    assert len(rows["games"]) == 330 and rows["faults"] and rows["replays"]
+    with Store(copied.outdir / STORE_NAME, readonly=True) as db:
+        assert db.integrity_problems() == []
+        record = GameRecord.model_validate_json(db.replay_source(329)[0])  # type: ignore[index]
+        replay(record)  # a copy is still a real game
+    first, again = load_results(copied.outdir), load_results(stored.outdir)
+    assert first.bot_totals.equals(again.bot_totals)
+    assert first.rated.digest() == again.rated.digest()

@@ -104,3 +104,21 @@ def test_concurrent_callers_get_their_own_answers() -> None:
         got = list(pool.map(lambda s: bootstrap_ranks(TABLE, BOTS, resamples=8, seed=s), seeds))
     for a, b in zip(want, got, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_prefetched_bootstrap_is_the_same_and_used_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Started early in a thread (as a report does while it reads the store), then asked
+    for with the bots in leaderboard order: the same ranks, rated once."""
+    order = [*BOTS[::-1], "no-games"]
+    direct = bootstrap_ranks(TABLE, order, resamples=10, seed=4)
+    calls = []
+    rate = fast.ranks_of
+    monkeypatch.setattr(fast, "ranks_of", lambda *a, **k: calls.append(1) or rate(*a, **k))
+    fast.prefetch(TABLE, order, resamples=10, seed=4)
+    np.testing.assert_array_equal(bootstrap_ranks(TABLE, order, resamples=10, seed=4), direct)
+    assert len(calls) == 1  # the prefetched result, not a second rating
+    assert not fast._PREFETCHED
+    bootstrap_ranks(TABLE, order, resamples=10, seed=4)
+    assert len(calls) == 2  # taken once: a later call rates (or reads its cache) again

@@ -535,6 +535,45 @@ def test_orphaned_cgroups_of_a_dead_arena_are_swept(require_layer: RequireLayer)
         survivor.wait()
 
 
+def test_a_cgroup_of_another_pid_namespace_is_not_swept(require_layer: RequireLayer) -> None:
+    """Hosts of one machine (containers, the namespace test cluster) share the cgroup tree
+    but not their process lists: a bot cgroup made in another pid namespace, whose
+    creator's pid this one does not see, belongs to a live arena there and is kept, bot
+    and all (before, every new arena process on one host killed the others' bots); one
+    of this namespace whose creator is gone is still swept."""
+    require_layer(CGROUPS)
+    support = layers.detection().cgroups
+    assert support is not None
+    dead = subprocess.Popen(["/bin/true"])
+    dead.wait()
+    made = cgroups.BotCgroup.create(support, Limits(), tag="bot")
+    assert all(d.name.split("-")[3].split("x")[0] == cgroups._pid_namespace() for d in made.dirs)
+    other, own = {}, {}
+    for d, h in made.dirs.items():
+        for names, ns in ((other, "1"), (own, cgroups._pid_namespace())):
+            target = d.parent / f"bot-{dead.pid}-1-{ns}"
+            target.mkdir()
+            names[target] = h
+        d.rmdir()
+    procs = " ".join(str(d / "cgroup.procs") for d in other)
+    elsewhere = subprocess.Popen(
+        ["/bin/sh", "-c", f'for f in {procs}; do echo $$ > "$f"; done; exec sleep 60'],
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 5
+    while not all((d / "cgroup.procs").read_text().strip() for d in other):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    try:
+        cgroups.sweep_stale(support)
+        assert not any(d.exists() for d in own)
+        assert all(d.exists() for d in other) and elsewhere.poll() is None
+    finally:
+        elsewhere.kill()
+        elsewhere.wait()
+        cgroups.BotCgroup(support, other).remove(wait_s=2.0)
+
+
 def test_same_slot_in_parallel_gets_distinct_uids(
     make_bot: MakeBot, require_layer: RequireLayer
 ) -> None:

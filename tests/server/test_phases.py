@@ -471,3 +471,36 @@ def test_a_non_organiser_cannot_use_the_admin_buttons(site: Site) -> None:
     csrf = site.sign_in("alice")
     refused = site.client.post("/admin/phase/start-finals", data={"csrf": csrf})
     assert refused.status_code == 403 and site.store.phase_log() == []
+
+
+def test_challenges_end_with_submissions_on_the_api_and_the_page(site: Site) -> None:
+    alice, org = site.store.author_by_name("alice"), site.store.author_by_name("org")
+    assert alice is not None and org is not None
+    activate(site.store, alice.id, "alpha")
+    activate(site.store, org.id, "beta")
+    body = {"opponents": ["beta"]}
+    assert site.client.post("/api/challenges", json=body, headers=site.auth("alice")).is_success
+    csrf = site.sign_in("alice")
+    assert "Play a challenge" in site.client.get("/me").text
+    site.clock.now = DEADLINE
+    refused = site.client.post("/api/challenges", json=body, headers=site.auth("alice"))
+    assert refused.status_code == 403
+    closed = "challenges ended when submissions closed at 2026-12-20 12:00 UTC"
+    assert refused.json() == {"error": closed}
+    form = {"csrf": csrf, "opponent": "beta", "players": "2", "variant": "coloured"}
+    posted = site.client.post("/challenge", data=form, follow_redirects=False)
+    assert posted.status_code == 403 and closed in posted.text
+    assert site.store.challenges_since(alice.id, DEADLINE - timedelta(days=30)) == 1
+    page = site.client.get("/me").text
+    assert f"No challenges now: {closed}." in page and "Play a challenge" not in page
+
+
+@pytest.mark.parametrize(("ladder", "open_after"), [("always", True), ("until-deadline", False)])
+def test_challenges_go_on_after_the_deadline_only_with_the_ladder(
+    store: CompetitionStore, ladder: str, open_after: bool
+) -> None:
+    clock = Clock()
+    phases = phases_of(store, clock, ladder=ladder)
+    assert phases.challenges_refusal() is None
+    clock.now = DEADLINE
+    assert (phases.challenges_refusal() is None) is open_after

@@ -194,6 +194,87 @@ def test_a_dead_node_still_listed_alive_is_left_out_of_the_check(cluster: Any, r
         executor.close()
 
 
+REFUSAL_SEEDS = 4  # 24 games
+
+
+def _cpu_nodes() -> list[str]:
+    import ray
+
+    return [n["NodeID"] for n in ray.nodes() if n["Alive"] and n["Resources"].get("CPU", 0) > 0]
+
+
+def _play_nowhere_but(healthy: set[str], refuse: str | None = None) -> Any:
+    """``play_batch`` that fails the run if a batch reaches a node outside ``healthy``
+    (or, with ``refuse``, refuses like a weak node joining late does on that node)."""
+    from arena.play import ray_executor
+
+    real = ray_executor.play_batch
+    refused = ray_executor.NodeRefused
+
+    def play(items: Any, bundles: Any) -> Any:
+        import ray
+
+        here = ray.get_runtime_context().get_node_id()
+        if here == refuse:
+            raise refused("node late: sandbox layers off: bubblewrap (test)", node_id=here)
+        if here not in healthy:
+            raise AssertionError(f"a batch reached the refused node {here}")
+        yield from real(items, bundles)
+
+    return play
+
+
+def test_a_node_weak_at_the_start_gets_no_batch_and_the_run_finishes(
+    cluster: Any, root: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """sandbox = 'strict' and one of two nodes reports bubblewrap off at the start-up
+    check: it is logged (one line, the node and the layer), sent no batch, and the other
+    node plays every game once (before: the whole run was refused)."""
+    from arena.play import ray_executor
+
+    weak, healthy = _cpu_nodes()[:2]
+    real_doctor = ray_executor.node_doctor
+
+    def doctor() -> tuple[str, list[tuple[str, bool, str]]]:
+        import ray
+
+        name, found = real_doctor()
+        if ray.get_runtime_context().get_node_id() == weak:  # as if without bubblewrap
+            found = [(n, on and n != "bubblewrap", "bwrap not found") for n, on, _ in found]
+        return name, found
+
+    monkeypatch.setattr(ray_executor, "node_doctor", doctor)
+    monkeypatch.setattr(ray_executor, "play_batch", _play_nowhere_but({healthy}))
+    out = root / "weak-at-start"
+    config = _config(root, out, executor="ray", sandbox="strict", seeds=REFUSAL_SEEDS)
+    executor = ray_executor.make_ray_executor(build_bots(config), config.sandbox, None, None)
+    assert list(executor.refused) == [weak]
+    run_tournament(config, executor=executor)
+    rows = results(out)
+    assert len({row[0] for row in rows}) == 6 * REFUSAL_SEEDS and len(rows) == len(set(rows))
+    lines = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert len(lines) == 1 and weak[:8] in lines[0] and "bubblewrap (bwrap not found)" in lines[0]
+
+
+def test_a_node_refusing_its_first_batch_gets_no_more_and_its_games_go_elsewhere(
+    cluster: Any, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node that passed no start-up check (it joined later) refuses its first batch:
+    those games are played on the other node and it is sent nothing more (before: the
+    refusal stopped the run)."""
+    from arena.play import ray_executor
+
+    weak, healthy = _cpu_nodes()[:2]
+    monkeypatch.setattr(ray_executor, "play_batch", _play_nowhere_but({healthy}, refuse=weak))
+    out = root / "weak-later"
+    config = _config(root, out, executor="ray", sandbox="strict", seeds=REFUSAL_SEEDS)
+    executor = ray_executor.make_ray_executor(build_bots(config), config.sandbox, None, None)
+    run_tournament(config, executor=executor)
+    rows = results(out)
+    assert len({row[0] for row in rows}) == 6 * REFUSAL_SEEDS and len(rows) == len(set(rows))
+    assert list(executor.refused) == [weak] and executor.lost_batches == 0
+
+
 def test_killed_parent_resumes_to_the_same_results(
     cluster: Any, root: Path, reference: Path
 ) -> None:
