@@ -677,9 +677,9 @@ def bot_page_made(url: str, name: str, seconds: float) -> dict[str, Any]:
 
 
 def hit_ratio(before: dict[str, float], after: dict[str, float]) -> float | None:
-    """Hits among the page cache's answers between two ``/metrics`` readings (None: no
-    cache, or nothing asked of it)."""
-    hits = after.get("hit", 0) - before.get("hit", 0)
+    """Answers from the page cache (fresh or stale) among its requests between two
+    ``/metrics`` readings (None: no cache, or nothing asked of it)."""
+    hits = sum(after.get(k, 0) - before.get(k, 0) for k in ("hit", "stale"))
     misses = after.get("miss", 0) - before.get("miss", 0)
     return round(hits / (hits + misses), 3) if hits + misses else None
 

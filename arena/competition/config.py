@@ -178,6 +178,14 @@ class ServerSection(_Table):
         description="Failed sign-ins (bad tokens) per client address per hour; then HTTP "
         "429 until the hour passes. Each failure is logged.",
     )
+    stale_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=60,
+        description="A public page outdated by a write (a game landed) is still answered "
+        "from the cache for this long while one request makes it anew; 0: every visitor "
+        "after a write waits for the fresh page.",
+    )
     session_days: float = Field(
         default=30.0,
         gt=0,

@@ -258,11 +258,16 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
 
     def counted(result: str) -> None:
         page_cache.labels(result).inc()
-        if result == "hit":  # a hit never reaches the request counter inside the cache
+        if result != "miss":  # an answer from the cache never reaches the request counter
             hit_responses.inc()
 
     # outermost: a hit is answered before any other middleware runs
-    app.add_middleware(PageCache, stamp=ctx.store.stamp, counted=counted)
+    app.add_middleware(
+        PageCache,
+        stamp=ctx.store.stamp,
+        stale_seconds=ctx.config.server.stale_seconds,
+        counted=counted,
+    )
     return app
 
 

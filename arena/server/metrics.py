@@ -128,7 +128,8 @@ def registry_for(store: CompetitionStore) -> tuple[CollectorRegistry, Counter, C
     )
     page_cache = Counter(
         "arena_page_cache",
-        "Public pages answered from the page cache (hit) or made for the request (miss).",
+        "Public pages answered from the page cache (hit), outdated while it is made anew "
+        "(stale) or made for the request (miss).",
         ["result"],
         registry=registry,
     )

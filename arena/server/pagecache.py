@@ -18,6 +18,17 @@ answers that set no cookie are kept, and only requests without a session cookie,
 answered from the cache: a signed-in viewer always gets a page made for them. When many
 visitors miss the same entry at once, one makes it and the others wait for it.
 
+Stale while revalidate (RFC 5861): on a deadline night a game lands every second or so and
+outdates the leaderboard and its bots' pages each time, so a strict cache mostly misses and
+every miss holds a route thread for milliseconds. With ``stale_seconds`` > 0 an outdated
+entry is still answered at once, and one background request makes the page anew (the
+others keep getting the kept page meanwhile), but only for ``stale_seconds`` after the
+entry became outdated: the moment it was made when the store changed (the change came
+later), the end of ``MAX_AGE_S`` otherwise. Past that a visitor waits for the fresh page as
+with ``stale_seconds`` = 0, which is the strict cache: never a page older than a write.
+A kept answer says how old it is (``Age``) and keeps ``Cache-Control: no-store``, so that
+no browser or proxy adds its own staleness to the bound.
+
 The cache wraps the whole app, so a hit costs no routing and no middleware: the kept
 answer already carries the headers the app's middleware added.
 """
@@ -25,6 +36,7 @@ answer already carries the headers the app's middleware added.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -34,6 +46,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.server.auth import CSRF_COOKIE, SESSION_COOKIE
 from arena.store.competition import GAMES, RESULTS, bot_topic, game_topic
+
+log = logging.getLogger(__name__)
 
 MAX_AGE_S = 1.0
 """Longest an entry is served (clock-dependent pages, other processes' writes)."""
@@ -66,6 +80,11 @@ class Entry:
     made: float
     start: Message
     body: bytes
+
+    def outdated_since(self, current: bool) -> float:
+        """When this entry stopped being fresh (``current``: the store has not changed its
+        topics since, so only its age can have outdated it)."""
+        return self.made + MAX_AGE_S if current else self.made
 
 
 def _cookies(scope: Scope) -> tuple[bool, bool]:
@@ -102,51 +121,105 @@ class PageCache:
         self,
         app: ASGIApp,
         stamp: Callable[[Iterable[str]], int],
+        *,
+        stale_seconds: float,
         counted: Callable[[str], None] = lambda result: None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.app = app
         self.stamp = stamp
+        self.stale_seconds = stale_seconds
+        """How long an outdated entry is still answered while it is made anew (0: never)."""
         self.counted = counted
-        """Called with ``"hit"`` or ``"miss"`` for each cacheable request (metrics)."""
+        """Called with ``"hit"``, ``"stale"`` or ``"miss"`` for each cacheable request
+        (metrics)."""
         self.clock = clock
         self.entries: dict[tuple[str, str, bytes], Entry] = {}
         self.making: dict[tuple[str, str, bytes], asyncio.Future[Entry | None]] = {}
+        self.refreshes: set[asyncio.Task[None]] = set()
+        """Background refreshes running (kept so that none is collected half-way)."""
 
-    def fresh(self, key: tuple[str, str, bytes]) -> Entry | None:
+    def look_up(self, key: tuple[str, str, bytes]) -> tuple[Entry | None, bool]:
+        """(the entry to answer from, whether it is stale) or (None, False) for a miss."""
         entry = self.entries.get(key)
         if entry is None:
-            return None
-        if entry.stamp != self.stamp(entry.topics) or self.clock() - entry.made > MAX_AGE_S:
-            return None
-        return entry
+            return None, False
+        now = self.clock()
+        current = entry.stamp == self.stamp(entry.topics)
+        if current and now - entry.made <= MAX_AGE_S:
+            return entry, False
+        if self.stale_seconds > 0 and now - entry.outdated_since(current) <= self.stale_seconds:
+            return entry, True
+        return None, False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         key = cache_key(scope)
         if key is None:
             await self.app(scope, receive, send)
             return
-        entry = self.fresh(key)
+        entry, stale = self.look_up(key)
+        if stale and entry is not None:
+            if key not in self.making:
+                self._refresh(key, scope)
+            self.counted("stale")
+            await self._replay(entry, send)
+            return
         if entry is None and key in self.making:
             entry = await asyncio.shield(self.making[key])
             if entry is not None and entry.stamp != self.stamp(entry.topics):
                 entry = None  # made from a store that has changed since
         if entry is not None:
             self.counted("hit")
-            await _replay(entry, send)
+            await self._replay(entry, send)
             return
         self.counted("miss")
         await self._make(key, scope, receive, send)
 
+    def _refresh(self, key: tuple[str, str, bytes], scope: Scope) -> None:
+        """Make the page at ``key`` anew in the background, as the visitor of ``scope``."""
+        done = asyncio.Event()
+
+        async def request() -> Message:
+            if not done.is_set():
+                done.set()
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await asyncio.Event().wait()  # nobody disconnects: the task ends with the answer
+            raise AssertionError("unreachable")
+
+        async def dropped(message: Message) -> None:
+            pass
+
+        async def refresh() -> None:
+            try:
+                await self._make(key, dict(scope), request, dropped, waiting)
+            except Exception:  # the app's own error handler has answered nobody: say it here
+                log.exception("refreshing the kept page %s failed", key[1])
+
+        waiting = self._waiting(key)  # now, so that the next stale visitor starts none
+        task = asyncio.create_task(refresh())
+        self.refreshes.add(task)
+        task.add_done_callback(self.refreshes.discard)
+
+    def _waiting(self, key: tuple[str, str, bytes]) -> asyncio.Future[Entry | None]:
+        """The entry being made at ``key``, for the visitors who wait for it."""
+        waiting: asyncio.Future[Entry | None] = asyncio.get_running_loop().create_future()
+        self.making.setdefault(key, waiting)
+        return waiting
+
     async def _make(
-        self, key: tuple[str, str, bytes], scope: Scope, receive: Receive, send: Send
+        self,
+        key: tuple[str, str, bytes],
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        waiting: asyncio.Future[Entry | None] | None = None,
     ) -> None:
         """Run the app, pass its answer on and keep it when it may be shared."""
         topics = topics_of(key[1])
         stamp = self.stamp(topics)  # before the app reads the store
         made = self.clock()
-        waiting: asyncio.Future[Entry | None] = asyncio.get_running_loop().create_future()
-        self.making.setdefault(key, waiting)
+        if waiting is None:
+            waiting = self._waiting(key)
         start: Message | None = None
         chunks: list[bytes] = []
         entry: Entry | None = None
@@ -172,14 +245,16 @@ class PageCache:
             if not waiting.done():
                 waiting.set_result(entry)
 
+    async def _replay(self, entry: Entry, send: Send) -> None:
+        """The kept answer, with its ``Age`` (whole seconds since it was made, RFC 9111)."""
+        age = str(int(max(0.0, self.clock() - entry.made))).encode()
+        headers = [*entry.start.get("headers", []), (b"age", age)]
+        await send({**entry.start, "headers": headers})
+        await send({"type": "http.response.body", "body": entry.body, "more_body": False})
+
 
 def _shareable(start: Message) -> bool:
     """A 200 that sets no cookie (a cookie belongs to one browser)."""
     if start.get("status") != 200:
         return False
     return all(key.lower() != b"set-cookie" for key, _ in start.get("headers", []))
-
-
-async def _replay(entry: Entry, send: Send) -> None:
-    await send(entry.start)
-    await send({"type": "http.response.body", "body": entry.body, "more_body": False})

@@ -20,7 +20,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from arena.competition.config import CompetitionConfig
+from arena.competition.config import CompetitionConfig, ServerSection
 from arena.engine import Game
 from arena.server.app import ServerContext, WebSettings, create_app
 from arena.store.competition import (
@@ -157,9 +157,12 @@ def make_site(
     *,
     settings: WebSettings | None = None,
     hostile: bool = False,
+    stale_seconds: float = 0.0,
 ) -> Site:
     """Organiser ``org``; ``alice`` (bot ``alpha``) and ``bob`` (bot ``beta``); two games.
-    ``hostile``: author and bot self-descriptions are script injections."""
+    ``hostile``: author and bot self-descriptions are script injections. ``stale_seconds``:
+    the page cache's (0, the strict cache, by default: a test reads what it just wrote; the
+    stale answers are tested on the cache itself, with a driven clock)."""
     store = CompetitionStore.open(sqlite_url(tmp_path / "store.db"))
     tokens: dict[str, str] = {}
     _org, tokens["org"] = store.create_author("org", organiser=True)
@@ -173,7 +176,7 @@ def make_site(
     data_dir.mkdir()
     site = Site(store=store, client=None, data_dir=data_dir, tokens=tokens)  # type: ignore[arg-type]
     ctx = ServerContext(
-        config=CompetitionConfig(),
+        config=CompetitionConfig(server=ServerSection(stale_seconds=stale_seconds)),
         store=store,
         data_dir=data_dir,
         wake_builder=lambda: site.woken.__setitem__("builder", site.woken["builder"] + 1),
