@@ -11,13 +11,19 @@ from __future__ import annotations
 import re
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 from urllib.parse import quote
 
 from arena.server.app import WebSettings
 from arena.server.redact import redact_record
-from arena.store.competition import CompetitionStore
+from arena.store.competition import (
+    CompetitionStore,
+    bot_faults_topic,
+    bot_results_topic,
+    bot_topic,
+)
 from arena.store.competition_models import (
     Author,
     Bot,
@@ -41,6 +47,7 @@ LOSSES_SHOWN = 20
 """Rows of the loss triage on ``/me``."""
 SUBMISSIONS_PER_PAGE = 20
 """Submissions on one page of ``/me`` (each may carry a 64 KiB build log)."""
+T = TypeVar("T")
 
 
 BOARD_MAX_AGE_S = 1.0
@@ -61,6 +68,33 @@ def board_rows(store: CompetitionStore, *, staff_in_prizes: bool = False) -> lis
     rows = store.leaderboard(staff_in_prizes=staff_in_prizes)
     memo[staff_in_prizes] = (generation, now, rows)
     return rows
+
+
+PART_MAX_AGE_S = 1.0
+"""Longest a part of a bot page is reused (writes by another process bump no stamp)."""
+PARTS_KEPT = 4096
+"""Parts kept per store; when full, they start over (bot names come from the URL)."""
+_parts: weakref.WeakKeyDictionary[
+    CompetitionStore, dict[tuple[str, str], tuple[int, float, Any]]
+] = weakref.WeakKeyDictionary()
+
+
+def _kept(store: CompetitionStore, part: str, name: str, topic: str, make: Callable[[], T]) -> T:
+    """``make()``, reused while the store's stamp of ``topic`` is the one read before it
+    was made (at most ``PART_MAX_AGE_S``): a bot page is made of parts that change at
+    different times (its games list with each game scheduled, its ratings and head-to-head
+    when one of its games ends, its faults when one ends with a fault), and remaking every
+    part on each landed game was most of a bot page's time at 100,000 games."""
+    stamp, now = store.stamp((topic,)), time.monotonic()  # before reading the store
+    memo = _parts.setdefault(store, {})
+    kept = memo.get((part, name))
+    if kept is not None and kept[0] == stamp and now - kept[1] <= PART_MAX_AGE_S:
+        return cast(T, kept[2])
+    value = make()
+    if len(memo) >= PARTS_KEPT:
+        memo.clear()
+    memo[(part, name)] = (stamp, now, value)
+    return value
 
 
 def may_see_private(viewer: Author | None, author_id: int) -> bool:
@@ -189,24 +223,34 @@ def bot_page(
 def _bot_page(
     store: CompetitionStore, name: str, viewer: Author | None, staff_in_prizes: bool
 ) -> BotPage | None:
-    bot = store.bot(name)
+    games, results = bot_topic(name), bot_results_topic(name)
+    bot, versions = _kept(
+        store, "bot", name, games, lambda: (store.bot(name), store.versions_of(name))
+    )
     if bot is None:
         return None
-    versions = store.versions_of(name)
     board = board_rows(store, staff_in_prizes=staff_in_prizes)
     rows = [r for r in board if r.bot_name == name]
+
+    def history() -> dict[int, list[RatingPoint]]:
+        return {
+            v.number: store.rating_history(v.id, last=HISTORY_POINTS)
+            for v in versions
+            if v.status in ("active", "retired", "disqualified")
+        }
+
     return BotPage(
         bot=bot,
         row=rows[0] if rows else None,
         versions=[version_view(v, bot.author_id, viewer) for v in versions],
-        history={
-            v.number: store.rating_history(v.id, last=HISTORY_POINTS)
-            for v in versions
-            if v.status in ("active", "retired", "disqualified")
-        },
-        head_to_head=store.head_to_head(name),
-        recent=store.games(bot=name, limit=RECENT_GAMES),
-        faults=store.faults_by_kind(name),
+        history=_kept(store, "history", name, results, history),
+        head_to_head=_kept(store, "head_to_head", name, results, lambda: store.head_to_head(name)),
+        recent=_kept(
+            store, "recent", name, games, lambda: store.games(bot=name, limit=RECENT_GAMES)
+        ),
+        faults=_kept(
+            store, "faults", name, bot_faults_topic(name), lambda: store.faults_by_kind(name)
+        ),
         private=may_see_private(viewer, bot.author_id),
     )
 

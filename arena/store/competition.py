@@ -428,6 +428,17 @@ def bot_topic(name: str) -> str:
     return f"bot:{name}"
 
 
+def bot_faults_topic(name: str) -> str:
+    """Topic: the faults of one bot's games (a game ends with a fault now and then)."""
+    return f"bot-faults:{name}"
+
+
+def bot_results_topic(name: str) -> str:
+    """Topic: the results of one bot's games (its ratings, faults, head-to-head): a game of
+    the bot scheduled or started changes :func:`bot_topic` but not this."""
+    return f"bot-results:{name}"
+
+
 def _note_change(
     conn: Connection,
     cursor: Any,
@@ -550,18 +561,22 @@ class CompetitionStore:
                     for topic in topics:
                         self._topic_generations[topic] = self.generation
 
-    def _game_changes(self, conn: Connection, game_id: str, *topics: str) -> None:
+    def _game_changes(self, conn: Connection, game_id: str, *topics: str) -> list[str]:
         """Say that this transaction changes the game ``game_id`` (its seats already
-        stored): the game, the list of games, its bots' games, and ``topics``."""
-        names = conn.execute(
-            sa.select(bots.c.name)
-            .join(versions, versions.c.bot_id == bots.c.id)
-            .join(seats, seats.c.version_id == versions.c.id)
-            .where(seats.c.game_id == game_id)
-        ).scalars()
-        self._changes(
-            conn, GAMES, game_topic(game_id), *(bot_topic(str(n)) for n in names), *topics
-        )
+        stored): the game, the list of games, its bots' games (and their results when
+        ``topics`` holds :data:`RESULTS`), and ``topics``; the names of its bots."""
+        names = [
+            str(n)
+            for n in conn.execute(
+                sa.select(bots.c.name)
+                .join(versions, versions.c.bot_id == bots.c.id)
+                .join(seats, seats.c.version_id == versions.c.id)
+                .where(seats.c.game_id == game_id)
+            ).scalars()
+        ]
+        results = [bot_results_topic(n) for n in names] if RESULTS in topics else []
+        self._changes(conn, GAMES, game_topic(game_id), *map(bot_topic, names), *results, *topics)
+        return names
 
     @staticmethod
     def _changes(conn: Connection, *topics: str) -> None:
@@ -1574,12 +1589,14 @@ class CompetitionStore:
         nothing changed) if the game is already finished or void."""
         finished = _now()
         with self._write() as conn:
-            self._game_changes(conn, game_id, RESULTS)
+            names = self._game_changes(conn, game_id, RESULTS)
             row = conn.execute(sa.select(games).where(games.c.id == game_id)).first()
             if row is None:
                 raise NotFound(f"no game {game_id}")
             if row.status in ("finished", "void"):
                 return False
+            if outcome.faults:
+                self._changes(conn, *map(bot_faults_topic, names))
             seq = conn.execute(
                 sa.select(sa.func.coalesce(sa.func.max(games.c.finish_seq), 0))
             ).scalar_one()

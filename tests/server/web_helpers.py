@@ -116,7 +116,15 @@ def real_record(names: list[str], seed: int, stderr: dict[int, str]) -> dict[str
     return record
 
 
-def play(store: CompetitionStore, version_ids: list[int], names: list[str], seed: int) -> str:
+def play(
+    store: CompetitionStore,
+    version_ids: list[int],
+    names: list[str],
+    seed: int,
+    *,
+    faulted: bool = True,
+) -> str:
+    """A game scheduled, claimed and finished; ``faulted``: seat 1 timed out once."""
     stderr = {0: f"{ALICE_STDERR} {XSS}", 1: f"{BOB_STDERR} {XSS}"}
     record = real_record(names, seed, stderr)
     game = store.schedule_game(
@@ -140,7 +148,7 @@ def play(store: CompetitionStore, version_ids: list[int], names: list[str], seed
             FinishedSeat(seat, final[seat]["total"], final[seat]["rank"], False)
             for seat in range(len(version_ids))
         ),
-        faults=(FinishedFault(1, "timeout", 1, f"no reply {XSS}", False),),
+        faults=(FinishedFault(1, "timeout", 1, f"no reply {XSS}", False),) if faulted else (),
         stderr=tuple(stderr.items()),
     )
     assert store.finish_game(game.id, outcome)
