@@ -147,6 +147,9 @@ class LiveServer:
             self.process = subprocess.Popen(
                 [*arena_command(), "serve", str(self.toml)],
                 env=env,
+                # `python -m` puts the working directory before PYTHONPATH: from this tree's
+                # folder the other tree's server would import this tree's arena
+                cwd=self.tree,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

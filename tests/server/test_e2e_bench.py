@@ -101,3 +101,22 @@ def test_any_error_fails_the_benchmark(
     assert bench.run(2, 1.0, True, None) == 0
     result["server_alive"] = False
     assert bench.run(2, 1.0, True, None) == 1
+
+
+def test_the_server_tree_is_the_code_that_serves(tmp_path: Path) -> None:
+    """``--server-tree`` runs that tree's arena, even when the bench runs from inside
+    another tree (``python -m`` puts the working directory first on the path)."""
+    from arena.bench.serve import LiveServer
+    from arena.errors import ArenaError
+
+    tree = tmp_path / "other"
+    (tree / "arena").mkdir(parents=True)
+    (tree / "arena" / "__init__.py").write_text("")
+    marker = tmp_path / "ran"
+    (tree / "arena" / "cli.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text(__file__)\nraise SystemExit(3)\n"
+    )
+    server = LiveServer(tmp_path / "c.toml", 1, tmp_path, tmp_path / "serve.log", tree)
+    with pytest.raises(ArenaError, match="status 3"):
+        server.start(timeout=60)
+    assert marker.read_text() == str(tree / "arena" / "cli.py")
