@@ -120,3 +120,18 @@ def test_the_server_tree_is_the_code_that_serves(tmp_path: Path) -> None:
     with pytest.raises(ArenaError, match="status 3"):
         server.start(timeout=60)
     assert marker.read_text() == str(tree / "arena" / "cli.py")
+
+
+def test_a_bot_page_that_never_comes_is_an_error_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import socket
+
+    from arena.bench import serve
+
+    with socket.socket() as listener:  # accepts, never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        monkeypatch.setattr(serve, "BOT_PAGE_TIMEOUT_S", 0.2)
+        made = serve.bot_page_made(f"http://127.0.0.1:{listener.getsockname()[1]}", "x", 0.1)
+    assert made["requests"] == made["errors"] == 1
