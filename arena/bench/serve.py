@@ -223,11 +223,15 @@ class LiveServer:
         return str(found[-1])
 
     def terminate(self, timeout: float = 60) -> int:
-        """SIGTERM, as a service manager stops it; the exit status."""
+        """SIGTERM, as a service manager stops it; the exit status (-9: it had not stopped
+        after ``timeout`` s and was killed, as a service manager does next)."""
         assert self.process is not None
         self.process.send_signal(signal.SIGTERM)
         try:
             return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait(30)
         finally:
             self.kill_group()
 
@@ -731,6 +735,7 @@ def run(
         print_result(result, console)
     failed = result["errors"] or result["baseline"]["errors"] or not result["server_alive"]
     failed = failed or result.get("bot_page_made", {}).get("errors")
+    failed = failed or result.get("server_exit_status") == -signal.SIGKILL
     return 1 if failed else 0
 
 
@@ -798,3 +803,5 @@ def print_result(result: dict[str, Any], console: Any) -> None:
         console.print(f"[red]error[/red] {escape(example)}")
     if not result["server_alive"]:
         console.print("[red]the server died during the load[/red]")
+    if result.get("server_exit_status") == -signal.SIGKILL:
+        console.print("[red]the server did not stop within 60 s of SIGTERM: killed[/red]")

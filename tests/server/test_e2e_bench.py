@@ -135,3 +135,17 @@ def test_a_bot_page_that_never_comes_is_an_error_not_a_traceback(
         monkeypatch.setattr(serve, "BOT_PAGE_TIMEOUT_S", 0.2)
         made = serve.bot_page_made(f"http://127.0.0.1:{listener.getsockname()[1]}", "x", 0.1)
     assert made["requests"] == made["errors"] == 1
+
+
+def test_a_server_that_ignores_sigterm_is_killed_and_said(tmp_path: Path) -> None:
+    from arena.bench.serve import LiveServer
+
+    server = LiveServer(tmp_path / "c.toml", 1, tmp_path, tmp_path / "serve.log")
+    stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(1"
+    server.process = subprocess.Popen(
+        [sys.executable, "-c", stubborn + ", flush=True); time.sleep(120)"],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert server.process.stdout is not None and server.process.stdout.readline()  # ignoring
+    assert server.terminate(timeout=0.5) == -9
