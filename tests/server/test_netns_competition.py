@@ -334,15 +334,18 @@ def _held(host: Host, finals: bool = False) -> set[str]:
     return waiting
 
 
-def _query(office: Office, store: str, sql: str) -> list[Any]:
-    """Rows of ``sql`` on the competition store (from the office host)."""
+def _query(office: Office, store: str, *sql: str) -> Any:
+    """Rows of ``sql`` on the competition store (from the office host); several
+    statements see one snapshot of it (the ladder plays on meanwhile) and give a list of
+    results."""
     import sqlalchemy as sa
 
-    def read() -> list[Any]:
-        engine = sa.create_engine(store)
+    def read() -> Any:
+        engine = sa.create_engine(store, isolation_level="REPEATABLE READ")
         try:
-            with engine.connect() as db:
-                return list(db.execute(sa.text(sql)))
+            with engine.connect() as db, db.begin():
+                found = [list(db.execute(sa.text(one))) for one in sql]
+                return found[0] if len(found) == 1 else found
         finally:
             engine.dispose()
 
@@ -357,19 +360,19 @@ def _status(office: Office, store: str) -> dict[str, str]:
 def _assert_each_game_stored_once(office: Office, store: str) -> None:
     """Exactly once by game id: every finished rated game is rated once (one rating step
     per seat), nothing else is rated, and the ratings count every rated game once."""
-    steps = _query(
+    steps, counted = _query(
         office,
         store,
         "SELECT g.id, g.status, g.players, count(r.id) FROM games g LEFT JOIN "
         "rating_history r ON r.game_id = g.id WHERE g.rated GROUP BY g.id, g.status, g.players",
+        "SELECT coalesce(sum(games), 0) FROM ratings",
     )
     wrong = [
         row for row in steps if row[3] != (row[2] if row[1] == "finished" else 0)
     ]  # fmt: skip
     assert wrong == [], wrong
     rated = sum(row[2] for row in steps if row[1] == "finished")
-    ((counted,),) = _query(office, store, "SELECT coalesce(sum(games), 0) FROM ratings")
-    assert counted == rated
+    assert counted == [(rated,)]
 
 
 def _answer(office: Office, path: str) -> tuple[int, str, float]:
@@ -556,6 +559,7 @@ def _database_host_dies(
     status = _status(office, store)
     assert all(status[game] == "running" for game in in_flight), (in_flight, status)
     finished = {game for game, s in status.items() if s == "finished"}
+    log_at_kill = len(_web_log(hosts, web))
     assert _kill_namespace(db.ns)  # a power cut: every process, then its network
     _ip("-n", db.ns, "link", "set", "eth0", "down")
     took = []
@@ -570,6 +574,11 @@ def _database_host_dies(
     _wait(
         "the ladder to keep a result it cannot store",
         lambda: any(line in _web_log(hosts, web) for line in unsaved),
+        alive,
+    )
+    _wait(
+        "the ladder to log that it waits for the store",
+        lambda: "ladder: cannot " in _web_log(hosts, web)[log_at_kill:],
         alive,
     )
     _ip("-n", db.ns, "link", "set", "eth0", "up")
