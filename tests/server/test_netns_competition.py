@@ -6,7 +6,11 @@ PostgreSQL, ``[ladder] executor = "ray"`` on the cluster, a 0-CPU Ray node of it
 and an office host, the organiser's machine, from which this test talks HTTP. Three
 bundled bots are uploaded through the API, the ladder plays on the worker hosts, the
 organiser starts the finals, and the finals' games are played on the worker hosts and
-their results published.
+their results published. On the way, in phases of the same cluster: the database host
+dies and comes back, the web host dies and `arena serve` starts again, and a worker host
+dies holding finals games. The uploaded Python bots wait before a move while the test
+holds a gate (a hold file per kind of game, in a folder the sandbox shows read-only), so
+each death provably hits games in flight.
 
 Root only; skipped like the tournament cluster test (ARENA_REQUIRE_RAY=1 fails instead),
 and without PostgreSQL's server binaries.
