@@ -598,6 +598,8 @@ def _database_host_dies(
     assert finished <= {g for g, s in _status(office, store).items() if s == "finished"}
     _assert_each_game_stored_once(office, store)
     assert office.get("/api/leaderboard")["rows"] is not None
+    # An environment problem: logged in lines that say what, never a traceback.
+    assert "Traceback" not in _web_log(hosts, web)[log_at_kill:]
     return "503 in " + ", ".join(took)
 
 
