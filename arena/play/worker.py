@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import pickle
 import shutil
 import signal
 import time
@@ -356,6 +357,13 @@ def pool_run_job(job: GameJob) -> GameResult:
     except Exception as exc:
         tag_failure(exc, job)
         raise
+
+
+def pool_run_pickled(job: bytes) -> bytes:
+    """:func:`pool_run_job` on a job pickled by the standard pickler, its result pickled
+    back the same way: the pool's own pickler (``dill``, pure Python) took ~1.8 ms per job
+    and ~0.5 ms per result, the standard one ~30 and ~10 µs (the pool only carries bytes)."""
+    return pickle.dumps(pool_run_job(pickle.loads(job)), pickle.HIGHEST_PROTOCOL)
 
 
 def tag_failure(exc: Exception, job: GameJob) -> Exception:
