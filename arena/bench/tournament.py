@@ -35,10 +35,24 @@ class TournamentBench:
     load_average: float
     """The machine's 1-minute load average as the run started: a speed-up is only as
     good as the cores the other processes left (2 cores here, shared)."""
+    cpu_s: float
+    """CPU time of every process of the run (this one, the tournament's parent, and the
+    workers with their bots, counted when the pool is closed)."""
 
     @property
     def games_per_s(self) -> float:
         return self.games / self.seconds
+
+    @property
+    def cores(self) -> float:
+        """Cores the run kept busy on average: 1 worker already uses more than one (its
+        parent stores results on another core while it plays), which bounds what a second
+        worker can add on 2 cores."""
+        return self.cpu_s / self.seconds
+
+    @property
+    def cpu_ms_per_game(self) -> float:
+        return self.cpu_s * 1000 / self.games
 
 
 @dataclass(frozen=True)
@@ -186,13 +200,16 @@ def bench_tournament(bots: list[Path], seeds: int = 30) -> tuple[list[Tournament
                 stamps.append(time.perf_counter())
 
             load = os.getloadavg()[0]
-            start = time.perf_counter()
+            cpu, start = _cpu_seconds(), time.perf_counter()
             progress = run_tournament(config, on_progress=stamp)
             seconds = time.perf_counter() - start
+            cpu = _cpu_seconds() - cpu
             first = min(workers, len(stamps) - 2)
             steady = (len(stamps) - 1 - first) / (stamps[-1] - stamps[first])
             out.append(
-                TournamentBench(label, workers, persistent, progress.done, seconds, steady, load)
+                TournamentBench(
+                    label, workers, persistent, progress.done, seconds, steady, load, cpu
+                )
             )
     return out, measure_game_cost(bots, seeds)
 
@@ -207,7 +224,11 @@ def bench_tournament_json(
 ) -> dict[str, object]:
     one, many = runs[0], runs[1]
     return {
-        "runs": [asdict(r) | {"games_per_s": r.games_per_s} for r in runs],
+        "runs": [
+            asdict(r)
+            | {"games_per_s": r.games_per_s, "cores": r.cores, "cpu_ms_per_game": r.cpu_ms_per_game}
+            for r in runs
+        ],
         "speedup_steady_persistent": many.steady_games_per_s / one.steady_games_per_s,
         "load_average": [r.load_average for r in runs],
         "game_cost": cost.as_json(),
@@ -258,6 +279,12 @@ def print_bench_tournament(runs: list[TournamentBench], n_bots: int, console: Co
         f"{ratio(many_fresh.games_per_s, one_fresh.games_per_s)} (target ≥ 1.7x on 2 cores; "
         f"load average {one.load_average:.1f} and {many.load_average:.1f} before the two runs, "
         f"on {os.cpu_count() or 1} cores)"
+    )
+    console.print(
+        "CPU of every process (parent, workers, bots) per game, persistent: "
+        f"{one.cpu_ms_per_game:.1f} ms (1 worker), {many.cpu_ms_per_game:.1f} ms "
+        f"({many.workers} workers); cores kept busy: {one.cores:.2f} and {many.cores:.2f} "
+        "(1 worker's parent stores results on another core while it plays)"
     )
     console.print(
         "persistent vs per-game processes: "

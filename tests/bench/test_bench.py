@@ -321,6 +321,10 @@ def test_bench_tournament_json_breaks_a_game_down_by_part(tmp_path: Path) -> Non
         data["speedup_steady_persistent"] == many["steady_games_per_s"] / one["steady_games_per_s"]
     )
     assert data["load_average"] == [r["load_average"] for r in data["runs"]]
+    for run in data["runs"]:  # CPU of every process: the bots' and workers' counted too
+        assert run["cpu_s"] > 0
+        assert run["cores"] == pytest.approx(run["cpu_s"] / run["seconds"])
+        assert run["cpu_ms_per_game"] == pytest.approx(run["cpu_s"] * 1000 / run["games"])
     assert all(load >= 0 for load in data["load_average"])
     cost = data["game_cost"]
     assert cost["games"] == 3  # the first game, starting the bots, is left out
