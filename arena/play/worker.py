@@ -21,7 +21,15 @@ import orjson
 
 from arena.engine import Game, GameRecord, ReplayError
 from arena.engine.tables import AnyMove
-from arena.play.job import Announcement, FaultRow, GameJob, GameResult, SeatRow
+from arena.play.job import (
+    Announcement,
+    FaultRow,
+    GameJob,
+    GameResult,
+    SeatRow,
+    gzip_frames,
+    gzip_record,
+)
 from arena.protocol.messages import GameEnd, GameStart
 from arena.referee import BotSeat, SandboxSettings, Seat, play_game
 from arena.referee.faults import Fault
@@ -129,6 +137,12 @@ def _play(state: WorkerState, job: GameJob) -> tuple[GameResult, list[BotSeat]]:
         frames=job.replay_frames,
         watched=watch,
     )
+    if job.compress:
+        result = dataclasses.replace(
+            result,
+            record_gz=gzip_record(result.record_json),
+            replay_gz=gzip_frames(result.replay_json) if result.replay_json is not None else None,
+        )
     return result, seats
 
 

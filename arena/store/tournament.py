@@ -1016,7 +1016,8 @@ class Store:
                 f"{self.where}: result of game {result.game_index} does not match the "
                 f"schedule ({len(result.seats)} seats, {len(lineup)} scheduled)"
             )
-        record = gzip.compress(result.record_json, mtime=0)
+        record = result.stored_record()
+        frames = result.stored_frames()
         text = (lambda v: v) if self.is_sqlite else _text
         with self._write() as conn:
             cur = conn.execute(
@@ -1075,13 +1076,9 @@ class Store:
                         for f in result.faults
                     ],
                 )
-            if result.replay_json is not None:
+            if frames is not None:
                 conn.execute(
-                    sa.insert(replays_t),
-                    {
-                        "game_index": result.game_index,
-                        "frames": gzip.compress(result.replay_json, 6, mtime=0),
-                    },
+                    sa.insert(replays_t), {"game_index": result.game_index, "frames": frames}
                 )
             announced = [
                 {

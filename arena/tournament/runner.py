@@ -393,6 +393,7 @@ def run_tournament(
                 settings=play,
                 persistent=config.persistent,
                 log_dir=log_dir,
+                compress=True,
             )
 
         leftover = deque(j for g in store.unfinished() if (j := job(g)) is not None)
