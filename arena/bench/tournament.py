@@ -19,7 +19,7 @@ from arena.bench.comp90054_runner import Comp90054Runner
 from arena.bench.gamecost import PARTS, GameCost, measure_game_cost
 from arena.play.build import build_bot
 from arena.referee import load_bot
-from arena.tournament import Progress, TournamentConfig, run_tournament
+from arena.tournament import Progress, Store, TournamentConfig, run_tournament, store_path
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,8 @@ class TournamentBench:
     """The machine's 1-minute load average as the run started: a speed-up is only as
     good as the cores the other processes left (2 cores here, shared)."""
     cpu_s: float
-    """CPU time of every process of the run (this one, the tournament's parent, and the
-    workers with their bots, counted when the pool is closed)."""
+    """CPU time of every process of the run: this one (the tournament's parent), the
+    workers (counted when the pool is closed) and the bots (:func:`_bots_cpu_s`)."""
 
     @property
     def games_per_s(self) -> float:
@@ -61,9 +61,9 @@ class VsComp90054:
     (:mod:`arena.bench.comp90054_runner`), in alternating blocks of one run.
 
     Per core = games per CPU-second of every process the run used: for the arena this
-    process (the tournament's parent: schedule, store, ratings) plus its children (the pool
-    worker, reaped when the pool closes, with the bots' sandboxes it reaped), start-up
-    included; for the runner its one process (agents in it). The 1-worker wall figure is
+    process (the tournament's parent: schedule, store, ratings), its pool worker (reaped
+    when the pool closes) and the bots (:func:`_bots_cpu_s`), start-up included but the
+    bots'; for the runner its one process (agents in it). The 1-worker wall figure is
     beside it."""
 
     folder: str
@@ -109,6 +109,14 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def _bots_cpu_s(config: TournamentConfig) -> float:
+    """The bots' CPU as the store records it, decision by decision (their cgroups' CPU):
+    a sandboxed bot is no reaped child of this process, so :func:`_cpu_seconds` misses it.
+    Between turns a bot is frozen (no CPU); its start-up is not counted."""
+    with Store(store_path(config), readonly=True) as store:
+        return sum((row[16] or 0.0) * (row[12] or 0) for row in store.seat_rows()) / 1000
+
+
 def _one_worker(bots: list[Path], seeds: int, output: Path) -> TournamentConfig:
     return TournamentConfig(
         bots=bots,
@@ -132,11 +140,13 @@ def bench_vs_comp90054(
     with tempfile.TemporaryDirectory(prefix="arena-bench-comp-") as tmp:
         for block in range(blocks):
             loads.append(os.getloadavg()[0])
+            config = _one_worker(bots, seeds, Path(tmp) / f"block{block}")
             cpu, start = _cpu_seconds(), time.perf_counter()
-            progress = run_tournament(_one_worker(bots, seeds, Path(tmp) / f"block{block}"))
+            progress = run_tournament(config)
             wall = time.perf_counter() - start
+            cpu = _cpu_seconds() - cpu + _bots_cpu_s(config)
             arena_games = progress.done
-            arena_cpu.append((_cpu_seconds() - cpu) * 1000 / arena_games)
+            arena_cpu.append(cpu * 1000 / arena_games)
             arena_wall.append(arena_games / wall)
             loads.append(os.getloadavg()[0])
             comp_games = max(2, arena_games // 5)
@@ -203,7 +213,7 @@ def bench_tournament(bots: list[Path], seeds: int = 30) -> tuple[list[Tournament
             cpu, start = _cpu_seconds(), time.perf_counter()
             progress = run_tournament(config, on_progress=stamp)
             seconds = time.perf_counter() - start
-            cpu = _cpu_seconds() - cpu
+            cpu = _cpu_seconds() - cpu + _bots_cpu_s(config)
             first = min(workers, len(stamps) - 2)
             steady = (len(stamps) - 1 - first) / (stamps[-1] - stamps[first])
             out.append(
