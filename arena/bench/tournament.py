@@ -5,6 +5,8 @@ one game's time goes (:mod:`arena.bench.gamecost`)."""
 from __future__ import annotations
 
 import os
+import resource
+import statistics
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -13,10 +15,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from arena.bench.comp90054_runner import Comp90054Runner
 from arena.bench.gamecost import PARTS, GameCost, measure_game_cost
 from arena.play.build import build_bot
 from arena.referee import load_bot
-from arena.tournament import Progress, TournamentConfig, run_tournament
+from arena.tournament import Progress, Store, TournamentConfig, run_tournament, store_path
 
 
 @dataclass(frozen=True)
@@ -32,17 +35,156 @@ class TournamentBench:
     load_average: float
     """The machine's 1-minute load average as the run started: a speed-up is only as
     good as the cores the other processes left (2 cores here, shared)."""
+    cpu_s: float
+    """CPU time of every process of the run: this one (the tournament's parent), the
+    workers (counted when the pool is closed) and the bots (:func:`_bots_cpu_s`)."""
 
     @property
     def games_per_s(self) -> float:
         return self.games / self.seconds
 
+    @property
+    def cores(self) -> float:
+        """Cores the run kept busy on average: 1 worker already uses more than one (its
+        parent stores results on another core while it plays), which bounds what a second
+        worker can add on 2 cores."""
+        return self.cpu_s / self.seconds
+
+    @property
+    def cpu_ms_per_game(self) -> float:
+        return self.cpu_s * 1000 / self.games
+
+
+@dataclass(frozen=True)
+class VsComp90054:
+    """The arena's 1-worker persistent tournament and the COMP90054 runner's own game loop
+    (:mod:`arena.bench.comp90054_runner`), in alternating blocks of one run.
+
+    Per core = games per CPU-second of every process the run used: for the arena this
+    process (the tournament's parent: schedule, store, ratings), its pool worker (reaped
+    when the pool closes) and the bots (:func:`_bots_cpu_s`), start-up included but the
+    bots'; for the runner its one process (agents in it). The 1-worker wall figure is
+    beside it."""
+
+    folder: str
+    blocks: int
+    arena_games: int
+    """Games per arena block (the tournament, all of it)."""
+    comp90054_games: int
+    """Games per runner block."""
+    arena_cpu_ms_per_game: float
+    """Median over blocks, CPU of every process per game."""
+    arena_wall_games_per_s: float
+    """Median over blocks, 1 worker's games per wall second (whole run)."""
+    comp90054_cpu_ms_per_game: float
+    comp90054_wall_games_per_s: float
+    comp90054_actions_per_game: float
+    """Actions in the runner's game histories (its game master's round actions included)."""
+    load_average: list[float]
+    """The 1-minute load average before each block (arena, runner, arena, ...)."""
+
+    @property
+    def per_core(self) -> float:
+        """Games/s per core, the arena over the runner."""
+        return self.comp90054_cpu_ms_per_game / self.arena_cpu_ms_per_game
+
+    @property
+    def one_worker(self) -> float:
+        """Games per wall second, the arena's 1 worker over the runner."""
+        return self.arena_wall_games_per_s / self.comp90054_wall_games_per_s
+
+    def as_json(self) -> dict[str, object]:
+        return asdict(self) | {
+            "arena_games_per_cpu_s": 1000 / self.arena_cpu_ms_per_game,
+            "comp90054_games_per_cpu_s": 1000 / self.comp90054_cpu_ms_per_game,
+            "per_core": self.per_core,
+            "one_worker": self.one_worker,
+        }
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its reaped children (and theirs)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _bots_cpu_s(config: TournamentConfig) -> float:
+    """The bots' CPU as the store records it, decision by decision (their cgroups' CPU):
+    a sandboxed bot is no reaped child of this process, so :func:`_cpu_seconds` misses it.
+    Between turns a bot is frozen (no CPU); its start-up is not counted."""
+    with Store(store_path(config), readonly=True) as store:
+        return sum((row[16] or 0.0) * (row[12] or 0) for row in store.seat_rows()) / 1000
+
+
+def _one_worker(bots: list[Path], seeds: int, output: Path) -> TournamentConfig:
+    return TournamentConfig(
+        bots=bots,
+        players=[2],
+        variants=["coloured"],
+        seeds=seeds,
+        workers=1,
+        persistent=True,
+        output=output,
+    )
+
+
+def bench_vs_comp90054(
+    bots: list[Path], seeds: int, runner: Comp90054Runner, blocks: int = 3
+) -> VsComp90054:
+    """Blocks alternate (arena, runner, arena, ...) so the machine's load weighs on both
+    alike; the runner plays a fifth as many games (it is several times slower)."""
+    arena_cpu, arena_wall, comp_cpu, comp_wall, loads = [], [], [], [], []
+    arena_games = comp_games = actions = 0
+    runner.play(1, seed=0)  # its imports and first-call costs, untimed
+    with tempfile.TemporaryDirectory(prefix="arena-bench-comp-") as tmp:
+        for block in range(blocks):
+            loads.append(os.getloadavg()[0])
+            config = _one_worker(bots, seeds, Path(tmp) / f"block{block}")
+            cpu, start = _cpu_seconds(), time.perf_counter()
+            progress = run_tournament(config)
+            wall = time.perf_counter() - start
+            cpu = _cpu_seconds() - cpu + _bots_cpu_s(config)
+            arena_games = progress.done
+            arena_cpu.append(cpu * 1000 / arena_games)
+            arena_wall.append(arena_games / wall)
+            loads.append(os.getloadavg()[0])
+            comp_games = max(2, arena_games // 5)
+            cpu_s, wall_s, played = runner.play(comp_games, seed=1 + block * comp_games)
+            actions += played
+            comp_cpu.append(cpu_s * 1000 / comp_games)
+            comp_wall.append(comp_games / wall_s)
+    return VsComp90054(
+        folder=str(runner.folder),
+        blocks=blocks,
+        arena_games=arena_games,
+        comp90054_games=comp_games,
+        arena_cpu_ms_per_game=statistics.median(arena_cpu),
+        arena_wall_games_per_s=statistics.median(arena_wall),
+        comp90054_cpu_ms_per_game=statistics.median(comp_cpu),
+        comp90054_wall_games_per_s=statistics.median(comp_wall),
+        comp90054_actions_per_game=actions / (blocks * comp_games),
+        load_average=loads,
+    )
+
+
+def print_vs_comp90054(vs: VsComp90054, console: Console) -> None:
+    console.print(
+        f"against the COMP90054 runner ({vs.folder}: its Game.Run(), first_move vs random, "
+        f"in-process, timeouts off), {vs.blocks} alternating blocks of {vs.arena_games} arena "
+        f"/ {vs.comp90054_games} runner games, medians: per core (games per CPU-second of "
+        f"every process) {1000 / vs.arena_cpu_ms_per_game:.1f} vs "
+        f"{1000 / vs.comp90054_cpu_ms_per_game:.1f} = {vs.per_core:.1f}x (target ≥ 10x); "
+        f"1 worker, wall {vs.arena_wall_games_per_s:.1f} vs {vs.comp90054_wall_games_per_s:.1f} "
+        f"games/s = {vs.one_worker:.1f}x (load average "
+        f"{min(vs.load_average):.1f}-{max(vs.load_average):.1f})"
+    )
+
 
 def bench_tournament(bots: list[Path], seeds: int = 30) -> tuple[list[TournamentBench], GameCost]:
     """Bots are built first, so every run measures play (plus pool and bot start-up);
     then one game's cost, part by part."""
-    for folder in bots:
-        build_bot(load_bot(folder))
+    build_bots(bots)
     cores = os.cpu_count() or 1
     runs = [
         ("1 worker, persistent", 1, True),
@@ -68,24 +210,39 @@ def bench_tournament(bots: list[Path], seeds: int = 30) -> tuple[list[Tournament
                 stamps.append(time.perf_counter())
 
             load = os.getloadavg()[0]
-            start = time.perf_counter()
+            cpu, start = _cpu_seconds(), time.perf_counter()
             progress = run_tournament(config, on_progress=stamp)
             seconds = time.perf_counter() - start
+            cpu = _cpu_seconds() - cpu + _bots_cpu_s(config)
             first = min(workers, len(stamps) - 2)
             steady = (len(stamps) - 1 - first) / (stamps[-1] - stamps[first])
             out.append(
-                TournamentBench(label, workers, persistent, progress.done, seconds, steady, load)
+                TournamentBench(
+                    label, workers, persistent, progress.done, seconds, steady, load, cpu
+                )
             )
     return out, measure_game_cost(bots, seeds)
 
 
-def bench_tournament_json(runs: list[TournamentBench], cost: GameCost) -> dict[str, object]:
+def build_bots(bots: list[Path]) -> None:
+    for folder in bots:
+        build_bot(load_bot(folder))
+
+
+def bench_tournament_json(
+    runs: list[TournamentBench], cost: GameCost, vs: VsComp90054 | None = None
+) -> dict[str, object]:
     one, many = runs[0], runs[1]
     return {
-        "runs": [asdict(r) | {"games_per_s": r.games_per_s} for r in runs],
+        "runs": [
+            asdict(r)
+            | {"games_per_s": r.games_per_s, "cores": r.cores, "cpu_ms_per_game": r.cpu_ms_per_game}
+            for r in runs
+        ],
         "speedup_steady_persistent": many.steady_games_per_s / one.steady_games_per_s,
         "load_average": [r.load_average for r in runs],
         "game_cost": cost.as_json(),
+        "vs_comp90054": vs.as_json() if vs is not None else None,
     }
 
 
@@ -132,6 +289,12 @@ def print_bench_tournament(runs: list[TournamentBench], n_bots: int, console: Co
         f"{ratio(many_fresh.games_per_s, one_fresh.games_per_s)} (target ≥ 1.7x on 2 cores; "
         f"load average {one.load_average:.1f} and {many.load_average:.1f} before the two runs, "
         f"on {os.cpu_count() or 1} cores)"
+    )
+    console.print(
+        "CPU of every process (parent, workers, bots) per game, persistent: "
+        f"{one.cpu_ms_per_game:.1f} ms (1 worker), {many.cpu_ms_per_game:.1f} ms "
+        f"({many.workers} workers); cores kept busy: {one.cores:.2f} and {many.cores:.2f} "
+        "(1 worker's parent stores results on another core while it plays)"
     )
     console.print(
         "persistent vs per-game processes: "

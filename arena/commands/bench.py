@@ -124,6 +124,14 @@ def _tournament(bench: Sub) -> None:
     )
     b.add_argument("--json", action="store_true", help="print one JSON document instead")
     b.add_argument(
+        "--baseline-comp90054",
+        type=Path,
+        metavar="FOLDER",
+        help="your copy of the COMP90054 Azul framework (game.py, Azul/, agents/generic/): "
+        "its runner's own game loop (first_move vs random) is timed in alternating blocks "
+        "with a 1-worker tournament, games/s per core of each and the ratio",
+    )
+    b.add_argument(
         "--executor",
         choices=["local", "ray"],
         default="local",
@@ -146,20 +154,38 @@ def run_tournament(args: argparse.Namespace) -> int:
         from arena.bench.endtoend import print_end_to_end
 
         return print_end_to_end(folders, args.seeds, args.baseline, console, args.json)
+    from arena.bench.engine import BaselineError
     from arena.bench.tournament import (
         bench_tournament,
         bench_tournament_json,
+        bench_vs_comp90054,
+        build_bots,
         print_bench_tournament,
         print_game_cost,
+        print_vs_comp90054,
     )
 
+    seeds = args.seeds or 30
+    vs = None
+    if args.baseline_comp90054 is not None:
+        from arena.bench.comp90054_runner import load_runner
+
+        try:
+            runner = load_runner(args.baseline_comp90054)
+        except BaselineError as error:
+            raise UserError(str(error)) from None
+        with console.status("the arena and the COMP90054 runner in alternating blocks…"):
+            build_bots(folders)
+            vs = bench_vs_comp90054(folders, seeds, runner)
     with console.status("running the same tournament four ways, then profiled…"):
-        runs, cost = bench_tournament(folders, seeds=args.seeds or 30)
+        runs, cost = bench_tournament(folders, seeds=seeds)
     if args.json:
-        print(json.dumps(bench_tournament_json(runs, cost)))
+        print(json.dumps(bench_tournament_json(runs, cost, vs)))
         return 0
     print_bench_tournament(runs, len(folders), console)
     print_game_cost(cost, console)
+    if vs is not None:
+        print_vs_comp90054(vs, console)
     return 0
 
 

@@ -395,7 +395,9 @@ class EventsThread:
         while not self._stop.wait(self.every_s):
             try:
                 self.events.tick()
-            except Exception:  # a store outage or a bug must not end the timer
+            except StoreError as exc:  # the database is away: one line, try again next tick
+                _log.error("events: %s", exc)
+            except Exception:  # a bug must not end the timer
                 _log.exception("events: cannot look at the events")
 
     def stop(self) -> None:

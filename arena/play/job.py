@@ -7,6 +7,7 @@ store keeps results as they are, so there is one shape of a finished game.
 
 from __future__ import annotations
 
+import gzip
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,6 +98,31 @@ class GameResult:
     stderr: tuple[tuple[int, str], ...] = ()
     """(seat, the tail of its stderr in this game) where it wrote any, when the job asked
     (:attr:`GameJob.collect_stderr`)."""
+    record_gz: bytes | None = None
+    """``record_json`` compressed as the tournament store keeps it, when the job asked
+    (:attr:`GameJob.compress`): done in the worker, off the store's one serial loop."""
+    replay_gz: bytes | None = None
+    """``replay_json`` compressed likewise."""
+
+    def stored_record(self) -> bytes:
+        """The record as the tournament store keeps it."""
+        return self.record_gz if self.record_gz is not None else gzip_record(self.record_json)
+
+    def stored_frames(self) -> bytes | None:
+        """The replay's frames as the tournament store keeps them (None: none drawn)."""
+        if self.replay_gz is not None:
+            return self.replay_gz
+        return gzip_frames(self.replay_json) if self.replay_json is not None else None
+
+
+def gzip_record(record_json: bytes) -> bytes:
+    """A record as the tournament store keeps it (gzip, level 9, no timestamp)."""
+    return gzip.compress(record_json, mtime=0)
+
+
+def gzip_frames(replay_json: bytes) -> bytes:
+    """Replay frames as the tournament store keeps them (gzip, level 6, no timestamp)."""
+    return gzip.compress(replay_json, 6, mtime=0)
 
 
 @dataclass(frozen=True)
@@ -114,6 +140,10 @@ class GameJob:
     replay_frames: bool = True
     """Draw the replay's frames for the store (a tournament's report uses them; the
     server and SPRT, which keep no frames, save ~5 ms a game)."""
+    compress: bool = False
+    """Hand back the record and frames compressed for the tournament store too
+    (:attr:`GameResult.record_gz`): a tournament's parent stores every game in one loop,
+    which bounds the speed-up of more workers; the worker compresses in parallel."""
     collect_stderr: bool = False
     """Hand back each seat's stderr of this game in :attr:`GameResult.stderr` (fresh bot
     processes, logs of this game only, deleted afterwards: the server keeps them in its

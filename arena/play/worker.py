@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import pickle
 import shutil
 import signal
 import time
@@ -20,7 +21,15 @@ import orjson
 
 from arena.engine import Game, GameRecord, ReplayError
 from arena.engine.tables import AnyMove
-from arena.play.job import Announcement, FaultRow, GameJob, GameResult, SeatRow
+from arena.play.job import (
+    Announcement,
+    FaultRow,
+    GameJob,
+    GameResult,
+    SeatRow,
+    gzip_frames,
+    gzip_record,
+)
 from arena.protocol.messages import GameEnd, GameStart
 from arena.referee import BotSeat, SandboxSettings, Seat, play_game
 from arena.referee.faults import Fault
@@ -128,6 +137,12 @@ def _play(state: WorkerState, job: GameJob) -> tuple[GameResult, list[BotSeat]]:
         frames=job.replay_frames,
         watched=watch,
     )
+    if job.compress:
+        result = dataclasses.replace(
+            result,
+            record_gz=gzip_record(result.record_json),
+            replay_gz=gzip_frames(result.replay_json) if result.replay_json is not None else None,
+        )
     return result, seats
 
 
@@ -356,6 +371,13 @@ def pool_run_job(job: GameJob) -> GameResult:
     except Exception as exc:
         tag_failure(exc, job)
         raise
+
+
+def pool_run_pickled(job: bytes) -> bytes:
+    """:func:`pool_run_job` on a job pickled by the standard pickler, its result pickled
+    back the same way: the pool's own pickler (``dill``, pure Python) took ~1.8 ms per job
+    and ~0.5 ms per result, the standard one ~30 and ~10 µs (the pool only carries bytes)."""
+    return pickle.dumps(pool_run_job(pickle.loads(job)), pickle.HIGHEST_PROTOCOL)
 
 
 def tag_failure(exc: Exception, job: GameJob) -> Exception:

@@ -59,7 +59,7 @@ from arena.store.competition_models import (
 )
 from arena.store.competition_names import confusable_with, mixes_scripts
 from arena.store.engine import StoreError as StoreError
-from arena.store.engine import db_message, describe_url, make_engine
+from arena.store.engine import db_message, describe_url, make_engine, server_unreachable
 from arena.store.roster import (
     KnownTeam,
     RosterEntry,
@@ -458,6 +458,11 @@ def _note_change(
 _READS = frozenset({"SELECT", "PRAGMA", "SAVEPOINT", "RELEASE", "BEGIN", "SHOW", "EXPLAIN"})
 
 
+UNREACHABLE_RETRY_S = 2.0
+"""After the database server could not be reached, how long calls fail at once before
+the next one tries again."""
+
+
 @dataclass(frozen=True)
 class Tally:
     """Counts over the finished games up to ``seq`` (see :meth:`CompetitionStore._tallied`)."""
@@ -482,6 +487,9 @@ class CompetitionStore:
         self._write_lock = threading.RLock()
         self._shared_read = threading.local()
         """``conn``: the transaction of this thread's :meth:`reading` block."""
+        self._unreachable: tuple[float, str] | None = None
+        """Until when (monotonic) calls fail at once, and with what: the database server
+        could not be reached (see :meth:`_fail_fast`)."""
         self.generation = 0
         """Bumped after each write transaction of this process that changed a row: what was
         read before a bump may be stale."""
@@ -538,6 +546,7 @@ class CompetitionStore:
         """One write transaction (SQLite: BEGIN IMMEDIATE, so it never fails half-way
         on a lock upgrade). Bumps :attr:`generation` once it ends if it changed a row."""
         with self._write_lock:
+            self._fail_fast("write")
             changed = False
             try:
                 with self.engine.connect() as conn:
@@ -554,7 +563,7 @@ class CompetitionStore:
             except sa.exc.IntegrityError:
                 raise
             except sa.exc.OperationalError as exc:
-                raise StoreError(f"cannot write the store: {db_message(exc)}") from None
+                raise self._failed("write", exc) from None
             finally:  # after the commit (or the rollback): a reader from now on sees it
                 if changed:
                     self.generation += 1
@@ -591,6 +600,22 @@ class CompetitionStore:
         known = self._topic_generations
         return max([known.get(ANYTHING, 0), *(known.get(t, 0) for t in topics)])
 
+    def _fail_fast(self, doing: str) -> None:
+        """For ``UNREACHABLE_RETRY_S`` after the server could not be reached, fail at once
+        (a page answers 503 at once, the ladder and the build worker go on) instead of
+        each call waiting out the connect timeout, in turn behind the write lock."""
+        down = self._unreachable
+        if down is not None and time.monotonic() < down[0]:
+            raise StoreError(f"cannot {doing} the store: {down[1]}")
+
+    def _failed(self, doing: str, exc: sa.exc.OperationalError) -> StoreError:
+        message = db_message(exc)
+        if server_unreachable(exc):
+            self._unreachable = (time.monotonic() + UNREACHABLE_RETRY_S, message)
+        else:
+            self._unreachable = None
+        return StoreError(f"cannot {doing} the store: {message}")
+
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
         """Every read of this thread inside the block shares one transaction: one snapshot
@@ -611,11 +636,12 @@ class CompetitionStore:
         if shared is not None:  # inside reading(): its transaction, its error handling
             yield shared
             return
+        self._fail_fast("read")
         try:
             with self.engine.connect() as conn, conn.begin():
                 yield conn
         except sa.exc.OperationalError as exc:
-            raise StoreError(f"cannot read the store: {db_message(exc)}") from None
+            raise self._failed("read", exc) from None
 
     # ------------------------------------------------------------ settings
 

@@ -60,6 +60,21 @@ def describe_url(url: str) -> str:
         return "(unparseable URL)"
 
 
+PG_DEAD_HOST_LIMITS: dict[str, Any] = {
+    "connect_timeout": 10,
+    "tcp_user_timeout": 10_000,
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
+"""libpq settings bounding how long a call waits on a database host that is gone (powered
+off, unplugged: its packets dropped, no refusal): a new connection gives up after 10 s,
+one already open after 10 s of unacknowledged data (``tcp_user_timeout``, ms) or ~45 s
+idle (keepalives); without them a pooled connection's liveness check waits for the
+kernel's TCP retries, about 15 minutes, and so does the page or the ladder behind it."""
+
+
 def make_engine(
     url: str,
     *,
@@ -73,7 +88,8 @@ def make_engine(
     SQLite: WAL, foreign keys, a busy timeout, and transactions begun explicitly (a
     connection whose ``info["immediate"]`` is set begins with ``BEGIN IMMEDIATE``, so a
     write never fails half-way on a lock upgrade). PostgreSQL: a liveness check on
-    checkout; ``readonly`` sessions refuse writes. ``threads``: connections are shared
+    checkout, time limits for a dead host (:data:`PG_DEAD_HOST_LIMITS`); ``readonly``
+    sessions refuse writes. ``threads``: connections are shared
     between threads (the server's pool). ``durable``: SQLite syncs every commit
     (``synchronous=FULL``; else NORMAL, which in WAL mode may lose the last commits on a
     power cut, never consistency)."""
@@ -102,8 +118,11 @@ def make_engine(
         kwargs["connect_args"] = connect_args
     elif backend == "postgresql":
         kwargs["pool_pre_ping"] = True
+        # A URL's own settings win (``?connect_timeout=30``).
+        pg_args = {k: v for k, v in PG_DEAD_HOST_LIMITS.items() if k not in parsed.query}
         if readonly:
-            kwargs["connect_args"] = {"options": "-c default_transaction_read_only=on"}
+            pg_args["options"] = "-c default_transaction_read_only=on"
+        kwargs["connect_args"] = pg_args
     else:
         raise StoreError(f"unsupported database {backend!r} in {shown}", hint=URL_HINT)
     try:
@@ -199,6 +218,20 @@ def store_error(
     """:func:`explain` as a :class:`StoreError` (resumable unless the store is damaged)."""
     message = explain(exc, where, doing, **kw)
     return StoreError(message, resumable=DAMAGED not in message)
+
+
+def server_unreachable(exc: BaseException) -> bool:
+    """Whether a database error says the server cannot be reached or has gone (not that
+    a statement failed): no SQLSTATE (libpq's own connection failure), class 08
+    (connection exception) or 57P (the server shutting down or starting up), or a
+    connection SQLAlchemy found broken."""
+    if getattr(exc, "connection_invalidated", False):
+        return True
+    orig = getattr(exc, "orig", None)
+    if orig is None or isinstance(orig, sqlite3.Error):
+        return False
+    state = getattr(orig, "sqlstate", None)
+    return state is None or str(state).startswith(("08", "57P"))
 
 
 DB_ERRORS: tuple[type[BaseException], ...] = (sa.exc.DBAPIError, sqlite3.Error, OSError)

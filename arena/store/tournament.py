@@ -461,6 +461,12 @@ class Store:
         self._labels: dict[int, str] | None = None
         self._columns: dict[str, set[str]] = {}
         self._tables: set[str] | None = None
+        self._lineups: dict[int, dict[int, int]] = {}
+        """Seat -> bot_id of games this store scheduled (committed), until their result
+        is added: saves :meth:`add_result` a query per game."""
+        self._announced: set[int] = set()
+        """Bots whose announcement is stored (the first one is kept: later ones change
+        nothing), so a result does not upsert it again."""
         self._conns: list[Connection] = []
         self._raw: sqlite3.Connection | None = None
         """SQLite: the reader's own driver connection. Single-statement reads (the hot
@@ -869,32 +875,55 @@ class Store:
                     ids[key] = self.register_bot(name, version)
                 lineup.append({"game_index": g.game_index, "seat": seat, "bot_id": ids[key]})
             rows.append((g, lineup))
-        new = 0
+        outermost = not self.writer.in_transaction()
+        added: list[tuple[ScheduledGame, list[dict[str, int]]]] = []
         with self._write() as conn:
-            # RETURNING tells what was inserted (PostgreSQL's driver gives no rowcount)
-            stmt = (
-                insert(conn, schedule_t).on_conflict_do_nothing().returning(schedule_t.c.game_index)
-            )
-            for g, lineup in rows:
-                cur = conn.execute(
-                    stmt,
-                    {
-                        "game_index": g.game_index,
-                        "game_id": g.game_id,
-                        "n_players": g.n_players,
-                        "variant": g.variant,
-                        "seed_index": g.seed_index,
-                        "deal_seed": g.deal_seed,
-                        "rotation": g.rotation,
-                    },
-                )
-                if cur.first() is not None:
-                    new += 1
-                    conn.execute(sa.insert(lineup_t), lineup)
+            # Games already scheduled (by index or id) are skipped, as an insert that
+            # does nothing on conflict would; the rest go in one statement per table.
+            for start in range(0, len(rows), 500):
+                chunk = rows[start : start + 500]
+                sc = schedule_t.c
+                taken = conn.execute(
+                    sa.select(sc.game_index, sc.game_id).where(
+                        sc.game_index.in_([g.game_index for g, _ in chunk])
+                        | sc.game_id.in_([g.game_id for g, _ in chunk])
+                    )
+                ).all()
+                indexes = {int(i) for i, _ in taken}
+                game_ids = {str(g) for _, g in taken}
+                fresh = []
+                for g, lineup in chunk:
+                    if g.game_index in indexes or g.game_id in game_ids:
+                        continue
+                    indexes.add(g.game_index)
+                    game_ids.add(g.game_id)
+                    fresh.append((g, lineup))
+                if fresh:
+                    conn.execute(
+                        sa.insert(schedule_t),
+                        [
+                            {
+                                "game_index": g.game_index,
+                                "game_id": g.game_id,
+                                "n_players": g.n_players,
+                                "variant": g.variant,
+                                "seed_index": g.seed_index,
+                                "deal_seed": g.deal_seed,
+                                "rotation": g.rotation,
+                            }
+                            for g, _ in fresh
+                        ],
+                    )
+                    seats = [row for _, lineup in fresh for row in lineup]
+                    conn.execute(sa.insert(lineup_t), seats)
+                added.extend(fresh)
             if state:
                 rows_meta = [{"key": k, "value": v} for k, v in state.items()]
                 conn.execute(upsert(conn, meta_t, None, ["key"]), rows_meta)
-        return new
+        if outermost:  # committed: the results' seats find their bots here (add_result)
+            for g, lineup in added:
+                self._lineups[g.game_index] = {row["seat"]: row["bot_id"] for row in lineup}
+        return len(added)
 
     save_schedule = schedule_games
     """Older name of :meth:`schedule_games`."""
@@ -1005,7 +1034,7 @@ class Store:
     def add_result(self, result: GameResult) -> bool:
         """Write one finished game atomically; False if it was already stored (a result
         delivered twice, e.g. by a retried distributed worker, is stored once)."""
-        lineup = {
+        lineup = self._lineups.pop(result.game_index, None) or {
             int(seat): int(bot)
             for seat, bot in self._all(
                 "SELECT seat, bot_id FROM lineup WHERE game_index = :i", {"i": result.game_index}
@@ -1016,7 +1045,9 @@ class Store:
                 f"{self.where}: result of game {result.game_index} does not match the "
                 f"schedule ({len(result.seats)} seats, {len(lineup)} scheduled)"
             )
-        record = gzip.compress(result.record_json, mtime=0)
+        record = result.stored_record()
+        frames = result.stored_frames()
+        outermost = not self.writer.in_transaction()
         text = (lambda v: v) if self.is_sqlite else _text
         with self._write() as conn:
             cur = conn.execute(
@@ -1075,13 +1106,9 @@ class Store:
                         for f in result.faults
                     ],
                 )
-            if result.replay_json is not None:
+            if frames is not None:
                 conn.execute(
-                    sa.insert(replays_t),
-                    {
-                        "game_index": result.game_index,
-                        "frames": gzip.compress(result.replay_json, 6, mtime=0),
-                    },
+                    sa.insert(replays_t), {"game_index": result.game_index, "frames": frames}
                 )
             announced = [
                 {
@@ -1091,10 +1118,12 @@ class Store:
                     "version": text(a.version),
                 }
                 for seat, a in enumerate(result.announced)
-                if a is not None and seat in lineup
+                if a is not None and seat in lineup and lineup[seat] not in self._announced
             ]
             if announced:
                 conn.execute(upsert(conn, announced_t, None, ["bot_id"], update=False), announced)
+        if outermost:  # committed
+            self._announced.update(int(str(row["bot_id"])) for row in announced)
         return True
 
     def _damaged_record(self, exc: BaseException, game: object) -> StoreError:

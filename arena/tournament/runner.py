@@ -275,7 +275,13 @@ def make_scheduler(config: TournamentConfig, store: Store, entrants: list[Entran
             config.seating,
             len(challengers),
         ),
+        batch=SCHEDULE_BATCH,
     )
+
+
+SCHEDULE_BATCH = 16
+"""Games of a round-robin or gauntlet scheduled (stored) in one transaction, ahead of play;
+after a stop, those unfinished are played first on resume."""
 
 
 class _Ledger:
@@ -387,6 +393,7 @@ def run_tournament(
                 settings=play,
                 persistent=config.persistent,
                 log_dir=log_dir,
+                compress=True,
             )
 
         leftover = deque(j for g in store.unfinished() if (j := job(g)) is not None)
@@ -401,6 +408,7 @@ def run_tournament(
                 if not games:
                     return None
                 store.schedule_games(games, scheduler.state())
+                progress.total = max(progress.total, store.expected_count())
                 fresh.extend(j for g in games if (j := job(g)) is not None)
             return (leftover or fresh).popleft()
 
@@ -434,7 +442,6 @@ def run_tournament(
                     Finished(result.game_index, tuple(names), tuple(s.rank for s in result.seats))
                 )
                 progress.done += 1
-                progress.total = max(progress.total, store.expected_count())
                 progress.last = result
                 progress.add([(s.bot, s.rank) for s in result.seats])
                 if on_progress:

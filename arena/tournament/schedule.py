@@ -190,25 +190,30 @@ class Exhaustive:
         cursor: int,
         known: Callable[[str], bool],
         expected: int | None,
+        batch: int = 1,
     ) -> None:
         self._games = islice(games, cursor, None)
         self._cursor = cursor
         self._next_index = next_index
         self._known = known
         self._expected = expected
+        self._batch = batch
+        """Games handed out at a time: a tournament stores each batch in one transaction
+        (a per-game transaction cost its parent more than a game's result row)."""
 
     @property
     def expected(self) -> int | None:
         return self._expected
 
     def next(self) -> list[ScheduledGame]:
+        out: list[ScheduledGame] = []
         for game in self._games:
             self._cursor += 1
             if self._known(game.game_id):
                 continue
             index = self._next_index
             self._next_index += 1
-            return [
+            out.append(
                 ScheduledGame(
                     index,
                     game.game_id,
@@ -220,8 +225,10 @@ class Exhaustive:
                     game.bots,
                     game.versions,
                 )
-            ]
-        return []
+            )
+            if len(out) >= self._batch:
+                break
+        return out
 
     def finished(self, game: Finished) -> None:
         pass

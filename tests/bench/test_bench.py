@@ -132,6 +132,121 @@ def test_bench_engine_refuses_a_folder_that_is_not_the_framework(
     assert len(message.splitlines()) == 1 and str(folder) in message
 
 
+FAKE_COMP90054_GAME = """
+import random
+from func_timeout import func_timeout, FunctionTimedOut  # as the 2021 runner does
+
+FREEDOM = False
+
+
+class Game:
+    \"\"\"The 2021 runner's Game: its agents pick, its game master starts the rounds.\"\"\"
+
+    def __init__(self, GameRule, agent_list, num_of_agent, seed=1, time_limit=1,
+                 warning_limit=3, displayer=None, agents_namelist=None, interactive=False):
+        random.seed(seed)
+        self.game_rule = GameRule(num_of_agent)
+        self.agents = agent_list
+
+    def Run(self):
+        if not FREEDOM:
+            func_timeout(1, print)  # the bench switches the timeouts off: never called
+        history = {"actions": []}
+        rule = self.game_rule
+        while not rule.gameEnds():
+            index = rule.current_agent_index
+            actions = rule.getLegalActions(rule.current_game_state, index)
+            if index == rule.num_of_agent:
+                selected = actions[0]
+            else:
+                selected = self.agents[index].SelectAction(actions, rule.current_game_state)
+            history["actions"].append({len(history["actions"]): {"agent_id": index,
+                                                                 "action": selected}})
+            rule.update(selected)
+        return history
+"""
+
+FAKE_COMP90054_AGENTS = {
+    "template.py": "class Agent:\n    def __init__(self, _id):\n        self.id = _id\n",
+    "agents/generic/first_move.py": (
+        "from template import Agent\n\n"
+        "class myAgent(Agent):\n"
+        "    def SelectAction(self, actions, game_state):\n"
+        "        return actions[0]\n"
+    ),
+    "agents/generic/random.py": (
+        "import random\nfrom template import Agent\n\n"
+        "class myAgent(Agent):\n"
+        "    def SelectAction(self, actions, game_state):\n"
+        "        return random.choice(actions)\n"
+    ),
+}
+
+
+def _fake_comp90054_runner(folder: Path) -> Path:
+    """A tiny stand-in for the 2021 framework: game.py, template.py, Azul/ and the two
+    generic agents (the framework's own code never enters the project)."""
+    _fake_comp90054(folder)
+    (folder / "game.py").write_text(FAKE_COMP90054_GAME)
+    for name, text in FAKE_COMP90054_AGENTS.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+@pytest.mark.parametrize(
+    "layout", ["missing", "only the model", "no agents", "agent without myAgent", "no Game"]
+)
+def test_bench_tournament_refuses_a_folder_that_is_not_the_framework(
+    tmp_path: Path, layout: str
+) -> None:
+    """One line naming the folder, no traceback, before any game is played."""
+    folder = tmp_path / "framework"
+    if layout == "only the model":
+        _fake_comp90054(folder)
+    elif layout != "missing":
+        _fake_comp90054_runner(folder)
+    if layout == "no agents":
+        (folder / "agents" / "generic" / "random.py").unlink()
+    if layout == "agent without myAgent":
+        (folder / "agents" / "generic" / "first_move.py").write_text("class Agent:\n    pass\n")
+    if layout == "no Game":
+        (folder / "game.py").write_text("class Runner:\n    pass\n")
+    done = _arena(
+        "bench", "tournament", "--bots", "bots/python-random", "bots/python-greedy",
+        "--seeds", "1", "--baseline-comp90054", str(folder),
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    message = done.stderr.strip()
+    assert len(message.splitlines()) == 1 and str(folder) in message, message
+    assert "framework" in message or "myAgent" in message
+
+
+def test_vs_comp90054_is_printed_as_a_ratio_per_core() -> None:
+    from rich.console import Console
+
+    from arena.bench.tournament import VsComp90054, print_vs_comp90054
+
+    vs = VsComp90054(
+        folder="/x/comp90054",
+        blocks=3,
+        arena_games=200,
+        comp90054_games=40,
+        arena_cpu_ms_per_game=5.0,
+        arena_wall_games_per_s=150.0,
+        comp90054_cpu_ms_per_game=50.0,
+        comp90054_wall_games_per_s=20.0,
+        comp90054_actions_per_game=85.0,
+        load_average=[1.0, 2.0],
+    )
+    console = Console(width=400, record=True)
+    print_vs_comp90054(vs, console)
+    text = console.export_text()
+    assert "200.0 vs 20.0 = 10.0x" in text and "150.0 vs 20.0 games/s = 7.5x" in text
+    assert vs.as_json()["per_core"] == 10.0
+
+
 @pytest.mark.slow
 def test_bench_protocol_json_judges_the_referee_against_a_floor_in_both_placements() -> None:
     """As a user runs it: the old figures, plus the pipe floor per placement with a
@@ -182,12 +297,14 @@ def test_bench_protocol_json_judges_the_referee_against_a_floor_in_both_placemen
     assert 0 < sum(row["share"] for row in rows) <= 1 + 1e-9
 
 
-def test_bench_tournament_json_breaks_a_game_down_by_part() -> None:
+def test_bench_tournament_json_breaks_a_game_down_by_part(tmp_path: Path) -> None:
     """As a user runs it: the parts are there, none negative, and together no more than
-    the profiled game they divide."""
+    the profiled game they divide; the user's COMP90054 runner is played in the same run
+    and the ratio per core reported."""
     root = Path(__file__).resolve().parents[2]
     bots = [str(root / "bots" / "python-random"), str(root / "bots" / "python-greedy")]
     argv = ["bench", "tournament", "--bots", *bots, "--seeds", "2", "--json"]
+    argv += ["--baseline-comp90054", str(_fake_comp90054_runner(tmp_path / "framework"))]
     done = subprocess.run(
         [sys.executable, "-m", "arena.cli", *argv],
         capture_output=True,
@@ -204,6 +321,10 @@ def test_bench_tournament_json_breaks_a_game_down_by_part() -> None:
         data["speedup_steady_persistent"] == many["steady_games_per_s"] / one["steady_games_per_s"]
     )
     assert data["load_average"] == [r["load_average"] for r in data["runs"]]
+    for run in data["runs"]:  # CPU of every process: the bots' and workers' counted too
+        assert run["cpu_s"] > 0
+        assert run["cores"] == pytest.approx(run["cpu_s"] / run["seconds"])
+        assert run["cpu_ms_per_game"] == pytest.approx(run["cpu_s"] * 1000 / run["games"])
     assert all(load >= 0 for load in data["load_average"])
     cost = data["game_cost"]
     assert cost["games"] == 3  # the first game, starting the bots, is left out
@@ -224,6 +345,14 @@ def test_bench_tournament_json_breaks_a_game_down_by_part() -> None:
     assert sum(parts.values()) <= cost["profiled_game_ms"]
     assert cost["other_ms"] == pytest.approx(cost["profiled_game_ms"] - sum(parts.values()))
     assert cost["game_ms"] > 0
+    vs = data["vs_comp90054"]
+    assert vs["blocks"] == 3 and vs["arena_games"] == 4 and vs["comp90054_games"] == 2
+    assert vs["comp90054_actions_per_game"] == 30  # the fake runner's whole games were played
+    assert vs["per_core"] == pytest.approx(
+        vs["comp90054_cpu_ms_per_game"] / vs["arena_cpu_ms_per_game"]
+    )
+    assert vs["arena_games_per_cpu_s"] > 0 and vs["one_worker"] > 0
+    assert len(vs["load_average"]) == 6
 
 
 SCALE = [sys.executable, "-m", "arena.cli", "bench", "scale"]
@@ -266,3 +395,23 @@ def test_bench_scale_refuses_a_tiny_field() -> None:
     assert done.returncode != 0
     assert "--bots must be 10 or more" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_bots_cpu_is_read_from_the_store(tmp_path: Path) -> None:
+    """Sandboxed bots are no reaped children of the bench (their CPU never reaches its
+    rusage): their CPU per decision, as stored, is added."""
+    from arena.bench.tournament import _bots_cpu_s
+    from arena.play.job import GameResult, ScheduledGame, SeatRow
+    from arena.tournament import Store, TournamentConfig, store_path
+
+    config = TournamentConfig(bots=[tmp_path / "a", tmp_path / "b"], output=tmp_path / "out")
+    game = ScheduledGame(0, "g0", 2, "coloured", 0, 1, 0, ("a", "b"), ("v1", "v1"))
+    seats = tuple(
+        SeatRow(i, bot, 10, 10, 0, 0, 0, i + 1, 0, False, None, 40, 1.0, 1.0, 1.0, cpu, cpu)
+        for i, (bot, cpu) in enumerate((("a", 2.5), ("b", None)))
+    )
+    (tmp_path / "out").mkdir()
+    with Store(store_path(config)) as store:
+        store.schedule_games([game])
+        store.add_result(GameResult(0, 1.0, "normal", 5, "w", b"{}", seats, ()))
+    assert _bots_cpu_s(config) == pytest.approx(40 * 2.5 / 1000)

@@ -4,6 +4,8 @@ byte for byte what replaying the record draws (what the store keeps and reports 
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +83,34 @@ def test_a_forfeited_seat_s_game_is_replayed_for_its_frames(
     assert [f.forfeit for f in record.faults] == [True]
     assert len(replayed) == 1
     assert drawn == orjson.dumps(replay_frames(record))
+
+
+def test_a_result_compressed_by_the_worker_is_stored_byte_for_byte_as_before(
+    tmp_path: Path,
+) -> None:
+    """A tournament's worker compresses the record and frames (off the parent's loop): the
+    store keeps exactly the bytes it made itself from the uncompressed result."""
+    from arena.store.tournament import Store
+
+    bots = [build_bot(load_bot(REPO / "bots" / k)) for k in ("python-greedy", "python-random")]
+    game = ScheduledGame(0, "g0", 2, "coloured", 0, 5, 0, tuple(b.spec.name for b in bots))
+    state = WorkerState(worker_id=0)
+    try:
+        job = GameJob(game, tuple(bots), PlaySettings(), True, tmp_path, compress=True)
+        compressed = run_job(state, job)
+    finally:
+        state.close()
+    assert compressed.record_gz is not None and compressed.replay_gz is not None
+    plain = dataclasses.replace(compressed, record_gz=None, replay_gz=None)
+    stored = []
+    for name, result in (("worker", compressed), ("store", plain)):
+        with Store(tmp_path / f"{name}.sqlite") as store:
+            store.schedule_games([game])
+            assert store.add_result(result)
+        with sqlite3.connect(tmp_path / f"{name}.sqlite") as db:
+            blobs = "SELECT g.record, r.frames FROM games g JOIN replays r USING (game_index)"
+            stored.append(db.execute(blobs).fetchall())
+    assert stored[0] == stored[1] and len(stored[0]) == 1
+    record, frames = stored[0][0]
+    assert gzip.decompress(record) == compressed.record_json
+    assert gzip.decompress(frames) == compressed.replay_json

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from arena.engine import Game
 from arena.engine.record import FAULT_KINDS
-from arena.referee import BotSeat, Choice, Fault, TimeControl, load_bot
+from arena.referee import BotSeat, Choice, Fault, TimeControl, load_bot, seats
 from arena.referee.channel import Channel
 from arena.referee.manifest import Built
 
@@ -39,6 +39,16 @@ def positions() -> list[Game]:
 
 
 GAMES = positions()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def short_trailing_wait() -> Iterator[None]:
+    """A malformed reply waits for the bot's next line (a runtime's crash report comes in
+    several writes); nothing follows on these pipes, so a short wait fuzzes the same path
+    without paying half a second an example."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(seats, "TRAILING_OUTPUT_WAIT_S", 0.01)
+        yield
 
 
 @contextmanager

@@ -317,3 +317,41 @@ def test_a_store_from_before_announcements_opens_and_gains_them(tmp_path: Path) 
     with Store(path) as store:  # a writer's open adds the table
         assert store.announcements() == {}
         assert "announced" in store.tables()
+
+
+def test_scheduling_skips_games_already_scheduled_by_index_or_id(tmp_path: Path) -> None:
+    """Games are scheduled a batch to a statement: one already stored (by index or game
+    id) or twice in the batch is skipped, as a per-game insert doing nothing on conflict
+    did, and results find their seats with and without the store that scheduled them."""
+    from arena.play.job import ScheduledGame
+
+    def game(index: int, game_id: str, bots: tuple[str, str]) -> ScheduledGame:
+        return ScheduledGame(index, game_id, 2, "coloured", 0, index, 0, bots, ("v1", "v1"))
+
+    with Store(tmp_path / STORE_NAME) as store:
+        assert store.schedule_games([game(0, "a", ("x", "y"))]) == 1
+        batch = [
+            game(0, "other", ("y", "x")),  # index taken
+            game(5, "a", ("y", "x")),  # id taken
+            game(1, "b", ("y", "x")),
+            game(1, "b", ("x", "y")),  # twice in the batch: the first is kept
+            game(2, "c", ("x", "y")),
+        ]
+        assert store.schedule_games(batch) == 2
+        assert store.scheduled_count() == 3
+        assert store.add_result(result(game(1, "b", ("y", "x")), (1, 2)))
+    with Store(tmp_path / STORE_NAME) as store:  # reopened: seats looked up in the store
+        assert store.add_result(result(game(2, "c", ("x", "y")), (2, 1)))
+        assert store.add_result(result(game(0, "a", ("x", "y")), (1, 2)))
+        assert not store.add_result(result(game(0, "a", ("x", "y")), (1, 2)))
+        rows = {(r[0], r[1]) for r in store._all("SELECT game_index, seat FROM seats")}
+        names = dict(store._all("SELECT game_index, game_id FROM schedule"))
+        seated = store._all(
+            "SELECT s.game_index, s.seat, b.name FROM seats s JOIN bots b USING (bot_id) "
+            "ORDER BY 1, 2"
+        )
+    assert names == {0: "a", 1: "b", 2: "c"}
+    assert [tuple(r) for r in seated] == [
+        (0, 0, "x"), (0, 1, "y"), (1, 0, "y"), (1, 1, "x"), (2, 0, "x"), (2, 1, "y"),
+    ]  # fmt: skip
+    assert rows == {(i, s) for i in range(3) for s in range(2)}
