@@ -29,6 +29,7 @@ from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.server.auth import require_organiser
+from arena.server.pagecache import REFRESH
 from arena.store.competition import CompetitionStore, StoreError
 
 BUILD_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0)
@@ -99,7 +100,7 @@ class RequestCounter:
         self.requests = requests
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get(REFRESH):
             await self.app(scope, receive, send)
             return
         method = scope["method"] if scope["method"] in _METHODS else "other"

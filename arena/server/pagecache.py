@@ -51,6 +51,9 @@ log = logging.getLogger(__name__)
 
 MAX_AGE_S = 1.0
 """Longest an entry is served (clock-dependent pages, other processes' writes)."""
+REFRESH = "arena.page_refresh"
+"""Scope key of the cache's own background requests: their answers reach no client (the
+request counter leaves them out)."""
 MAX_ENTRIES = 2048
 """Entries kept; when full, the cache starts over (keys are client-chosen paths)."""
 CACHED = re.compile(
@@ -191,7 +194,7 @@ class PageCache:
 
         async def refresh() -> None:
             try:
-                await self._make(key, dict(scope), request, dropped, waiting)
+                await self._make(key, {**scope, REFRESH: True}, request, dropped, waiting)
             except Exception:  # the app's own error handler has answered nobody: say it here
                 log.exception("refreshing the kept page %s failed", key[1])
 

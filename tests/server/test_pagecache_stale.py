@@ -5,8 +5,10 @@ and ``stale_seconds = 0`` is the strict cache. The clock is driven by the tests 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -247,3 +249,27 @@ def test_the_server_answers_stale_pages_for_its_setting(tmp_path: Path) -> None:
             raise AssertionError("the kept page was never made anew")
         metrics = client.get("/metrics", headers=site.auth("org")).text
         assert 'arena_page_cache_total{result="stale"}' in metrics
+
+
+def _get_200s(client: TestClient, site: Any) -> float:
+    text = client.get("/metrics", headers=site.auth("org")).text
+    found = re.search(r'^arena_http_requests_total\{method="GET",status="200"\} (\S+)$', text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_background_refreshes_are_not_counted_as_requests(tmp_path: Path) -> None:
+    """The request counter counts answers to clients: a stale answer once, the refresh it
+    started never (its answer reaches nobody)."""
+    site = make_site(tmp_path, stale_seconds=60)
+    with TestClient(site.client.app, base_url="http://testserver") as client:
+        before_games = client.get("/api/health").json()["games_finished"]
+        alpha, beta = (site.store.versions_of(n)[-1].id for n in ("alpha", "beta"))
+        play(site.store, [alpha, beta], ["alpha", "beta"], 9)
+        before = _get_200s(client, site)
+        visits = 0
+        while True:  # the first visit is stale and starts the refresh; then until it landed
+            visits += 1
+            if client.get("/api/health").json()["games_finished"] == before_games + 1:
+                break
+            assert visits < 1000, "the kept page was never made anew"
+        assert _get_200s(client, site) - before == visits + 1  # + the first /metrics read
