@@ -43,10 +43,8 @@ LOW_PERCENTILE = 2.5
 HIGH_PERCENTILE = 97.5
 CACHE_VERSION = 2  # 2: columns by bot name
 CACHE_KEEP = 16  # cached results kept per folder (the newest)
-CHUNK_RESAMPLES = 10  # resamples rated per compiled call (a multiple of the CPU count;
-# 80 MB of index sets at a million games, held while the report loads the store)
-
 IntArray = npt.NDArray[np.int64]
+IndexArray = npt.NDArray[np.int32]  # positions into the games (4 bytes a game a resample)
 
 
 @dataclass(frozen=True)
@@ -60,20 +58,31 @@ class RankInterval:
         return self.low <= other.high and other.low <= self.high
 
 
-def resample_indices(n_games: int, resamples: int, seed: int) -> IntArray:
+def resample_indices(n_games: int, resamples: int, seed: int) -> IndexArray:
     """For each resample (rows), sorted positions into the schedule-ordered games."""
     parts = list(resample_chunks(n_games, resamples, seed, max(1, resamples)))
-    return np.concatenate(parts) if parts else np.zeros((0, n_games), dtype=np.int64)
+    return np.concatenate(parts) if parts else np.zeros((0, n_games), dtype=np.int32)
 
 
-def resample_chunks(n_games: int, resamples: int, seed: int, rows: int) -> Iterator[IntArray]:
-    """``resample_indices`` in blocks of ``rows`` resamples (same draws, less memory)."""
+def resample_chunks(n_games: int, resamples: int, seed: int, rows: int) -> Iterator[IndexArray]:
+    """``resample_indices`` in blocks of ``rows`` resamples (same draws, less memory).
+    Drawn as 64-bit integers (the generator's stream) and kept as 32-bit ones."""
+    if n_games > np.iinfo(np.int32).max:
+        raise ValueError(f"{n_games} games: more than a bootstrap can index")
     rng = np.random.default_rng(seed)
     for start in range(0, resamples, rows):
-        out = np.empty((min(rows, resamples - start), n_games), dtype=np.int64)
+        out = np.empty((min(rows, resamples - start), n_games), dtype=np.int32)
         for row in range(len(out)):
             out[row] = np.sort(rng.integers(0, n_games, size=n_games))
         yield out
+
+
+def block_rows(threads: int | None) -> int:
+    """Resamples rated per compiled call: a group of lanes for every thread (8 on two
+    cores: 32 MB of index sets at a million games, held while the report loads)."""
+    from arena.ratings import compiled
+
+    return compiled.LANES * compiled.thread_count(threads)
 
 
 def _as_table(games: GameTable | Sequence[RatedGame]) -> GameTable:
@@ -84,7 +93,7 @@ def ranks_of(
     table: GameTable,
     bots: Sequence[str],
     params: TrueSkillParams,
-    index_sets: IntArray,
+    index_sets: IndexArray,
     threads: int | None = None,
 ) -> IntArray:
     """Ranks (1-based, rows = index sets, columns = ``bots``).
@@ -117,6 +126,9 @@ def ranks_of(
             env.tau,
             env.beta2,
             env.margin,
+            # A block smaller than threads x lanes (the last): narrower groups, so
+            # every thread has one.
+            min(compiled.LANES, -(-len(index_sets) // compiled.thread_count(threads))),
         )
     return leaderboard_ranks(mu, sigma, bots)
 
@@ -186,7 +198,7 @@ def _sorted_ranks(
     cached = _read_cache(cache_dir, key, (resamples, len(bots)))
     if cached is not None:
         return cached
-    # Blocks of resamples keep the index sets small (8 bytes x games x block). One
+    # Blocks of resamples keep the index sets small (4 bytes x games x block). One
     # bootstrap at a time: numba's workqueue pool (its fallback without OpenMP or TBB)
     # aborts the process when two threads launch parallel kernels at once (a prefetch
     # and a caller's bootstrap of other games).
@@ -194,7 +206,7 @@ def _sorted_ranks(
         out = np.concatenate(
             [
                 ranks_of(table, bots, params, index_sets, threads=workers)
-                for index_sets in resample_chunks(len(table), resamples, seed, CHUNK_RESAMPLES)
+                for index_sets in resample_chunks(len(table), resamples, seed, block_rows(workers))
             ]
         )
     _write_cache(cache_dir, key, out)
