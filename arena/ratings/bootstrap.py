@@ -38,6 +38,10 @@ from arena.ratings.games import GameTable, RatedGame
 from arena.ratings.model import DEFAULT_PARAMS, TrueSkillParams
 
 DEFAULT_RESAMPLES = 100
+RESAMPLE_BUDGET = 50_000_000
+"""Rated games the default bootstrap spends at most: 100 resamples up to 500,000 games,
+fewer past that (``default_resamples``); an explicit count is always honoured."""
+MIN_RESAMPLES = 40
 DEFAULT_SEED = 20240607
 LOW_PERCENTILE = 2.5
 HIGH_PERCENTILE = 97.5
@@ -56,6 +60,24 @@ class RankInterval:
 
     def overlaps(self, other: RankInterval) -> bool:
         return self.low <= other.high and other.low <= self.high
+
+
+def default_resamples(n_games: int) -> int:
+    """The default resample count for ``n_games`` games: ``DEFAULT_RESAMPLES`` within the
+    ``RESAMPLE_BUDGET`` of rated games, never fewer than ``MIN_RESAMPLES``.
+
+    The draws are made in order from one seeded generator, so fewer resamples are the
+    first ones of the full count (the same 50 of the 100), and the work per report stays
+    flat past 500,000 games while each resample's intervals get narrower with games.
+    """
+    if n_games <= 0:
+        return DEFAULT_RESAMPLES
+    return max(MIN_RESAMPLES, min(DEFAULT_RESAMPLES, RESAMPLE_BUDGET // n_games))
+
+
+def resamples_for(requested: int | None, n_games: int) -> int:
+    """The resamples a report rates: ``requested`` (0 or more), or None for the default."""
+    return default_resamples(n_games) if requested is None else max(0, requested)
 
 
 def resample_indices(n_games: int, resamples: int, seed: int) -> IndexArray:
