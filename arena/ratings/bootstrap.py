@@ -99,12 +99,17 @@ def resample_chunks(n_games: int, resamples: int, seed: int, rows: int) -> Itera
         yield out
 
 
-def block_rows(threads: int | None) -> int:
+BLOCK_BYTES = 128 * 2**20  # index sets held at once, at most (a many-core machine)
+
+
+def block_rows(threads: int | None, n_games: int) -> int:
     """Resamples rated per compiled call: a group of lanes for every thread (8 on two
-    cores: 32 MB of index sets at a million games, held while the report loads)."""
+    cores: 32 MB of index sets at a million games, held while the report loads), fewer
+    where that would pass ``BLOCK_BYTES`` (the groups then narrow to keep threads busy)."""
     from arena.ratings import compiled
 
-    return compiled.LANES * compiled.thread_count(threads)
+    wanted = compiled.LANES * compiled.thread_count(threads)
+    return max(1, min(wanted, BLOCK_BYTES // (4 * max(1, n_games))))
 
 
 def _as_table(games: GameTable | Sequence[RatedGame]) -> GameTable:
@@ -228,7 +233,9 @@ def _sorted_ranks(
         out = np.concatenate(
             [
                 ranks_of(table, bots, params, index_sets, threads=workers)
-                for index_sets in resample_chunks(len(table), resamples, seed, block_rows(workers))
+                for index_sets in resample_chunks(
+                    len(table), resamples, seed, block_rows(workers, len(table))
+                )
             ]
         )
     _write_cache(cache_dir, key, out)

@@ -156,3 +156,17 @@ def test_rows_side_by_side_and_threaded_equal_one_row_at_a_time() -> None:
     for mu, sigma in results[1:]:
         np.testing.assert_array_equal(mu, results[0][0])
         np.testing.assert_array_equal(sigma, results[0][1])
+
+
+def test_index_blocks_stay_bounded_on_many_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lanes x threads resamples at once, but never more than ``BLOCK_BYTES`` of index
+    sets (64 threads at 2**20 games: 32 resamples, 128 MiB); any block size gives the
+    same ranks."""
+    assert fast.block_rows(2, 1_000_000) == 2 * compiled.LANES
+    monkeypatch.setattr(compiled, "thread_count", lambda n: 64)
+    assert fast.block_rows(None, 1_000) == 64 * compiled.LANES
+    assert fast.block_rows(None, 2**20) == 32
+    monkeypatch.undo()
+    want = bootstrap_ranks(TABLE, BOTS, resamples=9, seed=6)
+    monkeypatch.setattr(fast, "BLOCK_BYTES", 4 * len(TABLE) * 3)  # blocks of 3
+    np.testing.assert_array_equal(bootstrap_ranks(TABLE, BOTS, resamples=9, seed=6), want)
