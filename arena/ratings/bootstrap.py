@@ -13,7 +13,9 @@ faster than re-running the library per resample (``arena bench report`` measures
 against ``arena.ratings.reference``, the old path); without numba, by the numpy path
 (``arena.ratings.batch``: vectorised across resamples and across games that share no
 bot). The index sets come from one ``numpy`` generator seeded with ``seed``, drawn
-before any work is split, so the result is identical for any thread count. Results are
+before any work is split, so the result is identical for any thread count, and fewer
+resamples are the first ones of more. A report's default count is cut past 500,000
+games (``default_resamples``: at most ``RESAMPLE_BUDGET`` rated games). Results are
 cached on disk, keyed by the games' content hash, the bots, the TrueSkill parameters, the
 resample count and the seed.
 """
