@@ -272,9 +272,9 @@ def run_bench_report(
             before=before,
         )
     table = Table(
-        title=f"arena report (100 bootstrap resamples, the site's replays), {bots} bots, "
-        "real 2p and 4p games; seconds = wall time of the whole command; CPU s = its user + "
-        "system time (workers included)"
+        title=f"arena report (the default bootstrap: 100 resamples, 50 at 1M games; the "
+        f"site's replays), {bots} bots, real 2p and 4p games; seconds = wall time of the "
+        "whole command; CPU s = its user + system time (workers included)"
     )
     for col in ("games", "path", "seconds", "of which rating", "CPU s", "peak MB", "site MB"):
         table.add_column(col, justify="right")

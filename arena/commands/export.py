@@ -39,7 +39,6 @@ def run(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from arena.errors import ArenaError
-    from arena.ratings import DEFAULT_RESAMPLES
     from arena.report.command import make_report
     from arena.report.current import ranking_choice
     from arena.report.export import EXPORT_DIR, write_export
@@ -49,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
     if outdir.suffix == ".toml" and not outdir.is_dir():
         return run_competition(outdir, args)
     target = Path(args.to) if args.to is not None else outdir / EXPORT_DIR
-    bootstrap = DEFAULT_RESAMPLES if args.bootstrap is None else args.bootstrap
-    if bootstrap < 0:
+    bootstrap = args.bootstrap  # None: the default for the store's size
+    if bootstrap is not None and bootstrap < 0:
         raise ArenaError("--bootstrap must be 0 or more")
     ranking = ranking_choice(args.rank_by, args.points)
     try:

@@ -226,7 +226,8 @@ def add_bootstrap_option(p: argparse.ArgumentParser) -> None:
         "--bootstrap",
         type=int,
         default=None,
-        help="rank-interval resamples (default 100; 0 = none)",
+        help="rank-interval resamples (default 100, fewer past 500,000 games: at most "
+        "50M rated games; 0 = none)",
     )
 
 

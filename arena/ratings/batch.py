@@ -25,7 +25,9 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
-def levels(table: GameTable, positions: IntArray, n_bots: int) -> npt.NDArray[np.int32]:
+def levels(
+    table: GameTable, positions: IntArray | npt.NDArray[np.int32], n_bots: int
+) -> npt.NDArray[np.int32]:
     """The level (1-based) of every entry of ``positions`` (rows, games)."""
     rows, length = positions.shape
     last = np.zeros((rows, n_bots + 1), dtype=np.int32)  # column n_bots: the padding
@@ -43,7 +45,7 @@ def levels(table: GameTable, positions: IntArray, n_bots: int) -> npt.NDArray[np
 
 def rate_rows(
     table: GameTable,
-    positions: IntArray,
+    positions: IntArray | npt.NDArray[np.int32],
     env: KernelEnv,
     mu0: float,
     sigma0: float,

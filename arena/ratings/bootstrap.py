@@ -13,7 +13,9 @@ faster than re-running the library per resample (``arena bench report`` measures
 against ``arena.ratings.reference``, the old path); without numba, by the numpy path
 (``arena.ratings.batch``: vectorised across resamples and across games that share no
 bot). The index sets come from one ``numpy`` generator seeded with ``seed``, drawn
-before any work is split, so the result is identical for any thread count. Results are
+before any work is split, so the result is identical for any thread count, and fewer
+resamples are the first ones of more. A report's default count is cut past 500,000
+games (``default_resamples``: at most ``RESAMPLE_BUDGET`` rated games). Results are
 cached on disk, keyed by the games' content hash, the bots, the TrueSkill parameters, the
 resample count and the seed.
 """
@@ -38,15 +40,17 @@ from arena.ratings.games import GameTable, RatedGame
 from arena.ratings.model import DEFAULT_PARAMS, TrueSkillParams
 
 DEFAULT_RESAMPLES = 100
+RESAMPLE_BUDGET = 50_000_000
+"""Rated games the default bootstrap spends at most: 100 resamples up to 500,000 games,
+fewer past that (``default_resamples``); an explicit count is always honoured."""
+MIN_RESAMPLES = 40
 DEFAULT_SEED = 20240607
 LOW_PERCENTILE = 2.5
 HIGH_PERCENTILE = 97.5
 CACHE_VERSION = 2  # 2: columns by bot name
 CACHE_KEEP = 16  # cached results kept per folder (the newest)
-CHUNK_RESAMPLES = 10  # resamples rated per compiled call (a multiple of the CPU count;
-# 80 MB of index sets at a million games, held while the report loads the store)
-
 IntArray = npt.NDArray[np.int64]
+IndexArray = npt.NDArray[np.int32]  # positions into the games (4 bytes a game a resample)
 
 
 @dataclass(frozen=True)
@@ -60,20 +64,54 @@ class RankInterval:
         return self.low <= other.high and other.low <= self.high
 
 
-def resample_indices(n_games: int, resamples: int, seed: int) -> IntArray:
+def default_resamples(n_games: int) -> int:
+    """The default resample count for ``n_games`` games: ``DEFAULT_RESAMPLES`` within the
+    ``RESAMPLE_BUDGET`` of rated games, never fewer than ``MIN_RESAMPLES``.
+
+    The draws are made in order from one seeded generator, so fewer resamples are the
+    first ones of the full count (the same 50 of the 100), and the work per report stays
+    flat past 500,000 games while each resample's intervals get narrower with games.
+    """
+    if n_games <= 0:
+        return DEFAULT_RESAMPLES
+    return max(MIN_RESAMPLES, min(DEFAULT_RESAMPLES, RESAMPLE_BUDGET // n_games))
+
+
+def resamples_for(requested: int | None, n_games: int) -> int:
+    """The resamples a report rates: ``requested`` (0 or more), or None for the default."""
+    return default_resamples(n_games) if requested is None else max(0, requested)
+
+
+def resample_indices(n_games: int, resamples: int, seed: int) -> IndexArray:
     """For each resample (rows), sorted positions into the schedule-ordered games."""
     parts = list(resample_chunks(n_games, resamples, seed, max(1, resamples)))
-    return np.concatenate(parts) if parts else np.zeros((0, n_games), dtype=np.int64)
+    return np.concatenate(parts) if parts else np.zeros((0, n_games), dtype=np.int32)
 
 
-def resample_chunks(n_games: int, resamples: int, seed: int, rows: int) -> Iterator[IntArray]:
-    """``resample_indices`` in blocks of ``rows`` resamples (same draws, less memory)."""
+def resample_chunks(n_games: int, resamples: int, seed: int, rows: int) -> Iterator[IndexArray]:
+    """``resample_indices`` in blocks of ``rows`` resamples (same draws, less memory).
+    Drawn as 64-bit integers (the generator's stream) and kept as 32-bit ones."""
+    if n_games > np.iinfo(np.int32).max:
+        raise ValueError(f"{n_games} games: more than a bootstrap can index")
     rng = np.random.default_rng(seed)
     for start in range(0, resamples, rows):
-        out = np.empty((min(rows, resamples - start), n_games), dtype=np.int64)
+        out = np.empty((min(rows, resamples - start), n_games), dtype=np.int32)
         for row in range(len(out)):
             out[row] = np.sort(rng.integers(0, n_games, size=n_games))
         yield out
+
+
+BLOCK_BYTES = 128 * 2**20  # index sets held at once, at most (a many-core machine)
+
+
+def block_rows(threads: int | None, n_games: int) -> int:
+    """Resamples rated per compiled call: a group of lanes for every thread (8 on two
+    cores: 32 MB of index sets at a million games, held while the report loads), fewer
+    where that would pass ``BLOCK_BYTES`` (the groups then narrow to keep threads busy)."""
+    from arena.ratings import compiled
+
+    wanted = compiled.LANES * compiled.thread_count(threads)
+    return max(1, min(wanted, BLOCK_BYTES // (4 * max(1, n_games))))
 
 
 def _as_table(games: GameTable | Sequence[RatedGame]) -> GameTable:
@@ -84,7 +122,7 @@ def ranks_of(
     table: GameTable,
     bots: Sequence[str],
     params: TrueSkillParams,
-    index_sets: IntArray,
+    index_sets: IndexArray,
     threads: int | None = None,
 ) -> IntArray:
     """Ranks (1-based, rows = index sets, columns = ``bots``).
@@ -117,6 +155,9 @@ def ranks_of(
             env.tau,
             env.beta2,
             env.margin,
+            # A block smaller than threads x lanes (the last): narrower groups, so
+            # every thread has one.
+            min(compiled.LANES, -(-len(index_sets) // compiled.thread_count(threads))),
         )
     return leaderboard_ranks(mu, sigma, bots)
 
@@ -186,7 +227,7 @@ def _sorted_ranks(
     cached = _read_cache(cache_dir, key, (resamples, len(bots)))
     if cached is not None:
         return cached
-    # Blocks of resamples keep the index sets small (8 bytes x games x block). One
+    # Blocks of resamples keep the index sets small (4 bytes x games x block). One
     # bootstrap at a time: numba's workqueue pool (its fallback without OpenMP or TBB)
     # aborts the process when two threads launch parallel kernels at once (a prefetch
     # and a caller's bootstrap of other games).
@@ -194,7 +235,9 @@ def _sorted_ranks(
         out = np.concatenate(
             [
                 ranks_of(table, bots, params, index_sets, threads=workers)
-                for index_sets in resample_chunks(len(table), resamples, seed, CHUNK_RESAMPLES)
+                for index_sets in resample_chunks(
+                    len(table), resamples, seed, block_rows(workers, len(table))
+                )
             ]
         )
     _write_cache(cache_dir, key, out)

@@ -10,7 +10,6 @@ import pandas as pd
 
 from arena.ratings import (
     DEFAULT_PARAMS,
-    DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     RATING_COLUMNS,
     IncrementalRatings,
@@ -18,7 +17,7 @@ from arena.ratings import (
     TrueSkillParams,
     compute_ratings,
 )
-from arena.ratings.bootstrap import HIGH_PERCENTILE, LOW_PERCENTILE
+from arena.ratings.bootstrap import HIGH_PERCENTILE, LOW_PERCENTILE, resamples_for
 from arena.ratings.final import FinalRanking, final_ranking
 from arena.ratings.incremental import load_state, save_state
 from arena.report.data import Results
@@ -82,7 +81,7 @@ class Report:
 def build_report(
     results: Results,
     *,
-    bootstrap: int = DEFAULT_RESAMPLES,
+    bootstrap: int | None = None,
     seed: int = DEFAULT_SEED,
     workers: int | None = None,
     params: TrueSkillParams = DEFAULT_PARAMS,
@@ -90,7 +89,8 @@ def build_report(
     cache: bool = True,
     ranking: RankingChoice = DEFAULT_RANKING,
 ) -> Report:
-    """Ratings (``bootstrap`` resamples, 0 for none) and every results table.
+    """Ratings (``bootstrap`` resamples, 0 for none, None for the default: fewer past
+    500,000 games, ``default_resamples``) and every results table.
 
     ``state``: stored incremental ratings to continue from (a store's); without one and
     with ``cache``, the state is kept in ``OUTDIR/.ratings-cache/`` (best effort), as
@@ -111,7 +111,7 @@ def build_report(
         rated,
         results.bots,
         params=params,
-        resamples=bootstrap,
+        resamples=resamples_for(bootstrap, len(rated)),
         seed=seed,
         workers=workers,
         state=state,
@@ -141,7 +141,8 @@ def build_report(
     return Report(
         results=results,
         ratings=ratings,
-        summary=summarise(results, ratings) | {"ranking": ranking_summary(ranking, final)},
+        summary=summarise(results, ratings, requested=bootstrap)
+        | {"ranking": ranking_summary(ranking, final)},
         leaderboard=leaderboard,
         head_to_head=head_to_head_matrix(pairs, order),
         head_to_head_pairs=pairs,
@@ -162,7 +163,9 @@ def fault_log(results: Results) -> pd.DataFrame:
     return results.faults[columns].reset_index(drop=True)
 
 
-def summarise(results: Results, ratings: Ratings) -> dict[str, Any]:
+def summarise(
+    results: Results, ratings: Ratings, *, requested: int | None = None
+) -> dict[str, Any]:
     """Plain-data facts about the snapshot and how it was rated (JSON-ready)."""
     return {
         "outdir": str(results.outdir),
@@ -179,6 +182,8 @@ def summarise(results: Results, ratings: Ratings) -> dict[str, Any]:
         "trueskill": asdict(ratings.params),
         "bootstrap": {
             "resamples": ratings.resamples,
+            "requested": requested,  # None: the default for this many games
+            "games": ratings.games,
             "seed": ratings.seed,
             "percentiles": [LOW_PERCENTILE, HIGH_PERCENTILE],
         },

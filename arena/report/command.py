@@ -13,11 +13,11 @@ import orjson
 from rich.console import Console
 from rich.markup import escape
 
-from arena.ratings import DEFAULT_RESAMPLES, DEFAULT_SEED
+from arena.ratings import DEFAULT_SEED
 from arena.report.build import REPORT_FORMAT, Report, build_report
 from arena.report.data import FAULT_LOG_COLUMNS, load_results
 from arena.report.files import write_report
-from arena.report.sections import ranking_lines
+from arena.report.sections import bootstrap_lines, ranking_lines
 from arena.report.site import BotPlots, write_site
 from arena.report.standings import DEFAULT_RANKING, RankingChoice
 from arena.report.terminal import fault_groups_table, leaderboard_table
@@ -36,13 +36,13 @@ SHOWN_PROBLEMS = 10
 def make_report(
     outdir: Path,
     *,
-    bootstrap: int = DEFAULT_RESAMPLES,
+    bootstrap: int | None = None,
     seed: int = DEFAULT_SEED,
     ranking: RankingChoice = DEFAULT_RANKING,
 ) -> Report:
     """Load and build (raises ``StoreError`` for a missing or unusable store), continuing
     from the ratings the tournament stored as its games finished."""
-    from arena.ratings.bootstrap import prefetch
+    from arena.ratings.bootstrap import prefetch, resamples_for
     from arena.ratings.incremental import IncrementalRatings, StateError
     from arena.report.build import RATINGS_CACHE
 
@@ -52,7 +52,13 @@ def make_report(
     def start_bootstrap(rated: GameTable, entrants: list[str]) -> None:
         # The resamples are rated while the store's other tables are read.
         everyone = sorted(set(entrants) | set(rated.names))
-        prefetch(rated, everyone, resamples=bootstrap, seed=seed, cache_dir=folder / RATINGS_CACHE)
+        prefetch(
+            rated,
+            everyone,
+            resamples=resamples_for(bootstrap, len(rated)),
+            seed=seed,
+            cache_dir=folder / RATINGS_CACHE,
+        )
 
     results = load_results(outdir, on_rated=start_bootstrap)
     state = None
@@ -68,7 +74,7 @@ def report_command(
     outdir: Path,
     *,
     console: Console,
-    bootstrap: int = DEFAULT_RESAMPLES,
+    bootstrap: int | None = None,
     write: bool = True,
     ranking: RankingChoice = DEFAULT_RANKING,
 ) -> int:
@@ -76,7 +82,7 @@ def report_command(
     status: 0, 1 if the files cannot be written, 2 for a missing or unusable store.
 
     ``bootstrap=0`` skips the rank intervals (instant; e.g. for a runner's final summary
-    with ``write=False``).
+    with ``write=False``); None is the default count for the store's size.
     """
     written = written_report(outdir, bootstrap, ranking) if write else None
     if written is not None:
@@ -85,7 +91,13 @@ def report_command(
         print_written(written, outdir, console)
         return EXIT_OK
     try:
-        doing = f"Rating ({bootstrap} bootstrap resamples)..." if bootstrap > 0 else "Rating..."
+        doing = (
+            "Rating..."
+            if bootstrap == 0
+            else "Rating (bootstrap resamples)..."
+            if bootstrap is None
+            else f"Rating ({bootstrap} bootstrap resamples)..."
+        )
         with console.status(doing):
             report = make_report(outdir, bootstrap=bootstrap, ranking=ranking)
     except StoreError as exc:
@@ -134,7 +146,9 @@ SITE_PAGES = ("index.html", "games.html", "report.html", "report.md")
 """Files whose absence makes a report be written again even when it is current."""
 
 
-def written_report(outdir: Path, bootstrap: int, ranking: RankingChoice) -> dict[str, Any] | None:
+def written_report(
+    outdir: Path, bootstrap: int | None, ranking: RankingChoice
+) -> dict[str, Any] | None:
     """``report.json`` of ``OUTDIR/report/`` when it was written from the store as it is
     now, with the same resamples and the default ranking, and the site is all there;
     else None (the report is built)."""
@@ -151,7 +165,7 @@ def written_report(outdir: Path, bootstrap: int, ranking: RankingChoice) -> dict
         same = (
             summary.get("report_format") == REPORT_FORMAT
             and summary["store_fingerprint"] == store_fingerprint(outdir)
-            and summary["bootstrap"]["resamples"] == bootstrap
+            and summary["bootstrap"].get("requested", 0) == bootstrap
             and summary["bootstrap"]["seed"] == DEFAULT_SEED
             and (summary.get("ranking") or {}).get("rank_by") == "trueskill"
         )
@@ -184,6 +198,7 @@ def print_written(written: dict[str, Any], outdir: Path, console: Console) -> No
                 finished=summary["finished"],
                 scheduled=summary["scheduled"],
                 width=console.width,
+                notes=bootstrap_lines(summary),
             )
         )
         log = pd.DataFrame(tables.get("faults") or [], columns=FAULT_LOG_COLUMNS)

@@ -107,22 +107,20 @@ def print_report(
     written report is up to date, print the stored leaderboard instead (no re-rating).
     ``rank_by`` / ``points``: what ranks the leaderboard (``arena.report.standings``)."""
     from arena.errors import ArenaError
-    from arena.ratings import DEFAULT_RESAMPLES
 
     if reuse_current and rank_by == "trueskill" and points is None and report_is_current(outdir):
         console.print(stored_leaderboard(outdir, width=console.width))
         index = escape(str(outdir / "report" / "index.html"))
         console.print(f"report site (up to date): {index}")
         return 0
-    resamples = DEFAULT_RESAMPLES if bootstrap is None else bootstrap
-    if resamples < 0:
+    if bootstrap is not None and bootstrap < 0:
         raise ArenaError("--bootstrap must be 0 or more")
     ranking = ranking_choice(rank_by, points)
     if not quiet:
         console.print(f"(arena report {outdir} re-renders the report at any time)")
     from arena.report.command import report_command
 
-    status: int = report_command(outdir, console=console, bootstrap=resamples, ranking=ranking)
+    status: int = report_command(outdir, console=console, bootstrap=bootstrap, ranking=ranking)
     return status  # its last line is the path of the report site
 
 

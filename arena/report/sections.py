@@ -6,9 +6,11 @@ Shared by the Markdown and HTML renderers so both say the same thing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
+from arena.ratings import bootstrap
 from arena.report.build import Report
 from arena.report.format import (
     NOT_SEPARABLE,
@@ -73,7 +75,28 @@ def ranking_lines(report: Report) -> list[str]:
         lines.append("ranked by the final ranking (a batch fit of every game, in any order)")
     if ranking.get("points_formula") and ranking.get("rank_by") != "points":
         lines.append(f"points = {ranking['points_formula']}")
-    return lines + stability_lines(report.final)
+    return lines + stability_lines(report.final) + bootstrap_lines(report.summary)
+
+
+def bootstrap_lines(summary: dict[str, Any]) -> list[str]:
+    """Says so when the default bootstrap ran fewer resamples than 100 (a large store)."""
+    text = reduced_bootstrap(summary)
+    return [text] if text else []
+
+
+def reduced_bootstrap(summary: dict[str, Any]) -> str:
+    """``"rank intervals from 50 resamples, ..."`` when the default count was cut for the
+    store's size (``default_resamples``), else ``""``."""
+    boot = summary["bootstrap"]
+    resamples = boot["resamples"]
+    full = bootstrap.DEFAULT_RESAMPLES
+    if boot.get("requested", 0) is not None or not 0 < resamples < full:
+        return ""
+    return (
+        f"rank intervals from {resamples} bootstrap resamples: the default for "
+        f"{boot.get('games', 0):,} games (at most {bootstrap.RESAMPLE_BUDGET:,} rated "
+        f"games; --bootstrap {full} for the full count)"
+    )
 
 
 def method_note(report: Report) -> str:
@@ -87,6 +110,9 @@ def method_note(report: Report) -> str:
             f"{boot['seed']}); {NOT_SEPARABLE} marks a bot whose interval overlaps a "
             "neighbour's, i.e. their order is not established."
         )
+        reduced = reduced_bootstrap(report.summary)
+        if reduced:
+            interval += f" {reduced[0].upper()}{reduced[1:]}."
     else:
         interval = "No bootstrap was run, so there are no rank intervals."
     return (

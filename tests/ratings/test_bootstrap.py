@@ -112,13 +112,61 @@ def test_a_prefetched_bootstrap_is_the_same_and_used_once(
     """Started early in a thread (as a report does while it reads the store), then asked
     for with the bots in leaderboard order: the same ranks, rated once."""
     order = [*BOTS[::-1], "no-games"]
-    direct = bootstrap_ranks(TABLE, order, resamples=10, seed=4)
     calls = []
     rate = fast.ranks_of
     monkeypatch.setattr(fast, "ranks_of", lambda *a, **k: calls.append(1) or rate(*a, **k))
+    direct = bootstrap_ranks(TABLE, order, resamples=10, seed=4)
+    once = len(calls)  # one call per block of resamples
     fast.prefetch(TABLE, order, resamples=10, seed=4)
     np.testing.assert_array_equal(bootstrap_ranks(TABLE, order, resamples=10, seed=4), direct)
-    assert len(calls) == 1  # the prefetched result, not a second rating
+    assert len(calls) == 2 * once  # the prefetched result, not a second rating
     assert not fast._PREFETCHED
     bootstrap_ranks(TABLE, order, resamples=10, seed=4)
-    assert len(calls) == 2  # taken once: a later call rates (or reads its cache) again
+    assert len(calls) == 3 * once  # taken once: a later call rates (or reads its cache) again
+
+
+def test_rows_side_by_side_and_threaded_equal_one_row_at_a_time() -> None:
+    """Groups of resamples in lanes on every thread give the same bits as one resample
+    at a time in this thread (so any CPU count gives the same report)."""
+    index_sets = fast.resample_indices(len(TABLE), 11, seed=8)
+    env = DEFAULT_PARAMS.kernel_env()
+    cols = np.maximum(TABLE.bots, 0).astype(np.int64)
+    results = []
+    for rate, group, threads in (
+        (compiled.rate_rows_serial, 1, 1),
+        (compiled.rate_rows, compiled.LANES, 2),
+        (compiled.rate_rows, 3, 2),
+    ):
+        mu = np.full((11, len(TABLE.names)), 25.0)
+        sigma = np.full((11, len(TABLE.names)), 25 / 3)
+        with compiled.threads(threads):
+            rate(
+                cols,
+                TABLE.ties,
+                TABLE.sizes,
+                index_sets,
+                mu,
+                sigma,
+                env.tau,
+                env.beta2,
+                env.margin,
+                group,
+            )
+        results.append((mu, sigma))
+    for mu, sigma in results[1:]:
+        np.testing.assert_array_equal(mu, results[0][0])
+        np.testing.assert_array_equal(sigma, results[0][1])
+
+
+def test_index_blocks_stay_bounded_on_many_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lanes x threads resamples at once, but never more than ``BLOCK_BYTES`` of index
+    sets (64 threads at 2**20 games: 32 resamples, 128 MiB); any block size gives the
+    same ranks."""
+    assert fast.block_rows(2, 1_000_000) == 2 * compiled.LANES
+    monkeypatch.setattr(compiled, "thread_count", lambda n: 64)
+    assert fast.block_rows(None, 1_000) == 64 * compiled.LANES
+    assert fast.block_rows(None, 2**20) == 32
+    monkeypatch.undo()
+    want = bootstrap_ranks(TABLE, BOTS, resamples=9, seed=6)
+    monkeypatch.setattr(fast, "BLOCK_BYTES", 4 * len(TABLE) * 3)  # blocks of 3
+    np.testing.assert_array_equal(bootstrap_ranks(TABLE, BOTS, resamples=9, seed=6), want)

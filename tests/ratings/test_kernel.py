@@ -68,7 +68,6 @@ def test_scalar_kernel_matches_trueskill() -> None:
 
 
 def test_compiled_kernel_matches_trueskill() -> None:
-    scratch = np.zeros((12, 4))
     for mus, sigmas, ranks in CASES:
         try:
             want = library(mus, sigmas, ranks)
@@ -78,7 +77,7 @@ def test_compiled_kernel_matches_trueskill() -> None:
         mu = np.array([mus[i] for i in order])
         sigma = np.array([sigmas[i] for i in order])
         tie = np.array([*ties, False, False])
-        compiled.update_game(mu, sigma, tie, len(order), KENV.tau, KENV.beta2, KENV.margin, scratch)
+        compiled.update_game(mu, sigma, tie, len(order), KENV.tau, KENV.beta2, KENV.margin)
         for place, i in enumerate(order):
             assert mu[place] == pytest.approx(want[i][0], abs=tolerance(ranks))
             assert sigma[place] == pytest.approx(want[i][1], abs=tolerance(ranks))
@@ -133,3 +132,52 @@ def test_trueskill_global_environment_is_not_used() -> None:
     finally:
         trueskill.setup()
     assert 25 < mu[0] < 35
+
+
+def test_games_side_by_side_are_each_rated_alone_bit_for_bit() -> None:
+    """``update_lanes`` rates a 2-, 3- and two 4-player games together (they stop
+    iterating at different passes): each exactly as alone, and as the scalar kernel."""
+    picked = {2: [], 3: [], 4: []}  # type: dict[int, list[tuple[list[float], list[float], list[int]]]]
+    for case in CASES:
+        picked[len(case[0])].append(case)
+    for start in range(0, 40, 4):
+        games = [picked[2][start], picked[3][start], picked[4][start], picked[4][start + 1]]
+        lanes = len(games)
+        mu = np.zeros((lanes, 4))
+        sigma = np.zeros((lanes, 4))
+        ties = np.zeros((lanes, 4), dtype=bool)
+        ks = np.array([len(g[0]) for g in games], dtype=np.int64)
+        alone = []
+        for lane, (mus, sigmas, ranks) in enumerate(games):
+            order, tie = rank_order(ranks)
+            mu[lane, : len(order)] = [mus[i] for i in order]
+            sigma[lane, : len(order)] = [sigmas[i] for i in order]
+            ties[lane, : len(tie)] = tie
+            one_mu, one_sigma = mu[lane].copy(), sigma[lane].copy()
+            compiled.update_game(
+                one_mu, one_sigma, ties[lane], len(order), KENV.tau, KENV.beta2, KENV.margin
+            )
+            scalar = update_one(
+                list(mu[lane, : len(order)]), list(sigma[lane, : len(order)]), tie, KENV
+            )
+            assert list(one_mu[: len(order)]) == scalar[0]
+            assert list(one_sigma[: len(order)]) == scalar[1]
+            alone.append((one_mu, one_sigma))
+        scratch = np.zeros((lanes, compiled.SCRATCH_ROWS, 4))
+        compiled.update_lanes(
+            mu,
+            sigma,
+            ties,
+            ks,
+            lanes,
+            KENV.tau,
+            KENV.beta2,
+            KENV.margin,
+            scratch,
+            np.zeros(lanes, dtype=bool),
+            np.zeros(lanes),
+        )
+        for lane, (one_mu, one_sigma) in enumerate(alone):
+            k = ks[lane]
+            np.testing.assert_array_equal(mu[lane, :k], one_mu[:k])
+            np.testing.assert_array_equal(sigma[lane, :k], one_sigma[:k])
