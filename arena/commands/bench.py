@@ -13,6 +13,8 @@ from arena.commands.options import time_control, time_per_move_option
 from arena.commands.output import UserError, console
 
 if TYPE_CHECKING:
+    from arena.bench.tournament import VsComp90054
+
     Sub = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
@@ -154,29 +156,16 @@ def run_tournament(args: argparse.Namespace) -> int:
         from arena.bench.endtoend import print_end_to_end
 
         return print_end_to_end(folders, args.seeds, args.baseline, console, args.json)
-    from arena.bench.engine import BaselineError
     from arena.bench.tournament import (
         bench_tournament,
         bench_tournament_json,
-        bench_vs_comp90054,
-        build_bots,
         print_bench_tournament,
         print_game_cost,
         print_vs_comp90054,
     )
 
     seeds = args.seeds or 30
-    vs = None
-    if args.baseline_comp90054 is not None:
-        from arena.bench.comp90054_runner import load_runner
-
-        try:
-            runner = load_runner(args.baseline_comp90054)
-        except BaselineError as error:
-            raise UserError(str(error)) from None
-        with console.status("the arena and the COMP90054 runner in alternating blocks…"):
-            build_bots(folders)
-            vs = bench_vs_comp90054(folders, seeds, runner)
+    vs = _vs_comp90054(args.baseline_comp90054, folders, seeds)
     with console.status("running the same tournament four ways, then profiled…"):
         runs, cost = bench_tournament(folders, seeds=seeds)
     if args.json:
@@ -187,6 +176,24 @@ def run_tournament(args: argparse.Namespace) -> int:
     if vs is not None:
         print_vs_comp90054(vs, console)
     return 0
+
+
+def _vs_comp90054(framework: Path | None, folders: list[Path], seeds: int) -> VsComp90054 | None:
+    """With ``--baseline-comp90054``: the arena and the user's COMP90054 runner timed in
+    alternating blocks (None without the option)."""
+    if framework is None:
+        return None
+    from arena.bench.comp90054_runner import load_runner
+    from arena.bench.engine import BaselineError
+    from arena.bench.tournament import bench_vs_comp90054, build_bots
+
+    try:
+        runner = load_runner(framework)
+    except BaselineError as error:
+        raise UserError(str(error)) from None
+    with console.status("the arena and the COMP90054 runner in alternating blocks…"):
+        build_bots(folders)
+        return bench_vs_comp90054(folders, seeds, runner)
 
 
 def _report(bench: Sub) -> None:
