@@ -26,6 +26,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import sqlalchemy as sa
+
 from arena.engine import Game, Variant
 from arena.engine.tables import FLOOR, AnyMove, Move
 from arena.play.job import Announcement, GameResult, ScheduledGame
@@ -34,6 +36,7 @@ from arena.protocol.messages import GameEnd, GameStart
 from arena.referee.faults import Fault
 from arena.referee.referee import GameSettings, play_game
 from arena.referee.seats import Choice
+from arena.store.engine import is_url
 
 POLICIES = ("greedy", "random", "chatty", "faulty")
 """Players of the pool: ``greedy`` fills pattern lines and avoids the floor; ``random``;
@@ -193,14 +196,31 @@ DEFERRED_INDEXES = ("lineup_bot", "seats_bot", "faults_game")
 b-tree insert per row)."""
 
 
-def copy_games(store_file: Path, start: int, stop: int, base: int = BASE_GAMES) -> None:
+def copy_games(location: Path | str, start: int, stop: int, base: int = BASE_GAMES) -> None:
     """Store games ``start`` to ``stop`` (``start >= base``, every game below ``start``
     stored) as :func:`stored_games` defines them, by copying the rows of game ``i % base``
     in SQL: every column as stored, but the position, the game id (from the position),
     the deal's ``seed_index`` and ``finished_at`` (the time of the copy). One transaction;
-    the store must not be open for writing elsewhere."""
+    the store (a SQLite file or a PostgreSQL URL) must not be open for writing elsewhere."""
     if start < base:
         raise ValueError(f"copies start at the base ({base}), not {start}")
+    if is_url(location):
+        _copy_games_postgres(str(location), start, stop, base)
+    else:
+        _copy_games_sqlite(Path(location), start, stop, base)
+
+
+def _passes(start: int, stop: int, base: int) -> Iterator[dict[str, float]]:
+    """One copy pass per repetition of the base games: the offset and the source range."""
+    first = start
+    while first < stop:
+        off = first - first % base
+        lo, hi = first - off, min(stop, off + base) - off
+        first = off + hi
+        yield {"off": off, "lo": lo, "hi": hi, "now": time.time()}
+
+
+def _copy_games_sqlite(store_file: Path, start: int, stop: int, base: int) -> None:
     db = sqlite3.connect(store_file, isolation_level=None)
     try:
         db.execute("BEGIN IMMEDIATE")
@@ -223,12 +243,7 @@ def copy_games(store_file: Path, start: int, stop: int, base: int = BASE_GAMES) 
             "seed_index": "(game_index + :off) / 8",
             "finished_at": ":now",
         }
-        first = start
-        while first < stop:  # one pass per repetition of the base games
-            off = first - first % base
-            lo, hi = first - off, min(stop, off + base) - off
-            first = off + hi
-            params = {"off": off, "lo": lo, "hi": hi, "now": time.time()}
+        for params in _passes(start, stop, base):
             for table in COPIED_TABLES:
                 names = columns[table]
                 values = ", ".join(computed.get(c, c) for c in names)
@@ -246,3 +261,51 @@ def copy_games(store_file: Path, start: int, stop: int, base: int = BASE_GAMES) 
         raise
     finally:
         db.close()
+
+
+def _copy_games_postgres(url: str, start: int, stop: int, base: int) -> None:
+    """The same copy in PostgreSQL: the tables of :data:`arena.store.tournament.metadata`
+    (``faults.id`` numbered anew, in the order of the rows copied), the deferred indexes
+    dropped and built again, the planner's statistics refreshed after."""
+    from arena.store.engine import make_engine
+    from arena.store.tournament import metadata
+
+    number = "(game_index + :off)"
+    computed = {
+        "game_index": number,
+        "game_id": f"n_players || 'p-' || variant || '-g' || "
+        f"lpad({number}::text, greatest(6, length({number}::text)), '0')",
+        "seed_index": f"{number} / 8",
+        "finished_at": ":now",
+    }
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            indexes = [
+                index
+                for table in COPIED_TABLES
+                for index in metadata.tables[table].indexes
+                if index.name in DEFERRED_INDEXES
+            ]
+            for index in indexes:
+                index.drop(conn)
+            for params in _passes(start, stop, base):
+                for name in COPIED_TABLES:
+                    table = metadata.tables[name]
+                    names = [c.name for c in table.columns if c.name != "id"]
+                    values = ", ".join(computed.get(c, c) for c in names)
+                    order = "game_index, id" if "id" in table.columns else "game_index"
+                    conn.execute(
+                        sa.text(
+                            f"INSERT INTO {name} ({', '.join(names)}) SELECT {values} "
+                            f"FROM {name} WHERE game_index >= :lo AND game_index < :hi "
+                            f"ORDER BY {order}"
+                        ),
+                        params,
+                    )
+            for index in indexes:
+                index.create(conn)
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql(f"ANALYZE {', '.join(COPIED_TABLES)}")
+    finally:
+        engine.dispose()

@@ -18,20 +18,29 @@ this machine, in one run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.bench.realgames import BASE_GAMES, PoolGame, copy_games, play_pool, stored_games
-from arena.store.tournament import STORE_NAME, Store
+from arena.store.engine import is_url
+from arena.store.tournament import (
+    STORE_NAME,
+    Store,
+    StoreError,
+    remember_location,
+    store_location,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -83,7 +92,9 @@ class GrowingStore:
     ratings advanced), from a pool of real games; ``frames=False`` stores them as a store
     from before replay frames were stored. The first ``base`` games go through the store
     API as a tournament worker stores them; later ones are copies of those rows made in
-    SQL (:func:`arena.bench.realgames.copy_games`), ``COPY_STEP`` games a transaction."""
+    SQL (:func:`arena.bench.realgames.copy_games`), ``COPY_STEP`` games a transaction.
+    ``url``: the games go in that (empty) PostgreSQL database, named in the folder's
+    ``store.url`` as ``arena tournament --store URL`` leaves it."""
 
     def __init__(
         self,
@@ -93,22 +104,27 @@ class GrowingStore:
         *,
         frames: bool,
         base: int = BASE_GAMES,
+        url: str | None = None,
     ):
         self.outdir, self.pool, self.bots, self.frames = outdir, pool, bots, frames
         self.base = base
         self.games = 0
+        self.location: Path | str = outdir / STORE_NAME
+        if url is not None:
+            remember_location(outdir, url)
+            self.location = url
 
     def grow(self, games: int) -> None:
         stored = min(games, self.base)
         if stored > self.games:
             self._store(self.games, stored)
         for start in range(max(self.games, self.base), games, COPY_STEP):
-            copy_games(self.outdir / STORE_NAME, start, min(games, start + COPY_STEP), self.base)
+            copy_games(self.location, start, min(games, start + COPY_STEP), self.base)
             self._advance_ratings()
         self.games = max(self.games, games)
 
     def _store(self, start: int, stop: int) -> None:
-        with Store(self.outdir / STORE_NAME) as store:
+        with Store(self.location) as store:
             for first in range(start, stop, 2_000):
                 batch = list(
                     stored_games(
@@ -125,7 +141,7 @@ class GrowingStore:
         kernel here: bit for bit the ledger's own, a million games in seconds)."""
         from arena.tournament.ledger import RatingLedger
 
-        with Store(self.outdir / STORE_NAME) as store:
+        with Store(self.location) as store:
             ledger = RatingLedger(store)
             ledger.state.compiled = True
             ledger.advance()
@@ -181,8 +197,39 @@ def time_report(
 
 
 def _finished(outdir: Path) -> Iterable[int]:
-    with Store(outdir / STORE_NAME, readonly=True) as store:
+    with Store(store_location(outdir), readonly=True) as store:
         yield from store.finished_indices()
+
+
+@contextlib.contextmanager
+def scratch_database(server: str | None) -> Iterator[str | None]:
+    """A new, empty database on the PostgreSQL server of ``server`` (a database URL whose
+    user may create databases), dropped afterwards; ``None``: none (SQLite files)."""
+    if server is None:
+        yield None
+        return
+    import sqlalchemy as sa
+
+    from arena.store.engine import DB_ERRORS, describe_url, make_engine
+
+    admin = make_engine(server).execution_options(isolation_level="AUTOCOMMIT")
+    name = f"arena_bench_report_{secrets.token_hex(4)}"
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    except DB_ERRORS as exc:
+        admin.dispose()
+        raise StoreError(
+            f"cannot create a scratch database on {describe_url(server)}: "
+            f"{str(getattr(exc, 'orig', exc)).strip().splitlines()[0]}",
+            hint="give the URL of a PostgreSQL user allowed to create databases (CREATEDB)",
+        ) from None
+    try:
+        yield sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
 
 
 def bench_report(
@@ -192,16 +239,22 @@ def bench_report(
     baseline_games: int = DEFAULT_BASELINE_GAMES,
     on_step: Callable[[str], None] = lambda _: None,
     before: Path | None = None,
+    store: str | None = None,
 ) -> list[ReportRun]:
     """At every size: a first report and the same again; up to ``DRAWN_UP_TO`` games,
     the same games without stored frames; the old ratings path on ``baseline_games``
-    (0: skip); with ``before``, that source tree's first report on the same store."""
+    (0: skip); with ``before``, that source tree's first report on the same store;
+    ``store``: the games in scratch databases on that PostgreSQL server, not SQLite."""
     runs = []
-    on_step(f"playing {POOL_GAMES:,} real games for the stores")
-    pool = play_pool(POOL_GAMES)
-    with tempfile.TemporaryDirectory(prefix="arena-bench-report-") as tmp:
-        stored = GrowingStore(Path(tmp) / "stored", pool, bots, frames=True)
-        drawn = GrowingStore(Path(tmp) / "drawn", pool, bots, frames=False)
+    with (
+        tempfile.TemporaryDirectory(prefix="arena-bench-report-") as tmp,
+        scratch_database(store) as stored_url,
+        scratch_database(store) as drawn_url,
+    ):
+        on_step(f"playing {POOL_GAMES:,} real games for the stores")
+        pool = play_pool(POOL_GAMES)
+        stored = GrowingStore(Path(tmp) / "stored", pool, bots, frames=True, url=stored_url)
+        drawn = GrowingStore(Path(tmp) / "drawn", pool, bots, frames=False, url=drawn_url)
         for games in sorted(set(sizes) | ({baseline_games} if baseline_games else set())):
             on_step(f"storing {games:,} games")
             stored.grow(games)
@@ -249,6 +302,7 @@ def run_bench_report(
     as_json: bool,
     console: Console,
     before: Path | None = None,
+    store: str | None = None,
 ) -> int:
     """The ``arena bench report`` command: runs, then a table (or ``--json``)."""
     from rich.table import Table
@@ -256,11 +310,21 @@ def run_bench_report(
     if any(n < 1 for n in sizes) or bots < 2 or baseline_games < 0:
         console.print("[red]error:[/red] sizes must be positive, --bots at least 2")
         return 2
+    if store is not None and not store.startswith("postgresql"):
+        from rich.markup import escape
+
+        from arena.store.engine import describe_url
+
+        shown = escape(repr(describe_url(store) if is_url(store) else store))
+        console.print(f"[red]error:[/red] --store {shown}: not a PostgreSQL URL")
+        return 2
     if before is not None and not (before / "arena" / "bench" / "report_child.py").is_file():
         console.print(f"[red]error:[/red] --before {before}: not an arena source tree")
         return 2
     if as_json:
-        runs = bench_report(sizes, bots=bots, baseline_games=baseline_games, before=before)
+        runs = bench_report(
+            sizes, bots=bots, baseline_games=baseline_games, before=before, store=store
+        )
         print(to_json(runs))
         return 0
     with console.status("…") as status:
@@ -270,10 +334,12 @@ def run_bench_report(
             baseline_games=baseline_games,
             on_step=status.update,
             before=before,
+            store=store,
         )
     table = Table(
         title=f"arena report (the default bootstrap: 100 resamples, 50 at 1M games; the "
-        f"site's replays), {bots} bots, real 2p and 4p games; seconds = wall time of the "
+        f"site's replays), {bots} bots, real 2p and 4p games, "
+        f"{'PostgreSQL' if store else 'SQLite'}; seconds = wall time of the "
         "whole command; CPU s = its user + system time (workers included)"
     )
     for col in ("games", "path", "seconds", "of which rating", "CPU s", "peak MB", "site MB"):

@@ -199,7 +199,8 @@ def _vs_comp90054(framework: Path | None, folders: list[Path], seeds: int) -> Vs
 def _report(bench: Sub) -> None:
     b = bench.add_parser(
         "report",
-        help="arena report time and peak memory from 1k to 100k games, vs the old path",
+        help="arena report time and peak memory from 1k to 100k games (or 1M), SQLite or "
+        "PostgreSQL, vs the old path",
         description=(
             "Grows a store of real games (played by the engine, stored as a tournament "
             "stores them) to each size and times `arena report` on it in a fresh process "
@@ -231,6 +232,13 @@ def _report(bench: Sub) -> None:
         "`arena report` is timed on every size too, in the same run, for before/after ratios",
     )
     b.add_argument(
+        "--store",
+        metavar="URL",
+        help="keep the games in PostgreSQL instead of SQLite files: a database URL "
+        "(postgresql+psycopg://user:pw@host/db) of a user who may create databases; the "
+        "bench makes its stores as new databases on that server and drops them at the end",
+    )
+    b.add_argument(
         "--json", action="store_true", help="print a JSON list of {games, seconds, peak_mb, path}"
     )
     b.set_defaults(bench_run=run_report)
@@ -240,7 +248,13 @@ def run_report(args: argparse.Namespace) -> int:
     from arena.bench.report import run_bench_report
 
     return run_bench_report(
-        args.sizes, args.bots, args.baseline_games, args.json, console, before=args.before
+        args.sizes,
+        args.bots,
+        args.baseline_games,
+        args.json,
+        console,
+        before=args.before,
+        store=args.store,
     )
 
 

@@ -93,3 +93,55 @@ def test_copied_games_equal_games_stored_through_the_store_api(tmp_path: Path) -
     first, again = load_results(copied.outdir), load_results(stored.outdir)
     assert first.bot_totals.equals(again.bot_totals)
     assert first.rated.digest() == again.rated.digest()
+
+
+def _pg_rows(url: str, tables: set[str]) -> dict[str, list[tuple[object, ...]]]:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    out = {}
+    with engine.connect() as conn:
+        for table in tables:
+            columns = [
+                c["name"]
+                for c in sa.inspect(conn).get_columns(table)
+                if c["name"] not in ("finished_at", "id")  # faults.id: PostgreSQL's own order
+            ]
+            rows = conn.exec_driver_sql(f"SELECT {', '.join(columns)} FROM {table}")
+            out[table] = sorted((tuple(r) for r in rows), key=repr)
+    engine.dispose()
+    return out
+
+
+def test_games_copied_in_postgresql_equal_games_stored_through_the_api(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    pool = play_pool(30)
+    copied = GrowingStore(tmp_path / "copied", pool, 8, frames=True, base=100, url=postgres_url)
+    copied.grow(150)  # 100 through the API, 50 copied in PostgreSQL
+    copied.grow(1_130)  # past game 999: the game ids keep their six digits, then seven
+    stored = GrowingStore(tmp_path / "stored", pool, 8, frames=True, base=100)
+    stored._store(0, 1_130)  # every game through the store API, in SQLite
+    sqlite_rows = _rows(stored.outdir)
+    tables = set(sqlite_rows) - {"indexes", "meta"}
+    assert _pg_rows(postgres_url, tables) == {t: sqlite_rows[t] for t in tables}
+    assert len(sqlite_rows["games"]) == 1_130 and sqlite_rows["faults"]
+    first, again = load_results(copied.outdir), load_results(stored.outdir)
+    assert first.bot_totals.sort_index().equals(again.bot_totals.sort_index())  # rows unordered
+    assert first.rated.digest() == again.rated.digest()
+    with Store(postgres_url, readonly=True) as db:
+        assert db.integrity_problems() == []
+        record = GameRecord.model_validate_json(db.replay_source(1_129)[0])  # type: ignore[index]
+        replay(record)
+
+
+def test_bench_report_refuses_a_store_it_cannot_use(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "report", "--sizes", "60", "--store", "sqlite:///x.sqlite"]) == 2
+    assert "not a PostgreSQL URL" in capsys.readouterr().out
+    # No server there (port 1 refuses): one line, before any game is played.
+    url = "postgresql+psycopg://arena:secret@127.0.0.1:1/postgres"
+    code = main(["bench", "report", "--sizes", "60", "--json", "--store", url])
+    shown = "".join(capsys.readouterr())
+    assert code != 0 and "Traceback" not in shown
+    assert "cannot create a scratch database on postgresql+psycopg://arena:***@" in shown
+    assert "secret" not in shown
