@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from arena.bench.realgames import play_pool
@@ -133,6 +134,18 @@ def test_games_copied_in_postgresql_equal_games_stored_through_the_api(
         assert db.integrity_problems() == []
         record = GameRecord.model_validate_json(db.replay_source(1_129)[0])  # type: ignore[index]
         replay(record)
+    # The report's seat scan: PostgreSQL's binary COPY decoded as SQLite's rows read, in
+    # blocks that split rows across the driver's buffers and in one block.
+    with (
+        Store(postgres_url, readonly=True) as pg,
+        Store(stored.outdir / STORE_NAME, readonly=True) as lite,
+    ):
+        for chunk in (7, 50_000):
+            seats = [np.concatenate(list(db.outcome_seats(chunk=chunk))) for db in (pg, lite)]
+            assert seats[0].shape == (len(sqlite_rows["seats"]), 5)
+            assert np.array_equal(seats[0], seats[1])
+            finished = [np.concatenate(list(db.finished_index_chunks(chunk))) for db in (pg, lite)]
+            assert np.array_equal(finished[0], finished[1]) and len(finished[0]) == 1_130
 
 
 def test_bench_report_refuses_a_store_it_cannot_use(capsys: pytest.CaptureFixture[str]) -> None:
