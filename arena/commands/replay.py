@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
 VERBOSE_UP_TO = 20
 """Up to this many records, each gets its summary line; beyond, only failures and a total."""
+PROGRESS_EVERY = 500
+"""Beyond those, the terminal's progress line is brought up to date every this many."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,19 +59,25 @@ def run(args: argparse.Namespace) -> int:
     sources = _sources(args.records, args.game or [])
     first = list(itertools.islice(sources, VERBOSE_UP_TO + 1))
     verbose = args.show or len(first) <= VERBOSE_UP_TO
-    for label, record in itertools.chain(first, sources):
-        total += 1
-        try:
-            game = replay(record, on_decision=_turn_printer(record) if args.show else None)
-        except ReplayError as exc:
-            console.print(f"[red]{escape(label)}: {escape(str(exc))}[/red]")
-            status = 1
-            continue
-        checked += 1
-        if args.show:
-            console.print(f"\n{game.render(record.players)}")
-        if verbose:
-            _print_summary(label, record)
+    # Many records: a line on the terminal that counts them (a million take a while).
+    progress = contextlib.nullcontext() if verbose else console.status("replaying…")
+    with progress as line:
+        for label, record in itertools.chain(first, sources):
+            total += 1
+            if line is not None and total % PROGRESS_EVERY == 1:
+                diverged = total - 1 - checked
+                line.update(f"replaying: {checked:,} records verified, {diverged:,} diverged")
+            try:
+                game = replay(record, on_decision=_turn_printer(record) if args.show else None)
+            except ReplayError as exc:
+                console.print(f"[red]{escape(label)}: {escape(str(exc))}[/red]")
+                status = 1
+                continue
+            checked += 1
+            if args.show:
+                console.print(f"\n{game.render(record.players)}")
+            if verbose:
+                _print_summary(label, record)
     if not total:
         raise UserError("no finished game to replay there")
     summary = f"{checked}/{total} records verified"

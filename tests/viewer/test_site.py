@@ -403,3 +403,44 @@ def test_a_report_of_an_unchanged_store_is_the_one_written(
     path.write_text(json.dumps(older))
     report("0")
     assert json.loads(path.read_text())["summary"]["report_format"] >= 2  # written again
+
+
+def test_arena_replay_of_many_records_counts_them_on_the_terminal(
+    small_tournament: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A million games take a while to verify: a terminal sees how many are done."""
+    import io
+
+    from rich.console import Console
+
+    from arena.cli import main
+    from arena.commands import replay as replay_command
+    from arena.tournament.records import stored_records
+
+    (label, record), *_ = stored_records(small_tournament)
+    shown: list[str] = []
+
+    def many(paths: object, game_ids: object) -> object:
+        for n in range(1, 1_201):
+            yield f"{label}#{n}", record
+
+    terminal = Console(file=io.StringIO(), force_terminal=True, color_system=None, width=100)
+    real_status = terminal.status
+
+    def status(text: str, **kwargs: object) -> object:
+        line = real_status(text, **kwargs)  # type: ignore[arg-type]
+        real_update = line.update
+
+        def update(new: str, **kw: object) -> None:
+            shown.append(new)
+            real_update(new, **kw)  # type: ignore[arg-type]
+
+        line.update = update  # type: ignore[method-assign]
+        return line
+
+    monkeypatch.setattr(terminal, "status", status)
+    monkeypatch.setattr(replay_command, "_sources", many)
+    monkeypatch.setattr(replay_command, "console", terminal)
+    assert main(["replay", str(small_tournament)]) == 0
+    assert shown[-1] == "replaying: 1,000 records verified, 0 diverged"
+    assert "1200/1200 records verified" in terminal.file.getvalue()  # type: ignore[attr-defined]
