@@ -44,18 +44,18 @@ def status_line(report: Report) -> str:
 
 def overview_lines(report: Report) -> list[str]:
     s = report.summary
-    lines = [status_line(report), f"{s['bots']} bots"]
+    lines = [status_line(report), f"{s['bots']:,} bots"]
     if s["games_by_players"]:
         lines.append(
             "games by player count: "
-            + ", ".join(f"{n}p {c}" for n, c in s["games_by_players"].items())
+            + ", ".join(f"{n}p {c:,}" for n, c in s["games_by_players"].items())
         )
         lines.append(
-            "games by variant: " + ", ".join(f"{v} {c}" for v, c in s["games_by_variant"].items())
+            "games by variant: " + ", ".join(f"{v} {c:,}" for v, c in s["games_by_variant"].items())
         )
-        lines.append("end reasons: " + ", ".join(f"{r} {c}" for r, c in s["end_reasons"].items()))
+        lines.append("end reasons: " + ", ".join(f"{r} {c:,}" for r, c in s["end_reasons"].items()))
     if s["faults"]:
-        lines.append(f"faults recorded: {s['faults']}")
+        lines.append(f"faults recorded: {s['faults']:,}")
     if s["host_load_games"]:
         lines.append(
             f"games where wall time far exceeded CPU time: {s['host_load_games']} (see Host load)"

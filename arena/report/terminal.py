@@ -105,7 +105,7 @@ def layout(leaderboard: pd.DataFrame, width: int | None) -> Layout:
 
 def progress_text(finished: int, scheduled: int) -> str:
     """``"37/120 games finished"`` (the tournament is still running or was cut short)."""
-    return f"{finished}/{scheduled} games finished"
+    return f"{finished:,}/{scheduled:,} games finished"
 
 
 def leaderboard_table(
