@@ -255,9 +255,10 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.RequestCounter, requests=requests)
     hit_responses = requests.labels("GET", "200")
+    by_result = {result: page_cache.labels(result) for result in ("hit", "stale", "miss")}
 
     def counted(result: str) -> None:
-        page_cache.labels(result).inc()
+        by_result[result].inc()  # children looked up once: labels() takes a lock each call
         if result != "miss":  # an answer from the cache never reaches the request counter
             hit_responses.inc()
 

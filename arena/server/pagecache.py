@@ -26,6 +26,10 @@ others keep getting the kept page meanwhile), but only for ``stale_seconds`` aft
 entry became outdated: the moment it was made when the store changed (the change came
 later), the end of ``MAX_AGE_S`` otherwise. Past that a visitor waits for the fresh page as
 with ``stale_seconds`` = 0, which is the strict cache: never a page older than a write.
+A page is made anew at most once per :data:`REFRESH_GAP_S` (half ``stale_seconds`` if
+that is less; until then its outdated entry is answered without starting a refresh): every
+landed game outdates every bot page (they show the ratings), and remaking them after each
+game was most of the server's work besides the answers themselves (docs/benchmarks.md).
 A kept answer says how old it is (``Age``) and keeps ``Cache-Control: no-store``, so that
 no browser or proxy adds its own staleness to the bound.
 
@@ -56,6 +60,9 @@ REFRESH = "arena.page_refresh"
 request counter leaves them out)."""
 MAX_ENTRIES = 2048
 """Entries kept; when full, the cache starts over (keys are client-chosen paths)."""
+REFRESH_GAP_S = 0.5
+"""The least time between two background remakes of one page (at most half
+``stale_seconds``, so that a remake still lands well within the bound)."""
 CACHED = re.compile(
     r"/|/games|/bots/[^/]+|/games/[^/]+"
     r"|/api/(health|leaderboard|games|bots/[^/]+|games/[^/]+)"
@@ -133,6 +140,8 @@ class PageCache:
         self.stamp = stamp
         self.stale_seconds = stale_seconds
         """How long an outdated entry is still answered while it is made anew (0: never)."""
+        self.refresh_gap = min(REFRESH_GAP_S, stale_seconds / 2)
+        """An outdated entry younger than this is answered without a refresh."""
         self.counted = counted
         """Called with ``"hit"``, ``"stale"`` or ``"miss"`` for each cacheable request
         (metrics)."""
@@ -162,7 +171,7 @@ class PageCache:
             return
         entry, stale = self.look_up(key)
         if stale and entry is not None:
-            if key not in self.making:
+            if key not in self.making and self.clock() - entry.made >= self.refresh_gap:
                 self._refresh(key, scope)
             self.counted("stale")
             await self._replay(entry, send)

@@ -12,6 +12,7 @@ that were running are scheduled again and cut-short builds queued again.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import shutil
@@ -535,6 +536,7 @@ def serve(
         )
         out.flush()
         server = uvicorn.Server(uvicorn_config(app, config))
+        tune_interpreter_for_serving()
         previous = signal.signal(signal.SIGTERM, _raise_stop)
         try:
             server.run()  # re-raises a caught SIGTERM/SIGINT once it has stopped serving
@@ -552,6 +554,22 @@ def serve(
         out.write(f"Stopped: {requeued} running game(s) will be played again at the next start\n")
         out.flush()
     return 0
+
+
+SWITCH_INTERVAL_S = 0.0001
+"""How long a thread may keep the GIL while another waits for it (CPython's default: 5 ms).
+The event loop gives the GIL up at every socket call; with the default it then waits up
+to 5 ms behind a route thread making a page or the ladder storing a game, several times a
+request, and those waits are the tail of a cached answer's latency (docs/benchmarks.md)."""
+
+
+def tune_interpreter_for_serving() -> None:
+    """The GIL handed back to the event loop sooner (:data:`SWITCH_INTERVAL_S`), and the
+    objects of start-up (modules, templates, the app) moved out of the collector's sight
+    (``gc.freeze``), so that a full collection under load walks only what requests made."""
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    gc.collect()
+    gc.freeze()
 
 
 def uvicorn_config(app: Any, config: CompetitionConfig) -> Any:
