@@ -34,7 +34,9 @@ A kept answer says how old it is (``Age``) and keeps ``Cache-Control: no-store``
 no browser or proxy adds its own staleness to the bound.
 
 The cache wraps the whole app, so a hit costs no routing and no middleware: the kept
-answer already carries the headers the app's middleware added.
+answer already carries the headers the app's middleware added. ``arena serve``'s protocol
+(:mod:`arena.server.guard`) goes further and answers what :meth:`PageCache.answer_at_once`
+gives it before any ASGI call: the same bytes with no task, no framework and one write.
 """
 
 from __future__ import annotations
@@ -135,7 +137,9 @@ class PageCache:
         stale_seconds: float,
         counted: Callable[[str], None] = lambda result: None,
         clock: Callable[[], float] = time.monotonic,
+        built: Callable[[PageCache], None] = lambda cache: None,
     ) -> None:
+        """``built`` is told of the new cache (the app's stack is made at its first call)."""
         self.app = app
         self.stamp = stamp
         self.stale_seconds = stale_seconds
@@ -150,6 +154,7 @@ class PageCache:
         self.making: dict[tuple[str, str, bytes], asyncio.Future[Entry | None]] = {}
         self.refreshes: set[asyncio.Task[None]] = set()
         """Background refreshes running (kept so that none is collected half-way)."""
+        built(self)
 
     def look_up(self, key: tuple[str, str, bytes]) -> tuple[Entry | None, bool]:
         """(the entry to answer from, whether it is stale) or (None, False) for a miss."""
@@ -164,15 +169,47 @@ class PageCache:
             return entry, True
         return None, False
 
+    def _answerable(
+        self, key: tuple[str, str, bytes], scope: Scope | None
+    ) -> tuple[Entry | None, bool]:
+        """(the entry to answer ``key`` with now, stale) or (None, False); a stale entry
+        due for a remake starts its refresh as the visitor of ``scope`` (None: the caller
+        has no ASGI scope, so such an entry is not answerable here)."""
+        entry, stale = self.look_up(key)
+        if entry is None or not stale:
+            return entry, False
+        if key not in self.making and self.clock() - entry.made >= self.refresh_gap:
+            if scope is None:
+                return None, False
+            self._refresh(key, scope)
+        return entry, True
+
+    def answer_at_once(self, scope: Scope) -> Entry | None:
+        """The kept entry that answers the request of ``scope`` (only its method, path,
+        query string and headers are read) with no ASGI call: a hit, or a stale answer
+        whose refresh needs no start; None means the request goes through the app.
+        Counted as the app counts it."""
+        key = cache_key(scope)
+        if key is None:
+            return None
+        entry, stale = self._answerable(key, None)
+        if entry is not None:
+            self.counted("stale" if stale else "hit")
+        return entry
+
+    def headers_of(self, entry: Entry) -> list[tuple[bytes, bytes]]:
+        """The response headers of a kept answer: the app's, then its ``Age`` (whole
+        seconds since it was made, RFC 9111)."""
+        age = str(int(max(0.0, self.clock() - entry.made))).encode()
+        return [*entry.start.get("headers", []), (b"age", age)]
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         key = cache_key(scope)
         if key is None:
             await self.app(scope, receive, send)
             return
-        entry, stale = self.look_up(key)
+        entry, stale = self._answerable(key, scope)
         if stale and entry is not None:
-            if key not in self.making and self.clock() - entry.made >= self.refresh_gap:
-                self._refresh(key, scope)
             self.counted("stale")
             await self._replay(entry, send)
             return
@@ -258,10 +295,8 @@ class PageCache:
                 waiting.set_result(entry)
 
     async def _replay(self, entry: Entry, send: Send) -> None:
-        """The kept answer, with its ``Age`` (whole seconds since it was made, RFC 9111)."""
-        age = str(int(max(0.0, self.clock() - entry.made))).encode()
-        headers = [*entry.start.get("headers", []), (b"age", age)]
-        await send({**entry.start, "headers": headers})
+        """The kept answer, with its ``Age``."""
+        await send({**entry.start, "headers": self.headers_of(entry)})
         await send({"type": "http.response.body", "body": entry.body, "more_body": False})
 
 

@@ -574,16 +574,18 @@ def tune_interpreter_for_serving() -> None:
 
 def uvicorn_config(app: Any, config: CompetitionConfig) -> Any:
     """How uvicorn serves ``app``: its h11 protocol with the slow-client deadlines and the
-    per-address connection cap of ``[server]`` (:mod:`arena.server.guard`)."""
+    per-address connection cap of ``[server]``, answering kept pages at once
+    (:mod:`arena.server.guard`)."""
     import uvicorn
 
+    from arena.server.app import page_cache_of
     from arena.server.guard import guarded_protocol
 
     return uvicorn.Config(
         app,
         host=config.server.host,
         port=config.server.port,
-        http=guarded_protocol(config.server),
+        http=guarded_protocol(config.server, lambda: page_cache_of(app)),
         log_level="info",
         access_log=False,
         # json: uvicorn's own lines go through the root handler, in the same format

@@ -1,7 +1,8 @@
 """How ``arena serve`` puts its answers on the wire: uvicorn's protocol with the connection
-guards (:mod:`arena.server.guard`) sends each answer in one socket write where plain
-uvicorn sends two (the head, then the body), and the bytes are the same as plain uvicorn's
-for the same request (the ``date`` header aside, and ``age`` for kept pages)."""
+guards (:mod:`arena.server.guard`) answers a kept page as soon as it has read the request
+(no task, no ASGI call), sends each answer in one socket write where plain uvicorn sends
+two (the head, then the body), and its bytes are plain uvicorn's for the same request (the
+``date`` header aside, and ``age`` for kept pages)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from arena.competition.config import ServerSection
+from arena.server.app import page_cache_of
 from arena.server.guard import guarded_protocol
 from tests.server.web_helpers import csrf_of, make_site
 
@@ -87,13 +89,23 @@ def _parts(raw: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
     return head.status_code, headers, body
 
 
-def _answers(
-    app: Any, protocol_class: type[asyncio.Protocol], requests: list[bytes]
-) -> list[list[bytes]]:
+def _serving(app: Any) -> type[asyncio.Protocol]:
+    """The protocol ``arena serve`` runs ``app`` with (see ``uvicorn_config``)."""
+    return guarded_protocol(ServerSection(), lambda: page_cache_of(app))
+
+
+class Answers(list[list[bytes]]):
+    """The writes of each answer; ``at_once``: how many were written before the request's
+    ``data_received`` returned (no task ran)."""
+
+    at_once: list[int]
+
+
+def _answers(app: Any, protocol_class: type[asyncio.Protocol], requests: list[bytes]) -> Answers:
     """The writes of each answer to ``requests``, sent one after another on one
     keep-alive connection of ``protocol_class``."""
 
-    async def run() -> list[list[bytes]]:
+    async def run() -> Answers:
         config = Config(app, http=protocol_class, log_level="warning", lifespan="off")
         config.load()
         state = ServerState()
@@ -101,10 +113,12 @@ def _answers(
         transport = RecordingTransport()
         protocol: Any = protocol_class(config=config, server_state=state, app_state={})  # type: ignore[call-arg]
         protocol.connection_made(transport)
-        answers = []
+        answers = Answers()
+        answers.at_once = []
         for request in requests:
             transport.writes.clear()
             protocol.data_received(request)
+            answers.at_once.append(len(transport.writes))
             for _ in range(1000):
                 await asyncio.sleep(0.001)
                 if _complete(b"".join(transport.writes)) and not state.tasks:
@@ -129,10 +143,12 @@ def test_a_kept_page_leaves_in_one_write_with_uvicorns_bytes(tmp_path: Path, pat
     site = make_site(tmp_path)
     cookie = f"arena_csrf={csrf_of(site.client)}"
     requests = [_get(path, cookie)] * 3  # made, then kept, then kept
-    guarded = _answers(site.client.app, guarded_protocol(ServerSection()), requests)
+    guarded = _answers(site.client.app, _serving(site.client.app), requests)
     plain = _answers(site.client.app, H11Protocol, requests)
 
     assert [len(writes) for writes in guarded] == [1, 1, 1]
+    assert guarded.at_once == [0, 1, 1]  # made by the app, then answered as it was read
+    assert plain.at_once == [0, 0, 0]
     assert [len(writes) for writes in plain] == [2, 2, 2]  # what the guard saves
     for mine, theirs in zip(guarded, plain, strict=True):
         status, headers, body = _parts(b"".join(mine))
@@ -145,12 +161,73 @@ def test_an_error_and_a_redirect_keep_their_bytes(tmp_path: Path) -> None:
     site = make_site(tmp_path)
     cookie = f"arena_csrf={csrf_of(site.client)}"  # else each answer sets a new one
     requests = [_get(path, cookie) for path in ("/bots/nobody", "/me", "/api/games/nope")]
-    guarded = _answers(site.client.app, guarded_protocol(ServerSection()), requests)
+    guarded = _answers(site.client.app, _serving(site.client.app), requests)
     plain = _answers(site.client.app, H11Protocol, requests)
     assert [len(writes) for writes in guarded] == [1, 1, 1]
+    assert guarded.at_once == [0, 0, 0]  # nothing kept: the app answers each
     statuses = []
     for mine, theirs in zip(guarded, plain, strict=True):
         parts = _parts(b"".join(mine))
         assert parts == _parts(b"".join(theirs))
         statuses.append(parts[0])
     assert statuses[0] == 404 and statuses[1] in (303, 401) and statuses[2] == 404
+
+
+def test_pipelined_requests_are_answered_in_order_kept_or_not(tmp_path: Path) -> None:
+    """Four requests in one read: two kept pages, one the app must make (a signed-in
+    viewer's), a kept one again; each answer in its request's order, the kept ones first
+    at once and the last after the app's answer."""
+    site = make_site(tmp_path)
+    cookie = f"arena_csrf={csrf_of(site.client)}"
+    warm = [_get("/api/health", cookie), _get("/api/leaderboard", cookie)]
+    signed_in = (
+        f"GET /api/health HTTP/1.1\r\nHost: testserver\r\n"
+        f"Authorization: Bearer {site.tokens['alice']}\r\n\r\n"
+    ).encode()
+    pipelined = b"".join([*warm, signed_in, warm[1]])
+    guarded = _answers(site.client.app, _serving(site.client.app), [*warm, pipelined])
+    plain = _answers(site.client.app, H11Protocol, [*warm, pipelined])
+    assert guarded.at_once[-1] == 2  # the two kept pages before the signed-in request
+    mine, theirs = (_split(b"".join(answers[-1])) for answers in (guarded, plain))
+    assert len(mine) == 4
+    assert [_parts(raw) for raw in mine] == [_parts(raw) for raw in theirs]
+    assert [b'"games_finished"' in _parts(raw)[2] for raw in mine] == [True] * 4
+
+
+def _split(raw: bytes) -> list[bytes]:
+    """The responses in ``raw``, one after another on one connection."""
+    client = h11.Connection(h11.CLIENT)
+    client.receive_data(raw)
+    responses = []
+    while True:
+        client.send(h11.Request(method="GET", target="/", headers=[("host", "x")]))
+        client.send(h11.EndOfMessage())
+        start = len(raw) - len(client.trailing_data[0])
+        while not isinstance(client.next_event(), h11.EndOfMessage):
+            pass
+        end = len(raw) - len(client.trailing_data[0])
+        responses.append(raw[start:end])
+        if end == len(raw):
+            return responses
+        client.start_next_cycle()
+
+
+def test_a_client_that_does_not_read_is_answered_by_uvicorn(tmp_path: Path) -> None:
+    """With the connection's writes paused (the client's buffer full), a kept page waits
+    for uvicorn's flow control instead of piling up in the server's memory."""
+    site = make_site(tmp_path)
+    cookie = f"arena_csrf={csrf_of(site.client)}"
+    request = _get("/api/health", cookie)
+
+    serving = _serving(site.client.app)
+
+    class NotReading(serving):  # type: ignore[misc, valid-type]
+        def data_received(self, data: bytes) -> None:
+            self.flow.write_paused = True  # as pause_writing() leaves it
+            super().data_received(data)
+            self.flow.write_paused = False
+            self.flow._is_writable_event.set()
+
+    answers = _answers(site.client.app, NotReading, [request, request])
+    assert answers.at_once == [0, 0]
+    assert [len(writes) for writes in answers] == [1, 1]
