@@ -121,8 +121,11 @@ UNCACHEABLE_HEADERS = frozenset(
 """Request headers that leave a request to uvicorn: a body, a connection to close or
 upgrade, a 100-continue (uvicorn's own handling of each stays the only one)."""
 
-Prebuilt = tuple["Entry", list[tuple[bytes, bytes]], bytes, h11.Response]
-"""A kept answer's h11 head, valid for its entry, uvicorn's default headers and its age."""
+Prebuilt = tuple["Entry", list[tuple[bytes, bytes]], bytes, h11.Response, h11.Data]
+"""A kept answer's h11 head and body, valid for its entry, uvicorn's default headers and
+its age."""
+END = h11.EndOfMessage()
+"""The end of every kept answer (h11's events are immutable)."""
 
 TOO_MANY = _raw_response(429, "Too Many Requests", "too many connections from your address\n")
 TIMED_OUT = _raw_response(408, "Request Timeout", "the request's headers came too slowly\n")
@@ -135,6 +138,7 @@ def guarded_protocol(
     that answers what the page cache ``kept()`` answers at once; each call has its own
     per-address counts (one per server)."""
     open_per_client: Counter[str] = Counter()
+    found: list[PageCache] = []  # the server's one cache, once its app has made it
     heads: dict[int, Prebuilt] = {}
     """The h11 head of each kept answer (by its entry's id), made again when uvicorn's
     date or the answer's age has changed (once a second at most)."""
@@ -191,8 +195,9 @@ def guarded_protocol(
                 self._paused_s = 0.0
 
         def handle_events(self) -> None:
-            cache = kept()
-            if cache is not None and self._answer_kept(cache):
+            if not found and (cache := kept()) is not None:
+                found.append(cache)
+            if found and self._answer_kept(found[0]):
                 self._unset_keepalive_if_required()
                 self.timeout_keep_alive_task = self.loop.call_later(
                     self.timeout_keep_alive, self.timeout_keep_alive_handler
@@ -222,11 +227,8 @@ def guarded_protocol(
                 if not isinstance(end, h11.EndOfMessage):
                     conn.put_back += [event, end]  # not reached (no framing header)
                     return answered
-                self.transport.write(
-                    conn.send(self._head(cache, entry))
-                    + conn.send(h11.Data(data=entry.body))
-                    + conn.send(h11.EndOfMessage())
-                )
+                head, body = self._prebuilt(cache, entry)
+                self.transport.write(conn.send(head) + conn.send(body) + conn.send(END))
                 answered = True
                 self.server_state.total_requests += 1
                 self._waiting_since = time.monotonic()
@@ -264,23 +266,24 @@ def guarded_protocol(
             }
             return cache.answer_at_once(scope)
 
-        def _head(self, cache: PageCache, entry: Entry) -> h11.Response:
+        def _prebuilt(self, cache: PageCache, entry: Entry) -> tuple[h11.Response, h11.Data]:
             """The h11 head uvicorn would send for ``entry`` now (its default headers,
-            then the kept ones), made once per entry, date and age."""
+            then the kept ones) and its body, made once per entry, date and age."""
             defaults = self.server_state.default_headers
             headers = cache.headers_of(entry)
             age = headers[-1][1]
             known = heads.get(id(entry))
             if known and known[0] is entry and known[1] is defaults and known[2] == age:
-                return known[3]
+                return known[3], known[4]
             if len(heads) > 4 * MAX_KEPT_HEADS:
                 heads.clear()
             status = int(entry.start["status"])
             head = h11.Response(
                 status_code=status, headers=defaults + headers, reason=STATUS_PHRASES[status]
             )
-            heads[id(entry)] = (entry, defaults, age, head)
-            return head
+            body = h11.Data(data=entry.body)
+            heads[id(entry)] = (entry, defaults, age, head, body)
+            return head, body
 
         def on_response_complete(self) -> None:
             self._waiting_since = time.monotonic()
