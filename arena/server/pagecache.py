@@ -30,9 +30,6 @@ A page is made anew at most once per :data:`REFRESH_GAP_S` (half ``stale_seconds
 that is less; until then its outdated entry is answered without starting a refresh): every
 landed game outdates every bot page (they show the ratings), and remaking them after each
 game was most of the server's work besides the answers themselves (docs/benchmarks.md).
-Background remakes also take turns (:data:`REFRESH_LANES`): a landed game outdates a dozen
-pages at once, and a dozen route threads making them together would hold the GIL against
-the event loop that answers everyone else.
 A kept answer says how old it is (``Age``) and keeps ``Cache-Control: no-store``, so that
 no browser or proxy adds its own staleness to the bound.
 
@@ -68,8 +65,6 @@ MAX_ENTRIES = 2048
 REFRESH_GAP_S = 0.5
 """The least time between two background remakes of one page (at most half
 ``stale_seconds``, so that a remake still lands well within the bound)."""
-REFRESH_LANES = 1
-"""Background remakes at a time (the others wait their turn, their stale pages answered)."""
 CACHED = re.compile(
     r"/|/games|/bots/[^/]+|/games/[^/]+"
     r"|/api/(health|leaderboard|games|bots/[^/]+|games/[^/]+)"
@@ -159,7 +154,6 @@ class PageCache:
         self.making: dict[tuple[str, str, bytes], asyncio.Future[Entry | None]] = {}
         self.refreshes: set[asyncio.Task[None]] = set()
         """Background refreshes running (kept so that none is collected half-way)."""
-        self._lanes: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         built(self)
 
     def look_up(self, key: tuple[str, str, bytes]) -> tuple[Entry | None, bool]:
@@ -246,8 +240,7 @@ class PageCache:
 
         async def refresh() -> None:
             try:
-                async with self._lanes_of(asyncio.get_running_loop()):
-                    await self._make(key, {**scope, REFRESH: True}, request, dropped, waiting)
+                await self._make(key, {**scope, REFRESH: True}, request, dropped, waiting)
             except Exception:  # the app's own error handler has answered nobody: say it here
                 log.exception("refreshing the kept page %s failed", key[1])
 
@@ -255,12 +248,6 @@ class PageCache:
         task = asyncio.create_task(refresh())
         self.refreshes.add(task)
         task.add_done_callback(self.refreshes.discard)
-
-    def _lanes_of(self, loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
-        """The turns of background remakes on ``loop`` (tests run one app on several)."""
-        if self._lanes is None or self._lanes[0] is not loop:
-            self._lanes = (loop, asyncio.Semaphore(REFRESH_LANES))
-        return self._lanes[1]
 
     def _waiting(self, key: tuple[str, str, bytes]) -> asyncio.Future[Entry | None]:
         """The entry being made at ``key``, for the visitors who wait for it."""

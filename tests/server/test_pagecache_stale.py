@@ -201,32 +201,6 @@ def test_a_page_is_made_anew_at_most_once_per_gap() -> None:
     asyncio.run(scenario())
 
 
-def test_background_remakes_take_turns() -> None:
-    """A landed game outdates two pages: both are answered stale at once, and their
-    remakes run one after the other, never together."""
-
-    async def scenario() -> None:
-        store, clock = Store(), Clock()
-        cache, counts = _cache(store, clock, stale_seconds=1.0)
-        pages = ("/api/leaderboard", "/api/bots/alpha")
-        for path in pages:
-            await _get(cache, path)
-        store.generation = 1
-        clock.now += 0.5
-        store.gate = asyncio.Event()
-        answers = [await _get(cache, path) for path in pages]
-        assert [body for body, _ in answers] == [f"{p} at 0" for p in pages]
-        for _ in range(10):
-            await asyncio.sleep(0)
-        assert store.made[2:] == ["/api/leaderboard at 1"]  # the second waits its turn
-        store.gate.set()
-        await _refreshed(cache)
-        assert sorted(store.made[2:]) == sorted(f"{p} at 1" for p in pages)
-        assert counts == ["miss", "miss", "stale", "stale"]
-
-    asyncio.run(scenario())
-
-
 def test_visitors_past_the_bound_wait_for_the_refresh_under_way() -> None:
     async def scenario() -> None:
         store, clock = Store(), Clock()
