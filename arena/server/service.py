@@ -556,11 +556,12 @@ def serve(
     return 0
 
 
-SWITCH_INTERVAL_S = 0.0001
+SWITCH_INTERVAL_S = 0.0005
 """How long a thread may keep the GIL while another waits for it (CPython's default: 5 ms).
 The event loop gives the GIL up at every socket call; with the default it then waits up
 to 5 ms behind a route thread making a page or the ladder storing a game, several times a
-request, and those waits are the tail of a cached answer's latency (docs/benchmarks.md)."""
+request, and those waits are the tail of a cached answer's latency. 0.1 ms measured no
+better than 0.5 ms (more forced switches, more CPU) (docs/benchmarks.md)."""
 
 
 def tune_interpreter_for_serving() -> None:
