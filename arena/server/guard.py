@@ -63,9 +63,10 @@ def _raw_response(status: int, phrase: str, text: str) -> bytes:
 
 class HeadWithBody:
     """The transport as one response cycle sees it: the response's head (the cycle's first
-    write) is held and sent with the first chunk of its body, so a kept page leaves in one
-    socket call and one wake-up of the client instead of two (on a busy server each socket
-    call also hands the GIL to another thread, :data:`arena.server.service.SWITCH_INTERVAL_S`).
+    write) is held and sent with the first chunk of its body, so a page made by the app
+    leaves in one socket call and one wake-up of the client instead of two (on a busy server
+    each socket call also hands the GIL to another thread,
+    :data:`arena.server.service.SWITCH_INTERVAL_S`).
     A head whose body has not come by the loop's next turn goes out alone (streamed
     answers); bytes and their order are unchanged."""
 
