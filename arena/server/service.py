@@ -11,6 +11,7 @@ that were running are scheduled again and cut-short builds queued again.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import logging
@@ -27,7 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
-from arena.competition.config import CompetitionConfig, load_competition
+from arena.competition.config import CompetitionConfig, ServerSection, load_competition
 from arena.competition.events import Events, EventsThread
 from arena.competition.ladder import BOTS_FOLDER, Ladder, make_executor
 from arena.competition.phases import EventStarter, Phases, PhaseTimer
@@ -579,20 +580,26 @@ def uvicorn_config(app: Any, config: CompetitionConfig) -> Any:
     (:mod:`arena.server.guard`)."""
     import uvicorn
 
-    from arena.server.app import page_cache_of
-    from arena.server.guard import guarded_protocol
-
     return uvicorn.Config(
         app,
         host=config.server.host,
         port=config.server.port,
-        http=guarded_protocol(config.server, lambda: page_cache_of(app)),
+        http=http_protocol(app, config.server),
         log_level="info",
         access_log=False,
         # json: uvicorn's own lines go through the root handler, in the same format
         log_config=None if config.server.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
         timeout_graceful_shutdown=10,
     )
+
+
+def http_protocol(app: Any, settings: ServerSection) -> type[asyncio.Protocol]:
+    """The protocol uvicorn serves ``app`` with: h11 with the guards of ``settings``, the
+    kept pages of ``app``'s page cache answered at once (:mod:`arena.server.guard`)."""
+    from arena.server.app import page_cache_of
+    from arena.server.guard import guarded_protocol
+
+    return guarded_protocol(settings, lambda: page_cache_of(app))
 
 
 class _Stop(Exception):

@@ -17,8 +17,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from arena.competition.config import ServerSection
-from arena.server.app import page_cache_of
-from arena.server.guard import guarded_protocol
+from arena.server.service import http_protocol
 from tests.server.web_helpers import csrf_of, make_site
 
 DATE = (b"date", b"Wed, 02 Dec 2026 03:00:00 GMT")
@@ -90,8 +89,8 @@ def _parts(raw: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
 
 
 def _serving(app: Any) -> type[asyncio.Protocol]:
-    """The protocol ``arena serve`` runs ``app`` with (see ``uvicorn_config``)."""
-    return guarded_protocol(ServerSection(), lambda: page_cache_of(app))
+    """The protocol ``arena serve`` runs ``app`` with."""
+    return http_protocol(app, ServerSection())
 
 
 class Answers(list[list[bytes]]):
