@@ -255,20 +255,30 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.RequestCounter, requests=requests)
     hit_responses = requests.labels("GET", "200")
+    by_result = {result: page_cache.labels(result) for result in ("hit", "stale", "miss")}
 
     def counted(result: str) -> None:
-        page_cache.labels(result).inc()
+        by_result[result].inc()  # children looked up once: labels() takes a lock each call
         if result != "miss":  # an answer from the cache never reaches the request counter
             hit_responses.inc()
 
     # outermost: a hit is answered before any other middleware runs
+    app.state.page_cache = None  # the cache once the stack is made (arena serve's protocol)
     app.add_middleware(
         PageCache,
         stamp=ctx.store.stamp,
         stale_seconds=ctx.config.server.stale_seconds,
         counted=counted,
+        built=lambda cache: setattr(app.state, "page_cache", cache),
     )
     return app
+
+
+def page_cache_of(app: Any) -> PageCache | None:
+    """The page cache of an app of :func:`create_app`, once its stack is made (its first
+    call: the lifespan at start-up); None before, or for another app."""
+    cache = getattr(getattr(app, "state", None), "page_cache", None)
+    return cache if isinstance(cache, PageCache) else None
 
 
 def is_api(request: Request) -> bool:

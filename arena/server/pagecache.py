@@ -26,11 +26,17 @@ others keep getting the kept page meanwhile), but only for ``stale_seconds`` aft
 entry became outdated: the moment it was made when the store changed (the change came
 later), the end of ``MAX_AGE_S`` otherwise. Past that a visitor waits for the fresh page as
 with ``stale_seconds`` = 0, which is the strict cache: never a page older than a write.
+A page is made anew at most once per :data:`REFRESH_GAP_S` (half ``stale_seconds`` if
+that is less; until then its outdated entry is answered without starting a refresh): every
+landed game outdates every bot page (they show the ratings), and remaking them after each
+game was most of the server's work besides the answers themselves (docs/benchmarks.md).
 A kept answer says how old it is (``Age``) and keeps ``Cache-Control: no-store``, so that
 no browser or proxy adds its own staleness to the bound.
 
 The cache wraps the whole app, so a hit costs no routing and no middleware: the kept
-answer already carries the headers the app's middleware added.
+answer already carries the headers the app's middleware added. ``arena serve``'s protocol
+(:mod:`arena.server.guard`) goes further and answers what :meth:`PageCache.answer_at_once`
+gives it before any ASGI call: the same bytes with no task, no framework and one write.
 """
 
 from __future__ import annotations
@@ -56,6 +62,9 @@ REFRESH = "arena.page_refresh"
 request counter leaves them out)."""
 MAX_ENTRIES = 2048
 """Entries kept; when full, the cache starts over (keys are client-chosen paths)."""
+REFRESH_GAP_S = 0.5
+"""The least time between two background remakes of one page (at most half
+``stale_seconds``, so that a remake still lands well within the bound)."""
 CACHED = re.compile(
     r"/|/games|/bots/[^/]+|/games/[^/]+"
     r"|/api/(health|leaderboard|games|bots/[^/]+|games/[^/]+)"
@@ -128,11 +137,15 @@ class PageCache:
         stale_seconds: float,
         counted: Callable[[str], None] = lambda result: None,
         clock: Callable[[], float] = time.monotonic,
+        built: Callable[[PageCache], None] = lambda cache: None,
     ) -> None:
+        """``built`` is told of the new cache (the app's stack is made at its first call)."""
         self.app = app
         self.stamp = stamp
         self.stale_seconds = stale_seconds
         """How long an outdated entry is still answered while it is made anew (0: never)."""
+        self.refresh_gap = min(REFRESH_GAP_S, stale_seconds / 2)
+        """An outdated entry younger than this is answered without a refresh."""
         self.counted = counted
         """Called with ``"hit"``, ``"stale"`` or ``"miss"`` for each cacheable request
         (metrics)."""
@@ -141,6 +154,7 @@ class PageCache:
         self.making: dict[tuple[str, str, bytes], asyncio.Future[Entry | None]] = {}
         self.refreshes: set[asyncio.Task[None]] = set()
         """Background refreshes running (kept so that none is collected half-way)."""
+        built(self)
 
     def look_up(self, key: tuple[str, str, bytes]) -> tuple[Entry | None, bool]:
         """(the entry to answer from, whether it is stale) or (None, False) for a miss."""
@@ -155,15 +169,47 @@ class PageCache:
             return entry, True
         return None, False
 
+    def _answerable(
+        self, key: tuple[str, str, bytes], scope: Scope | None
+    ) -> tuple[Entry | None, bool]:
+        """(the entry to answer ``key`` with now, stale) or (None, False); a stale entry
+        due for a remake starts its refresh as the visitor of ``scope`` (None: the caller
+        has no ASGI scope, so such an entry is not answerable here)."""
+        entry, stale = self.look_up(key)
+        if entry is None or not stale:
+            return entry, False
+        if key not in self.making and self.clock() - entry.made >= self.refresh_gap:
+            if scope is None:
+                return None, False
+            self._refresh(key, scope)
+        return entry, True
+
+    def answer_at_once(self, scope: Scope) -> Entry | None:
+        """The kept entry that answers the request of ``scope`` (only its method, path,
+        query string and headers are read) with no ASGI call: a hit, or a stale answer
+        whose refresh needs no start; None means the request goes through the app.
+        Counted as the app counts it."""
+        key = cache_key(scope)
+        if key is None:
+            return None
+        entry, stale = self._answerable(key, None)
+        if entry is not None:
+            self.counted("stale" if stale else "hit")
+        return entry
+
+    def headers_of(self, entry: Entry) -> list[tuple[bytes, bytes]]:
+        """The response headers of a kept answer: the app's, then its ``Age`` (whole
+        seconds since it was made, RFC 9111)."""
+        age = str(int(max(0.0, self.clock() - entry.made))).encode()
+        return [*entry.start.get("headers", []), (b"age", age)]
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         key = cache_key(scope)
         if key is None:
             await self.app(scope, receive, send)
             return
-        entry, stale = self.look_up(key)
+        entry, stale = self._answerable(key, scope)
         if stale and entry is not None:
-            if key not in self.making:
-                self._refresh(key, scope)
             self.counted("stale")
             await self._replay(entry, send)
             return
@@ -249,10 +295,8 @@ class PageCache:
                 waiting.set_result(entry)
 
     async def _replay(self, entry: Entry, send: Send) -> None:
-        """The kept answer, with its ``Age`` (whole seconds since it was made, RFC 9111)."""
-        age = str(int(max(0.0, self.clock() - entry.made))).encode()
-        headers = [*entry.start.get("headers", []), (b"age", age)]
-        await send({**entry.start, "headers": headers})
+        """The kept answer, with its ``Age``."""
+        await send({**entry.start, "headers": self.headers_of(entry)})
         await send({"type": "http.response.body", "body": entry.body, "more_body": False})
 
 

@@ -11,7 +11,9 @@ that were running are scheduled again and cut-short builds queued again.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import gc
 import logging
 import os
 import shutil
@@ -26,7 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
-from arena.competition.config import CompetitionConfig, load_competition
+from arena.competition.config import CompetitionConfig, ServerSection, load_competition
 from arena.competition.events import Events, EventsThread
 from arena.competition.ladder import BOTS_FOLDER, Ladder, make_executor
 from arena.competition.phases import EventStarter, Phases, PhaseTimer
@@ -535,6 +537,7 @@ def serve(
         )
         out.flush()
         server = uvicorn.Server(uvicorn_config(app, config))
+        tune_interpreter_for_serving()
         previous = signal.signal(signal.SIGTERM, _raise_stop)
         try:
             server.run()  # re-raises a caught SIGTERM/SIGINT once it has stopped serving
@@ -554,24 +557,49 @@ def serve(
     return 0
 
 
+SWITCH_INTERVAL_S = 0.0005
+"""How long a thread may keep the GIL while another waits for it (CPython's default: 5 ms).
+The event loop gives the GIL up at every socket call; with the default it then waits up
+to 5 ms behind a route thread making a page or the ladder storing a game, several times a
+request, and those waits are the tail of a cached answer's latency. 0.1 ms measured no
+better than 0.5 ms (more forced switches, more CPU) (docs/benchmarks.md)."""
+
+
+def tune_interpreter_for_serving() -> None:
+    """The GIL handed back to the event loop sooner (:data:`SWITCH_INTERVAL_S`), and the
+    objects of start-up (modules, templates, the app) moved out of the collector's sight
+    (``gc.freeze``), so that a full collection under load walks only what requests made."""
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    gc.collect()
+    gc.freeze()
+
+
 def uvicorn_config(app: Any, config: CompetitionConfig) -> Any:
     """How uvicorn serves ``app``: its h11 protocol with the slow-client deadlines and the
-    per-address connection cap of ``[server]`` (:mod:`arena.server.guard`)."""
+    per-address connection cap of ``[server]``, answering kept pages at once
+    (:mod:`arena.server.guard`)."""
     import uvicorn
-
-    from arena.server.guard import guarded_protocol
 
     return uvicorn.Config(
         app,
         host=config.server.host,
         port=config.server.port,
-        http=guarded_protocol(config.server),
+        http=http_protocol(app, config.server),
         log_level="info",
         access_log=False,
         # json: uvicorn's own lines go through the root handler, in the same format
         log_config=None if config.server.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
         timeout_graceful_shutdown=10,
     )
+
+
+def http_protocol(app: Any, settings: ServerSection) -> type[asyncio.Protocol]:
+    """The protocol uvicorn serves ``app`` with: h11 with the guards of ``settings``, the
+    kept pages of ``app``'s page cache answered at once (:mod:`arena.server.guard`)."""
+    from arena.server.app import page_cache_of
+    from arena.server.guard import guarded_protocol
+
+    return guarded_protocol(settings, lambda: page_cache_of(app))
 
 
 class _Stop(Exception):
