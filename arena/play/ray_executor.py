@@ -345,10 +345,16 @@ class RayExecutor:
         self._dispatch(flush=False)
 
     def _dispatch(self, flush: bool) -> None:
+        """Send the queue in batches of ``batch_size``; ``flush`` (a CPU would idle): what
+        is queued now, shared out over every CPU, so that the last games of a run (a
+        finals) play on all nodes at once, not as one node's batch while the others idle."""
+        size = self.batch_size
+        if flush:
+            size = min(size, -(-len(self._queue) // self.cpus))
         while self._queue and len(self._batches) < 2 * self.cpus:
-            if not flush and len(self._queue) < self.batch_size:
+            if not flush and len(self._queue) < size:
                 return
-            items = [self._queue.popleft() for _ in range(min(self.batch_size, len(self._queue)))]
+            items = [self._queue.popleft() for _ in range(min(size, len(self._queue)))]
             refs = {d: self._bundle_refs[d] for item in items for d in item.digests}
             gen = self._remote.remote(items, refs)
             self.tasks += 1
