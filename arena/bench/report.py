@@ -80,7 +80,7 @@ class ReportRun:
 
 POOL_GAMES = 2_000
 """Distinct real games played for the stores (each stored game is one of them, under its
-own game id and bots)."""
+own game id and bots); fewer when every size asked is smaller."""
 COPY_STEP = 100_000
 """Games copied per transaction when a store grows past its base."""
 DRAWN_UP_TO = 5_000
@@ -251,8 +251,9 @@ def bench_report(
         scratch_database(store) as stored_url,
         scratch_database(store) as drawn_url,
     ):
-        on_step(f"playing {POOL_GAMES:,} real games for the stores")
-        pool = play_pool(POOL_GAMES)
+        pool_games = min(POOL_GAMES, max(sizes))  # a store never holds more distinct ones
+        on_step(f"playing {pool_games:,} real games for the stores")
+        pool = play_pool(pool_games)
         stored = GrowingStore(Path(tmp) / "stored", pool, bots, frames=True, url=stored_url)
         drawn = GrowingStore(Path(tmp) / "drawn", pool, bots, frames=False, url=drawn_url)
         for games in sorted(set(sizes) | ({baseline_games} if baseline_games else set())):

@@ -11,10 +11,15 @@ from arena.engine import Variant, replay
 from arena.kits import kit_for, missing_programs
 from arena.play.build import build_bot
 from arena.referee import BotSeat, GameSettings, RandomSeat, Seat, load_bot, play_game
+from arena.referee.clock import TimeControl
 from arena.referee.seats import SandboxSettings
 from tests.kits.comp90054_standin import write_framework
 
 REPO = Path(__file__).resolve().parents[2]
+SEARCH_MOVE_MS = {"c-mcts": 150}
+"""Bots whose search spends a share of the time they are given (c-mcts: 30 % of what is
+left) get less than the default second a move here: clean games are the point, and at the
+default c-mcts alone took half a minute of CI."""
 BUNDLED = sorted(p.name for p in (REPO / "bots").iterdir() if (p / "bot.toml").is_file())
 
 
@@ -38,12 +43,14 @@ def test_bundled_bot_plays_clean_games(name: str, tmp_path: Path) -> None:
         tmp_path.chmod(0o755)
         sandbox.python_env = (str(write_framework(tmp_path / "framework")),)
     bot = BotSeat(build_bot(spec), sandbox=sandbox)  # bots run from their built copy
+    timing = TimeControl(move_ms=SEARCH_MOVE_MS.get(name, TimeControl().move_ms))
     try:
         for variant in [v for v in Variant if spec.manifest.plays(2, v)]:
             for seat in (0, 1):
                 seats: list[Seat] = [RandomSeat("random"), RandomSeat("random2")]
                 seats[seat] = bot
-                outcome = play_game(seats, GameSettings(variant=variant, seed=seat), "g")
+                settings = GameSettings(variant=variant, seed=seat, time_control=timing)
+                outcome = play_game(seats, settings, "g")
                 assert outcome.record.faults == []
                 replay(outcome.record)
         assert bot.ready is not None and bot.ready.name
