@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from arena.bench.realgames import BASE_GAMES, PoolGame, copy_games, play_pool, stored_games
 from arena.store.engine import is_url
@@ -227,9 +227,35 @@ def scratch_database(server: str | None) -> Iterator[str | None]:
     try:
         yield sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
     finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
+        _drop_scratch(admin, name)
+
+
+DROP_ATTEMPTS = 30
+"""Tries to drop a scratch database, a second apart: the server's autovacuum may still be
+working in it (after a million inserted games), and only a superuser may end that."""
+
+
+def _drop_scratch(admin: Any, name: str) -> None:
+    """Drop a scratch database; if it cannot be dropped, say so in one line (the bench's
+    figures are not lost for it)."""
+    from arena.store.engine import DB_ERRORS
+
+    error = ""
+    for _ in range(DROP_ATTEMPTS):
+        try:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            break
+        except DB_ERRORS as exc:
+            error = str(getattr(exc, "orig", exc)).strip().splitlines()[0]
+            time.sleep(1.0)
+    else:
+        print(
+            f"warning: could not drop the scratch database {name} ({error}); "
+            f'drop it with DROP DATABASE "{name}"',
+            file=sys.stderr,
+        )
+    admin.dispose()
 
 
 def bench_report(
