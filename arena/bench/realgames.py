@@ -266,7 +266,9 @@ def _copy_games_sqlite(store_file: Path, start: int, stop: int, base: int) -> No
 def _copy_games_postgres(url: str, start: int, stop: int, base: int) -> None:
     """The same copy in PostgreSQL: the tables of :data:`arena.store.tournament.metadata`
     (``faults.id`` numbered anew, in the order of the rows copied), the deferred indexes
-    dropped and built again, the planner's statistics refreshed after."""
+    dropped and built again, the planner's statistics refreshed after (by ``ANALYZE``: the
+    tables' autovacuum is off, since a worker of it busy in a million copied rows keeps the
+    bench from dropping its scratch database, and only a superuser may end it)."""
     from arena.store.engine import make_engine
     from arena.store.tournament import metadata
 
@@ -289,6 +291,8 @@ def _copy_games_postgres(url: str, start: int, stop: int, base: int) -> None:
             ]
             for index in indexes:
                 index.drop(conn)
+            for name in COPIED_TABLES:  # a bench store: no autovacuum keeps it from a DROP
+                conn.exec_driver_sql(f"ALTER TABLE {name} SET (autovacuum_enabled = false)")
             for params in _passes(start, stop, base):
                 for name in COPIED_TABLES:
                     table = metadata.tables[name]
