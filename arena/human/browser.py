@@ -22,7 +22,7 @@ from arena.engine.tables import AnyMove
 from arena.human.screen import draft_counts, fault_notices, played_text
 from arena.protocol.messages import GameEnd, GameStart
 from arena.referee.faults import Fault
-from arena.referee.seats import Choice
+from arena.referee.seats import Choice, freeze_resting
 from arena.viewer.frames import position
 from arena.viewer.page import asset, page, script_json
 
@@ -72,6 +72,7 @@ class BrowserSeat:
     def decide(
         self, req_id: int, game: Game, options: list[AnyMove], time_left_ms: int, game_id: str
     ) -> Choice | Fault:
+        freeze_resting()  # a person thinks for seconds: the bots wait frozen
         start = time.monotonic()
         self._game = game
         texts = [str(m) for m in options]

@@ -26,7 +26,7 @@ from arena.human.screen import (
 )
 from arena.protocol.messages import GameEnd, GameStart
 from arena.referee.faults import Fault
-from arena.referee.seats import Choice
+from arena.referee.seats import Choice, freeze_resting
 
 ReadLine = Callable[[float], str | None]
 """``read_line(timeout_s)``: one line of input, ``""`` at end of input, None on timeout."""
@@ -103,6 +103,7 @@ class TerminalSeat:
     def decide(
         self, req_id: int, game: Game, options: list[AnyMove], time_left_ms: int, game_id: str
     ) -> Choice | Fault:
+        freeze_resting()  # a person thinks for seconds: the bots wait frozen
         start = time.monotonic()
         deadline = start + time_left_ms / 1000
         self.options = options

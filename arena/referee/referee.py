@@ -14,7 +14,7 @@ from arena.engine.tables import DEFAULT_ROUND_LIMIT
 from arena.protocol.messages import GameEnd, GameStart, SeatResult
 from arena.referee.clock import Clock, TimeControl
 from arena.referee.faults import Fault, FaultPolicy
-from arena.referee.seats import Choice, Seat, settle_cpu
+from arena.referee.seats import Choice, Seat, freeze_resting, settle_cpu
 
 GAME_STDERR_BYTES = 32 * 1024
 """Per seat and game, at most this much per-decision stderr goes into the record
@@ -65,6 +65,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
     other seats' game still counts; it ranks last.
     """
     n = len(seats)
+    freeze_resting()  # bots a game ended by an error left waiting to be frozen
     game = Game.new(
         players=n, variant=settings.variant, seed=settings.seed, round_limit=settings.round_limit
     )
@@ -193,7 +194,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
             cpu_ms = answer.cpu_ms
             if cpu_ms is not None:
                 decision["cpu_ms"] = int(cpu_ms * 1000.0 + 0.5) / 1000.0
-            if answer.between_ms >= 0.001:  # (charged; ~0 when the bot was frozen)
+            if answer.between_ms >= 0.001:  # (charged; µs for a bot that waited)
                 decision["between_ms"] = int(answer.between_ms * 1000.0 + 0.5) / 1000.0
             if answer.stderr is not None and stderr_room[seat_index] > 0:
                 decision["stderr"] = _capped(answer.stderr, stderr_room[seat_index])

@@ -90,7 +90,7 @@ class Choice:
         """The clock the decision was charged on."""
         self.between_ms = between_ms
         """CPU time used since the bot's previous reply, before this request (charged
-        to this decision on CPU clocks; ~0 when the bot was frozen between its turns)."""
+        to this decision on CPU clocks; µs for a bot that waited for its request)."""
         self._pending: tuple[Stopwatch, BotSeat, StderrSink | None, int] | None = None
         """Set while the closing CPU reading is still to be taken: the decision's
         stopwatch, its seat, and the seat's stderr sink with its position at the request."""
@@ -111,8 +111,9 @@ class Choice:
 
     def settle(self, reading: int | None = None, *, read: bool = True, freeze: bool = True) -> None:
         """Take the closing CPU reading now (or use ``reading``, taken while the bot was
-        idle), freeze the bot until its next request (unless ``freeze`` is False) and
-        collect its stderr; a no-op when it was done already."""
+        idle), let the bot rest until its next request (frozen once another decision runs
+        long; never when ``freeze`` is False) and collect its stderr; a no-op when it was
+        done already."""
         pending = self._pending
         if pending is None:
             return
@@ -141,6 +142,32 @@ class _Unsettled(threading.local):
 
 _UNSETTLED = _Unsettled()
 """Per thread (one game at a time): bot answers whose closing CPU reading is deferred."""
+
+REST_FREEZE_S = 0.001
+"""Once another seat's decision has run this long (1 ms, wall), the bots resting between
+their turns are frozen until their next request: a decision that ends sooner leaves
+them running (an honest bot is blocked reading its stdin; what a pondering one uses is
+charged to its next decision), so fast games pay no freeze at all."""
+
+
+class _Resting(threading.local):
+    def __init__(self) -> None:
+        self.seats: list[BotSeat] = []
+
+
+_RESTING = _Resting()
+"""Per thread (one game at a time): bots between their turns, not yet frozen."""
+
+
+def freeze_resting() -> None:
+    """Freeze every bot of this thread's game that rests between its turns unfrozen: a
+    seat calls it once its own decision has run :data:`REST_FREEZE_S` (a bot's read
+    loop, a person at the keyboard), so nothing computes while somebody else thinks."""
+    seats = _RESTING.seats
+    if seats:
+        for seat in seats:
+            seat._freeze()
+        seats.clear()
 
 
 def settle_cpu() -> None:
@@ -343,11 +370,26 @@ class BotSeat:
 
     def rest(self, reading: int | None, *, freeze: bool = True) -> None:
         """Between turns: note the bot's CPU time ``reading`` (what it uses from now until
-        its next request is charged to that request) and freeze it, so that it cannot
-        compute while the other bots think nor slow them down on a shared core."""
+        its next request is charged to that request) and, unless ``freeze`` is False,
+        let it be frozen as soon as another seat's decision runs long
+        (:func:`freeze_resting`), so that it cannot compute while the other bots think
+        nor slow them down on a shared core."""
         self._last_cpu = reading
-        if freeze and self._proc is not None:
+        if freeze and self._proc is not None and not self._proc.frozen:
+            resting = _RESTING.seats
+            if self not in resting:
+                resting.append(self)
+
+    def _freeze(self) -> None:
+        """Freeze the bot now (until its next request); see :func:`freeze_resting`."""
+        if self._proc is not None:
             self._proc.freeze()
+
+    def _wake(self) -> None:
+        """Its turn, or its end: it no longer waits to be frozen."""
+        resting = _RESTING.seats
+        if self in resting:
+            resting.remove(self)
 
     def _usable_clock(self, proc: BotProcess) -> ClockKind:
         if self.time_control.clock is ClockKind.CPU and proc.cpu_ns() is None:
@@ -474,6 +516,7 @@ class BotSeat:
         if self._unsettled is not None:  # its last CPU reading, while it still exists
             self._unsettled.settle(freeze=False)
             self._unsettled = None
+        self._wake()
         self._last_cpu = None
         if self._chan is not None:
             self._chan.close()
@@ -514,6 +557,8 @@ class BotSeat:
         if chan is None:
             return Fault("crash", "the bot process is gone")
         payload = encode_decide(req_id, game_id, game.current_player, game, options, time_left_ms)
+        if _RESTING.seats:
+            self._wake()
         own = self._unsettled
         if own is not None:
             self._unsettled = None
@@ -555,10 +600,18 @@ class BotSeat:
         if error is ChannelError.TIMEOUT:
             return self._fault("timeout", f"the bot did not read its request in {time_left_ms} ms")
         defer = self._may_defer()
+        # The others rest unfrozen until this decision has run REST_FREEZE_S.
+        freeze_at = watch.start + REST_FREEZE_S if _RESTING.seats else None
         while True:
-            line = chan.read_line(watch.wake_at)
+            wake = watch.wake_at
+            line = chan.read_line(wake if freeze_at is None or wake < freeze_at else freeze_at)
             if isinstance(line, ReadFailure):
                 if line.error is ChannelError.TIMEOUT:
+                    if freeze_at is not None:
+                        freeze_at = None
+                        freeze_resting()
+                        if time.monotonic() < watch.wake_at:
+                            continue
                     why = watch.overrun()
                     if why is None:
                         continue  # CPU clock: still within its CPU time
@@ -675,6 +728,9 @@ class BotSeat:
                 self.kill()
         if not self.persistent:
             self.close()
+        elif self._proc is not None:  # frozen until its next game's first request
+            self._wake()
+            self._freeze()
 
     # ---------------------------------------------------------------- evidence
 

@@ -2,14 +2,16 @@
 while the others think and answers its own requests at once (fixtures/ponder).
 
 On the real sandbox: where its cgroup can be frozen (cgroup v2), it gets no CPU time
-between its turns, measured from its cgroup's own accounting while its opponent
-"thinks"; where it cannot be frozen, the CPU time it used since its last reply is
-charged to its next decision, so it times out. Honest bots are unaffected. No
-assertion is on speed: only on CPU time a frozen cgroup cannot use, and on faults.
+while an opponent thinks (frozen once that decision has run ``REST_FREEZE_S``), measured
+from its cgroup's own accounting; where it cannot be frozen, the CPU time it used since
+its last reply is charged to its next decision, so it times out. Honest bots are
+unaffected. No assertion is on speed: only on CPU time a frozen cgroup cannot use, and
+on faults.
 """
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,21 +30,45 @@ from arena.referee.seats import Choice
 from arena.sandbox import BotProcess, Level
 
 from .conftest import require_full_sandbox
-from .hostile_support import good_bot, hostile_bot
+from .hostile_support import FIXTURES, copy_bot, good_bot, hostile_bot
 
 pytestmark = pytest.mark.usefixtures("full_sandbox")
 
 WINDOW_S = 0.3
-"""How long the watching opponent 'thinks' after each of its replies."""
+"""How long the slow opponent thinks (sleeps) for each of its decisions."""
 FROZEN_SLACK_MS = 20.0
 """CPU time a frozen bot may still show in one window: what it ran before the freeze,
-issued just before the window opens, took hold (microseconds in practice)."""
+issued 1 ms (``REST_FREEZE_S``) into the opponent's decision, took hold."""
+SLOW_THINKER = f"""import time
+from azulbot import run
+
+
+def think(decision):
+    time.sleep({WINDOW_S})  # no CPU time: the referee waits in its read loop
+    return None  # a valid move
+
+
+if __name__ == "__main__":
+    run("slow-thinker", on_decide=think)
+"""
+
+
+def slow_thinker(root: Path) -> Path:
+    """An honest bot that takes ``WINDOW_S`` over every decision (built in ``root``)."""
+    src = root / "src" / "slow-thinker"
+    src.mkdir(parents=True)
+    shutil.copy(FIXTURES / "_lib" / "azulbot.py", src / "azulbot.py")
+    (src / "bot.py").write_text(SLOW_THINKER)
+    (src / "bot.toml").write_text(
+        'name = "slow-thinker"\nlanguage = "python"\ncommand = "/usr/bin/python3 bot.py"\n'
+    )
+    return copy_bot(src, root)
 
 
 class Watching:
-    """An opponent (a real bot seat) that, after each of its replies, keeps the referee
-    busy for a while, as a slow thinker would, and meanwhile measures through its
-    cgroup how much CPU time the other bot uses."""
+    """An opponent (a real bot seat) whose decisions are timed windows: it measures
+    through the other bot's cgroup how much CPU time that bot uses while it decides
+    (the referee waiting for its reply, as for any slow thinker)."""
 
     def __init__(self, seat: BotSeat, other: BotSeat, *, until_cpu_ms: float = 0.0) -> None:
         self.seat = seat
@@ -59,18 +85,17 @@ class Watching:
     def decide(
         self, req_id: int, game: Game, options: list[AnyMove], time_left_ms: int, game_id: str
     ) -> Choice | Fault:
-        answer = self.seat.decide(req_id, game, options, time_left_ms, game_id)
         before = self.other.cpu_reading()
+        answer = self.seat.decide(req_id, game, options, time_left_ms, game_id)
         if before is None:  # not started yet, or gone
             return answer
         if self.until_cpu_ms:
+            before = self.other.cpu_reading() or before
             give_up = time.monotonic() + 60
             used = 0.0
             while used < self.until_cpu_ms and time.monotonic() < give_up:
                 time.sleep(0.02)
                 used = ((self.other.cpu_reading() or before) - before) / 1e6
-        else:
-            time.sleep(WINDOW_S)
         after = self.other.cpu_reading()
         if after is not None:
             self.windows.append((after - before) / 1e6)
@@ -91,9 +116,8 @@ def ponder_against_watcher(
     ponder = BotSeat(
         build_bot(load_bot(hostile_bot("ponder", root)), Level.STRICT), time_control=tc
     )
-    honest = BotSeat(
-        build_bot(load_bot(good_bot("python-greedy", root)), Level.STRICT), time_control=tc
-    )
+    opponent = good_bot("python-greedy", root) if until_cpu_ms else slow_thinker(root)
+    honest = BotSeat(build_bot(load_bot(opponent), Level.STRICT), time_control=tc)
     for slot, seat in enumerate((ponder, honest)):
         seat.sandbox.level = Level.STRICT
         seat.sandbox.slot = slot
@@ -105,8 +129,9 @@ def ponder_against_watcher(
 
 
 def test_a_pondering_bot_is_frozen_between_its_turns(tmp_path: Path) -> None:
-    """The bot's thread gets no CPU time while its opponent thinks, so it gains nothing
-    and does not slow the opponent; it plays the game to the end (no fault)."""
+    """The bot's thread gets no CPU time while its opponent thinks (frozen 1 ms into each
+    of the opponent's decisions), so it gains nothing and does not slow the opponent; it
+    plays the game to the end (no fault)."""
     tc = TimeControl(move_ms=1000, clock=ClockKind.CPU)
     with ponder_against_watcher(tmp_path, tc) as (ponder, watcher):
         record = play_game([ponder, watcher], GameSettings(seed=1, time_control=tc), "p1").record

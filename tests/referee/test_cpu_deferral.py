@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +11,11 @@ import orjson
 import pytest
 
 from arena.engine import Game
+from arena.protocol.messages import GameEnd
+from arena.referee.channel import ChannelError, ReadFailure
 from arena.referee.clock import MACHINE_CORES, ClockKind, Stopwatch, TimeControl
 from arena.referee.manifest import BotManifest, BotSpec, Built
-from arena.referee.seats import BotSeat, Choice, settle_cpu
+from arena.referee.seats import _RESTING, BotSeat, Choice, freeze_resting, settle_cpu
 
 from .test_clock import CPU, FakeHost
 
@@ -137,7 +140,7 @@ class _InstantChannel:
 
     def send(self, data: bytes, deadline: float) -> None:
         self.readings_at_send.append(self.host.readings)
-        rid = orjson.loads(data)["id"]
+        rid = orjson.loads(data).get("id", 0)
         self._reply = b'{"type":"move","id":%d,"index":0}' % rid
 
     def read_line(self, deadline: float) -> bytes:
@@ -176,9 +179,39 @@ def test_the_opening_reading_is_taken_after_the_request_is_written() -> None:
     assert [c.cpu_ms for c in choices] == pytest.approx([1.0] * 6)
 
 
-def test_a_seat_is_frozen_from_its_settled_reply_until_its_next_request() -> None:
-    """Between its turns a bot is frozen (it cannot ponder, nor slow the one thinking);
-    the freeze waits for its closing reading, off the path from reply to request."""
+class _ThinkingChannel(_InstantChannel):
+    """Answers like :class:`_InstantChannel`, but only to a read whose deadline is at
+    least ``think_s`` after the request: earlier reads time out, as while a bot thinks
+    (no sleeping: the seat's read loop is driven by its deadlines alone)."""
+
+    def __init__(self, host: FakeHost, think_s: float) -> None:
+        super().__init__(host)
+        self.think_s = think_s
+        self.sent_at = 0.0
+        self.on_reply: Any = None
+
+    def send(self, data: bytes, deadline: float) -> None:
+        super().send(data, deadline)
+        self.sent_at = time.monotonic()
+
+    def read_line(self, deadline: float) -> bytes | ReadFailure:  # type: ignore[override]
+        if deadline < self.sent_at + self.think_s:
+            return ReadFailure(ChannelError.TIMEOUT, b"")
+        if self.on_reply is not None:
+            self.on_reply()
+        return super().read_line(deadline)
+
+
+def _thinking_seat(host: FakeHost, think_s: float) -> tuple[BotSeat, _ThinkingChannel]:
+    seat, _ = _seat(host)
+    chan = _ThinkingChannel(host, think_s)
+    seat.attach(chan, seat._proc, clock=ClockKind.CPU)
+    return seat, chan
+
+
+def test_quick_decisions_leave_the_resting_bots_unfrozen() -> None:
+    """Decisions answered within REST_FREEZE_S freeze nobody (fast games pay no freeze);
+    the bots between their turns wait on the resting list."""
     host = FakeHost()
     game = Game.new(players=2, seed=1)
     seats = [_seat(host), _seat(host)]
@@ -189,12 +222,54 @@ def test_a_seat_is_frozen_from_its_settled_reply_until_its_next_request() -> Non
         options = game.legal_moves()
         choice = seat.decide(req_id, game, options, 1000, "g")
         assert isinstance(choice, Choice)
-        assert not procs[current].frozen  # type: ignore[union-attr]  # its answer is open
         if req_id > 1:
-            assert procs[1 - current].frozen  # type: ignore[union-attr]  # settled: frozen
+            assert seats[1 - current][0] in _RESTING.seats  # settled: resting
+        assert seat not in _RESTING.seats  # its answer is open
         game.apply(options[choice.index])
     settle_cpu()
-    assert all(p.frozen for p in procs)  # type: ignore[union-attr]
+    assert not any(p.frozen for p in procs)  # type: ignore[union-attr]
+    freeze_resting()
+    assert all(p.frozen for p in procs) and _RESTING.seats == []  # type: ignore[union-attr]
+
+
+def test_a_long_decision_freezes_the_resting_bots_until_their_next_request() -> None:
+    """Once a decision has run REST_FREEZE_S the others are frozen while it goes on
+    (they cannot ponder, nor slow the one thinking); each is thawed just after its own
+    request is written."""
+    host = FakeHost()
+    game = Game.new(players=2, seed=1)
+    seats = [_thinking_seat(host, think_s=0.05), _thinking_seat(host, think_s=0.05)]
+    procs = [seat._proc for seat, _ in seats]
+    seen: list[tuple[bool, bool]] = []
+    for _, chan in seats:
+        chan.on_reply = lambda: seen.append(tuple(p.frozen for p in procs))  # type: ignore[union-attr]
+    for req_id in range(1, 7):
+        current = game.current_player
+        seat, _ = seats[current]
+        options = game.legal_moves()
+        choice = seat.decide(req_id, game, options, 1000, "g")
+        assert isinstance(choice, Choice)
+        game.apply(options[choice.index])
+    # At each reply the one answering ran; from the second decision on, the other was
+    # frozen meanwhile (the first found nobody resting: the other had not played yet).
+    for req_id, frozen in enumerate(seen, start=1):
+        current = (req_id - 1) % 2
+        assert not frozen[current]
+        assert frozen[1 - current] == (req_id > 1), seen
+    settle_cpu()
+
+
+def test_a_persistent_bot_is_frozen_between_games() -> None:
+    """``game_end`` freezes a persistent bot at once: no game of its own, no CPU."""
+    host = FakeHost()
+    seat, _ = _seat(host)
+    game = Game.new(players=2, seed=1)
+    choice = seat.decide(1, game, game.legal_moves(), 1000, "g")
+    assert isinstance(choice, Choice)
+    settle_cpu()
+    seat.end(GameEnd(game_id="g", end_reason="normal", results=[]))
+    assert seat._proc.frozen  # type: ignore[union-attr]
+    assert seat not in _RESTING.seats
 
 
 def test_cpu_used_between_turns_is_charged_to_the_next_decision() -> None:
