@@ -12,6 +12,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import orjson
 from rich.console import Console
 from rich.table import Table
 
@@ -110,11 +111,17 @@ def _cpu_seconds() -> float:
 
 
 def _bots_cpu_s(config: TournamentConfig) -> float:
-    """The bots' CPU as the store records it, decision by decision (their cgroups' CPU):
+    """The bots' CPU as the records show it, decision by decision (their cgroups' CPU):
     a sandboxed bot is no reaped child of this process, so :func:`_cpu_seconds` misses it.
-    Between turns a bot is frozen (no CPU); its start-up is not counted."""
+    What a bot used between its turns is counted too (``between_ms``, charged to its next
+    decision); its start-up is not."""
+    total_ms = 0.0
     with Store(store_path(config), readonly=True) as store:
-        return sum((row[16] or 0.0) * (row[12] or 0) for row in store.seat_rows()) / 1000
+        for _, raw in store.records():
+            for rnd in orjson.loads(raw)["rounds"]:
+                for decision in rnd["decisions"]:
+                    total_ms += (decision.get("cpu_ms") or 0.0) + decision.get("between_ms", 0.0)
+    return total_ms / 1000
 
 
 def _one_worker(bots: list[Path], seeds: int, output: Path) -> TournamentConfig:

@@ -397,9 +397,12 @@ def test_bench_scale_refuses_a_tiny_field() -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_the_bots_cpu_is_read_from_the_store(tmp_path: Path) -> None:
+def test_the_bots_cpu_is_read_from_the_records(tmp_path: Path) -> None:
     """Sandboxed bots are no reaped children of the bench (their CPU never reaches its
-    rusage): their CPU per decision, as stored, is added."""
+    rusage): every decision's CPU as recorded is added, what the bot used between its
+    turns (``between_ms``, charged to that decision) included."""
+    import orjson
+
     from arena.bench.tournament import _bots_cpu_s
     from arena.play.job import GameResult, ScheduledGame, SeatRow
     from arena.tournament import Store, TournamentConfig, store_path
@@ -407,11 +410,18 @@ def test_the_bots_cpu_is_read_from_the_store(tmp_path: Path) -> None:
     config = TournamentConfig(bots=[tmp_path / "a", tmp_path / "b"], output=tmp_path / "out")
     game = ScheduledGame(0, "g0", 2, "coloured", 0, 1, 0, ("a", "b"), ("v1", "v1"))
     seats = tuple(
-        SeatRow(i, bot, 10, 10, 0, 0, 0, i + 1, 0, False, None, 40, 1.0, 1.0, 1.0, cpu, cpu)
+        SeatRow(i, bot, 10, 10, 0, 0, 0, i + 1, 0, False, None, 2, 1.0, 1.0, 1.0, cpu, cpu)
         for i, (bot, cpu) in enumerate((("a", 2.5), ("b", None)))
     )
+    decisions = [
+        {"seat": 0, "cpu_ms": 2.0, "between_ms": 0.5},
+        {"seat": 1, "cpu_ms": None},
+        {"seat": 0, "cpu_ms": 3.0},
+        {"seat": 1, "think_ms": None, "auto": True},
+    ]
+    record = orjson.dumps({"rounds": [{"decisions": decisions}]})
     (tmp_path / "out").mkdir()
     with Store(store_path(config)) as store:
         store.schedule_games([game])
-        store.add_result(GameResult(0, 1.0, "normal", 5, "w", b"{}", seats, ()))
-    assert _bots_cpu_s(config) == pytest.approx(40 * 2.5 / 1000)
+        store.add_result(GameResult(0, 1.0, "normal", 5, "w", record, seats, ()))
+    assert _bots_cpu_s(config) == pytest.approx(5.5 / 1000)
