@@ -75,6 +75,9 @@ class VsComp90054:
     """Games per runner block."""
     arena_cpu_ms_per_game: float
     """Median over blocks, CPU of every process per game."""
+    arena_bots_cpu_ms_per_game: float
+    """Median over blocks, the bots' part of it (what the arena's own processes cannot
+    cut: the runner's CPU per game over this bounds ``per_core``)."""
     arena_wall_games_per_s: float
     """Median over blocks, 1 worker's games per wall second (whole run)."""
     comp90054_cpu_ms_per_game: float
@@ -90,6 +93,11 @@ class VsComp90054:
         return self.comp90054_cpu_ms_per_game / self.arena_cpu_ms_per_game
 
     @property
+    def bots_bound(self) -> float:
+        """The largest ``per_core`` the bots' own CPU leaves (the arena's processes free)."""
+        return self.comp90054_cpu_ms_per_game / max(self.arena_bots_cpu_ms_per_game, 1e-9)
+
+    @property
     def one_worker(self) -> float:
         """Games per wall second, the arena's 1 worker over the runner."""
         return self.arena_wall_games_per_s / self.comp90054_wall_games_per_s
@@ -99,6 +107,7 @@ class VsComp90054:
             "arena_games_per_cpu_s": 1000 / self.arena_cpu_ms_per_game,
             "comp90054_games_per_cpu_s": 1000 / self.comp90054_cpu_ms_per_game,
             "per_core": self.per_core,
+            "bots_bound": self.bots_bound,
             "one_worker": self.one_worker,
         }
 
@@ -142,6 +151,7 @@ def bench_vs_comp90054(
     """Blocks alternate (arena, runner, arena, ...) so the machine's load weighs on both
     alike; the runner plays a fifth as many games (it is several times slower)."""
     arena_cpu, arena_wall, comp_cpu, comp_wall, loads = [], [], [], [], []
+    arena_bots_cpu: list[float] = []
     arena_games = comp_games = actions = 0
     runner.play(1, seed=0)  # its imports and first-call costs, untimed
     with tempfile.TemporaryDirectory(prefix="arena-bench-comp-") as tmp:
@@ -151,9 +161,11 @@ def bench_vs_comp90054(
             cpu, start = _cpu_seconds(), time.perf_counter()
             progress = run_tournament(config)
             wall = time.perf_counter() - start
-            cpu = _cpu_seconds() - cpu + _bots_cpu_s(config)
+            bots_cpu = _bots_cpu_s(config)
+            cpu = _cpu_seconds() - cpu + bots_cpu
             arena_games = progress.done
             arena_cpu.append(cpu * 1000 / arena_games)
+            arena_bots_cpu.append(bots_cpu * 1000 / arena_games)
             arena_wall.append(arena_games / wall)
             loads.append(os.getloadavg()[0])
             comp_games = max(2, arena_games // 5)
@@ -167,6 +179,7 @@ def bench_vs_comp90054(
         arena_games=arena_games,
         comp90054_games=comp_games,
         arena_cpu_ms_per_game=statistics.median(arena_cpu),
+        arena_bots_cpu_ms_per_game=statistics.median(arena_bots_cpu),
         arena_wall_games_per_s=statistics.median(arena_wall),
         comp90054_cpu_ms_per_game=statistics.median(comp_cpu),
         comp90054_wall_games_per_s=statistics.median(comp_wall),
@@ -181,7 +194,9 @@ def print_vs_comp90054(vs: VsComp90054, console: Console) -> None:
         f"in-process, timeouts off), {vs.blocks} alternating blocks of {vs.arena_games} arena "
         f"/ {vs.comp90054_games} runner games, medians: per core (games per CPU-second of "
         f"every process) {1000 / vs.arena_cpu_ms_per_game:.1f} vs "
-        f"{1000 / vs.comp90054_cpu_ms_per_game:.1f} = {vs.per_core:.1f}x (target ≥ 10x); "
+        f"{1000 / vs.comp90054_cpu_ms_per_game:.1f} = {vs.per_core:.1f}x (target ≥ 10x; "
+        f"the bots' own {vs.arena_bots_cpu_ms_per_game:.2f} of the arena's "
+        f"{vs.arena_cpu_ms_per_game:.2f} ms a game leave at most {vs.bots_bound:.1f}x); "
         f"1 worker, wall {vs.arena_wall_games_per_s:.1f} vs {vs.comp90054_wall_games_per_s:.1f} "
         f"games/s = {vs.one_worker:.1f}x (load average "
         f"{min(vs.load_average):.1f}-{max(vs.load_average):.1f})"

@@ -234,6 +234,7 @@ def test_vs_comp90054_is_printed_as_a_ratio_per_core() -> None:
         arena_games=200,
         comp90054_games=40,
         arena_cpu_ms_per_game=5.0,
+        arena_bots_cpu_ms_per_game=2.0,
         arena_wall_games_per_s=150.0,
         comp90054_cpu_ms_per_game=50.0,
         comp90054_wall_games_per_s=20.0,
@@ -244,7 +245,8 @@ def test_vs_comp90054_is_printed_as_a_ratio_per_core() -> None:
     print_vs_comp90054(vs, console)
     text = console.export_text()
     assert "200.0 vs 20.0 = 10.0x" in text and "150.0 vs 20.0 games/s = 7.5x" in text
-    assert vs.as_json()["per_core"] == 10.0
+    assert "the bots' own 2.00 of the arena's 5.00 ms a game leave at most 25.0x" in text
+    assert vs.as_json()["per_core"] == 10.0 and vs.as_json()["bots_bound"] == 25.0
 
 
 @pytest.mark.slow
