@@ -38,7 +38,7 @@ from arena.referee.referee import GameOutcome
 from arena.referee.seats import Choice
 from arena.sandbox import abort_all
 from arena.sandbox.affinity import pin_worker, unpin
-from arena.viewer.frames import frames_of, position, replay_frames
+from arena.viewer.frames import Boards, frames_of, position, replay_frames
 
 MAX_LIVE_BOTS = 8
 """Bot processes one worker keeps alive at most (least recently used ones are closed):
@@ -154,13 +154,15 @@ class _Positions:
     def __init__(self) -> None:
         self.before: list[dict[str, object]] = []
         self.game: Game | None = None
+        self.boards: Boards = {}
+        """Boards drawn so far (:func:`position` draws only the one a decision changed)."""
 
     def frames(self, record: GameRecord) -> dict[str, object] | None:
         """The frames :func:`replay_frames` draws, or None when a decision was played
         for a seat without asking it (a forfeited seat's): that position was not seen."""
         if self.game is None or len(self.before) != sum(len(r.decisions) for r in record.rounds):
             return None
-        return frames_of([*self.before, position(self.game)], record)
+        return frames_of([*self.before, position(self.game, self.boards)], record)
 
 
 class _Watched:
@@ -178,7 +180,7 @@ class _Watched:
     def decide(
         self, req_id: int, game: Game, options: list[AnyMove], time_left_ms: int, game_id: str
     ) -> Choice | Fault:
-        self.watch.before.append(position(game))
+        self.watch.before.append(position(game, self.watch.boards))
         self.watch.game = game
         return self.seat.decide(req_id, game, options, time_left_ms, game_id)
 

@@ -31,22 +31,34 @@ _FLOOR = LETTERS + "1"
 _FACTORY_TEXT = [tiles_text(counts) for counts in CODE_COUNTS]
 """Factory contents as letters, by factory code."""
 
+Boards = dict[tuple[int, ...], dict[str, Any]]
+"""A game's boards as :func:`position` draws them, by their state (see ``boards``)."""
 
-def position(game: Game) -> dict[str, Any]:
+
+def position(game: Game, boards: Boards | None = None) -> dict[str, Any]:
     """The whole public position, compact: ``f`` factories, ``c`` centre, ``m`` marker in the
     centre, ``p`` per player ``s`` score, ``l`` pattern lines, ``w`` wall (25 cells, a letter
-    or ``.``), ``f`` floor (``1`` = the first-player marker)."""
+    or ``.``), ``f`` floor (``1`` = the first-player marker).
+
+    ``boards``, kept across the positions of one game, holds each board drawn so far by
+    its seat and state: a decision changes one board, so the others are looked up instead
+    of drawn again (the text is the same; the worker draws a position before every
+    decision). By seat, so no two boards of one position are one object."""
     players = []
-    for board in game.boards:
+    for seat, board in enumerate(game.boards):
         colours, counts = board.line_colour, board.line_count
-        players.append(
-            {
+        key = (seat, board.score, *colours, *counts, *board.wall, *board.floor)
+        drawn = boards.get(key) if boards is not None else None
+        if drawn is None:
+            drawn = {
                 "s": board.score,
                 "l": [LETTERS[colours[i]] * counts[i] if counts[i] else "" for i in range(5)],
                 "w": "".join([_CELL[cell + 1] for cell in board.wall]),
                 "f": "".join([_FLOOR[item] for item in board.floor]),
             }
-        )
+            if boards is not None:
+                boards[key] = drawn
+        players.append(drawn)
     return {
         "r": game.round,
         "cp": game.current_player,
@@ -63,7 +75,8 @@ def position(game: Game) -> dict[str, Any]:
 def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """What changed from one position to the next: changed keys only; ``f`` (factories) and
     ``p`` (players) as ``{index: new value}`` with, per player, only its changed keys.
-    A decision changes a factory or the centre and one board, so deltas are ~5x smaller.
+    A decision changes a factory or the centre and one board, so deltas are ~5x smaller
+    (and most keys are equal: one comparison in C each).
 
     >>> before = {"cp": 0, "f": ["BB", "RY"], "p": [{"s": 0, "f": ""}]}
     >>> delta(before, {"cp": 1, "f": ["", "RY"], "p": [{"s": 0, "f": "1"}]})
@@ -72,23 +85,21 @@ def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in after.items():
         old = before[key]
+        if old == value:
+            continue
         if key == "f":
-            changed: dict[str, Any] = {
+            out[key] = {
                 str(i): new
                 for i, (was, new) in enumerate(zip(old, value, strict=True))
                 if was != new
             }
-            if changed:
-                out[key] = changed
         elif key == "p":
-            players = {
+            out[key] = {
                 str(seat): {k: v for k, v in new.items() if was[k] != v}
                 for seat, (was, new) in enumerate(zip(old, value, strict=True))
                 if was != new
             }
-            if players:
-                out[key] = players
-        elif old != value:
+        else:
             out[key] = value
     return out
 
@@ -145,12 +156,13 @@ def replay_frames(record: GameRecord) -> dict[str, Any]:
     Raises ``ReplayError`` for a record that does not verify."""
     frames: list[dict[str, Any]] = []
     frames_append = frames.append
+    boards: Boards = {}
 
     def before(game: Game, move: str, seat: int) -> None:
-        frames_append(position(game))
+        frames_append(position(game, boards))
 
     final = replay(record, on_decision=before)
-    frames.append(position(final))
+    frames.append(position(final, boards))
     return frames_of(frames, record)
 
 

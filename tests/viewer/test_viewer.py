@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import os
 import re
@@ -67,6 +68,31 @@ def test_one_position_per_decision_plus_the_end(players: int, variant: str) -> N
         assert data["frames"][step] == position(game), step
         game.apply(move)
     assert data["frames"][-1] == position(game)
+
+
+@pytest.mark.parametrize(("players", "variant"), [(2, "coloured"), (4, "gray")])
+def test_boards_looked_up_across_a_game_draw_the_same_positions(players: int, variant: str) -> None:
+    """A worker keeps the boards drawn so far (a decision changes one board): the positions
+    and their deltas are the same as each drawn from scratch."""
+    from arena.viewer.frames import Boards, delta
+
+    record = random_record(players, variant, seed=7)
+    game = Game.new(players=players, variant=variant, seed=7)
+    boards: Boards = {}
+    kept, fresh = [], []
+    for move in [parse_move(d.move) for r in record.rounds for d in r.decisions]:
+        kept.append(position(game, boards))
+        fresh.append(position(game))
+        game.apply(move)
+    kept.append(position(game, boards))
+    fresh.append(position(game))
+    assert kept == fresh
+    assert len(boards) < players * len(kept)  # most boards were looked up
+    pairs = list(itertools.pairwise(kept))
+    assert [delta(a, b) for a, b in pairs] == [delta(a, b) for a, b in itertools.pairwise(fresh)]
+    assert [p["p"] for p in expand([kept[0], *(delta(a, b) for a, b in pairs)])] == [
+        p["p"] for p in fresh
+    ]
 
 
 def test_the_reproduce_line_has_seed_seats_and_variant() -> None:
