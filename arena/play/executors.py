@@ -158,7 +158,14 @@ class LocalPoolExecutor:
     persistent bots; workers die with this process (also on kill -9)."""
 
     def __init__(self, workers: int, one_core: bool = False) -> None:
-        """``one_core``: each worker and its bots on one core (``PlaySettings.pins_core``)."""
+        """``one_core``: each worker and its bots on one core (``PlaySettings.pins_core``).
+
+        The sandbox's probe of the machine (bubblewrap, seccomp, cgroups: ~60 ms of CPU,
+        mostly in the programs it runs) is made before the workers are forked, so no
+        worker of this pool, nor of the next one this process starts, makes it again."""
+        from arena.sandbox import layers
+
+        layers.detection()  # probed here once: every worker forked below inherits it
         self.workers = workers
         self._pool: Any = quiet_pool(
             workers, initializer=init_pool_worker, initargs=(None, one_core, os.getpid())

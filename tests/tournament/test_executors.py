@@ -176,3 +176,27 @@ def test_the_pools_worker_handler_sleeps_while_results_arrive(
         assert len(wakes) < 10
     finally:
         executor.close()
+
+
+def _sandbox_probed_here() -> bool:
+    """In a pool worker: whether its first sandbox detection had to probe the machine."""
+    from arena.sandbox import layers
+
+    misses = layers.detection.cache_info().misses
+    layers.detection()
+    return layers.detection.cache_info().misses > misses
+
+
+def test_pool_workers_inherit_the_sandbox_probe() -> None:
+    """The probe (~60 ms of CPU) is made once in the parent before the workers fork, not
+    again in each worker of each pool (a process that runs several tournaments, the
+    ladder, a bench, paid it per pool and worker)."""
+    from arena.sandbox import layers
+
+    layers.detection.cache_clear()
+    executor = LocalPoolExecutor(2)
+    try:
+        probed = [executor._pool.apply_async(_sandbox_probed_here) for _ in range(4)]
+        assert [job.get(timeout=60) for job in probed] == [False] * 4
+    finally:
+        executor.close()
