@@ -31,8 +31,34 @@ _FLOOR = LETTERS + "1"
 _FACTORY_TEXT = [tiles_text(counts) for counts in CODE_COUNTS]
 """Factory contents as letters, by factory code."""
 
-Boards = dict[tuple[int, ...], dict[str, Any]]
-"""A game's boards as :func:`position` draws them, by their state (see ``boards``)."""
+Boards = dict[tuple[int, tuple[int, ...]], dict[str, Any]]
+"""A game's boards as drawn so far, by seat and state (see :func:`position`)."""
+Snapshot = tuple[Any, ...]
+"""What :func:`position` draws, as plain values (:func:`snapshot`)."""
+
+_LINES = slice(1, 6), slice(6, 11)
+"""Where a board's line colours and counts are in its snapshot (score first, then the
+25 wall cells, then the floor)."""
+_WALL_CELLS = slice(11, 36)
+_FLOOR_ITEMS = slice(36, None)
+
+
+def snapshot(game: Game) -> Snapshot:
+    """Everything :func:`position` draws of ``game``, copied into a few tuples (built in C,
+    ~1 us): a worker takes one before every decision and draws them all after the game
+    (:func:`positions_of`), rather than drawing a position between a bot's reply and the
+    next request."""
+    return (
+        game.round,
+        game.current_player,
+        game.first_player,
+        game.decision.value,
+        game.pending_line,
+        tuple(game.factories),
+        tuple(game.centre),
+        game.marker_in_centre,
+        tuple([(b.score, *b.line_colour, *b.line_count, *b.wall, *b.floor) for b in game.boards]),
+    )
 
 
 def position(game: Game, boards: Boards | None = None) -> dict[str, Any]:
@@ -42,32 +68,41 @@ def position(game: Game, boards: Boards | None = None) -> dict[str, Any]:
 
     ``boards``, kept across the positions of one game, holds each board drawn so far by
     its seat and state: a decision changes one board, so the others are looked up instead
-    of drawn again (the text is the same; the worker draws a position before every
-    decision). By seat, so no two boards of one position are one object."""
+    of drawn again (the text is the same). By seat, so no two boards of one position are
+    one object."""
+    return draw(snapshot(game), {} if boards is None else boards)
+
+
+def positions_of(snapshots: list[Snapshot]) -> list[dict[str, Any]]:
+    """The :func:`position` of each :func:`snapshot` of one game."""
+    boards: Boards = {}
+    return [draw(taken, boards) for taken in snapshots]
+
+
+def draw(taken: Snapshot, boards: Boards) -> dict[str, Any]:
+    """A :func:`snapshot` as :func:`position` draws it, boards looked up in ``boards``."""
+    rnd, current, first, decision, pending, factories, centre, marker, states = taken
     players = []
-    for seat, board in enumerate(game.boards):
-        colours, counts = board.line_colour, board.line_count
-        key = (seat, board.score, *colours, *counts, *board.wall, *board.floor)
-        drawn = boards.get(key) if boards is not None else None
+    for seat, state in enumerate(states):
+        drawn = boards.get((seat, state))
         if drawn is None:
-            drawn = {
-                "s": board.score,
+            colours, counts = state[_LINES[0]], state[_LINES[1]]
+            drawn = boards[seat, state] = {
+                "s": state[0],
                 "l": [LETTERS[colours[i]] * counts[i] if counts[i] else "" for i in range(5)],
-                "w": "".join([_CELL[cell + 1] for cell in board.wall]),
-                "f": "".join([_FLOOR[item] for item in board.floor]),
+                "w": "".join([_CELL[cell + 1] for cell in state[_WALL_CELLS]]),
+                "f": "".join([_FLOOR[item] for item in state[_FLOOR_ITEMS]]),
             }
-            if boards is not None:
-                boards[key] = drawn
         players.append(drawn)
     return {
-        "r": game.round,
-        "cp": game.current_player,
-        "fp": game.first_player,
-        "d": game.decision.value,
-        "pl": game.pending_line,
-        "f": [_FACTORY_TEXT[code] for code in game.factories],
-        "c": tiles_text(game.centre),
-        "m": game.marker_in_centre,
+        "r": rnd,
+        "cp": current,
+        "fp": first,
+        "d": decision,
+        "pl": pending,
+        "f": [_FACTORY_TEXT[code] for code in factories],
+        "c": tiles_text(centre),
+        "m": marker,
         "p": players,
     }
 
@@ -154,16 +189,15 @@ def replay_frames(record: GameRecord) -> dict[str, Any]:
     Free of names and ids, so a tournament stores it once, when the game is played (a
     finished game never changes), and reports only assemble it (:func:`assemble`).
     Raises ``ReplayError`` for a record that does not verify."""
-    frames: list[dict[str, Any]] = []
-    frames_append = frames.append
-    boards: Boards = {}
+    taken: list[Snapshot] = []
+    take = taken.append
 
     def before(game: Game, move: str, seat: int) -> None:
-        frames_append(position(game, boards))
+        take(snapshot(game))
 
     final = replay(record, on_decision=before)
-    frames.append(position(final, boards))
-    return frames_of(frames, record)
+    taken.append(snapshot(final))
+    return frames_of(positions_of(taken), record)
 
 
 def frames_of(positions: list[dict[str, Any]], record: GameRecord) -> dict[str, Any]:

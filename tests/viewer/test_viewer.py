@@ -72,21 +72,25 @@ def test_one_position_per_decision_plus_the_end(players: int, variant: str) -> N
 
 @pytest.mark.parametrize(("players", "variant"), [(2, "coloured"), (4, "gray")])
 def test_boards_looked_up_across_a_game_draw_the_same_positions(players: int, variant: str) -> None:
-    """A worker keeps the boards drawn so far (a decision changes one board): the positions
-    and their deltas are the same as each drawn from scratch."""
-    from arena.viewer.frames import Boards, delta
+    """Boards looked up by seat and state across a game (a decision changes one board), and
+    snapshots taken during play and drawn after it: the positions and their deltas are the
+    same as each drawn from scratch."""
+    from arena.viewer.frames import Boards, delta, positions_of, snapshot
 
     record = random_record(players, variant, seed=7)
     game = Game.new(players=players, variant=variant, seed=7)
     boards: Boards = {}
-    kept, fresh = [], []
+    kept, fresh, taken = [], [], []
     for move in [parse_move(d.move) for r in record.rounds for d in r.decisions]:
         kept.append(position(game, boards))
         fresh.append(position(game))
+        taken.append(snapshot(game))
         game.apply(move)
     kept.append(position(game, boards))
     fresh.append(position(game))
+    taken.append(snapshot(game))
     assert kept == fresh
+    assert positions_of(taken) == fresh  # what a worker draws after the game
     assert len(boards) < players * len(kept)  # most boards were looked up
     pairs = list(itertools.pairwise(kept))
     assert [delta(a, b) for a, b in pairs] == [delta(a, b) for a, b in itertools.pairwise(fresh)]
