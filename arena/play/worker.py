@@ -38,7 +38,7 @@ from arena.referee.referee import GameOutcome
 from arena.referee.seats import Choice
 from arena.sandbox import abort_all
 from arena.sandbox.affinity import pin_worker, unpin
-from arena.viewer.frames import Snapshot, frames_of, positions_of, replay_frames, snapshot
+from arena.viewer.frames import Snapshot, frames_of, replay_frames, snapshot
 
 MAX_LIVE_BOTS = 8
 """Bot processes one worker keeps alive at most (least recently used ones are closed):
@@ -161,7 +161,7 @@ class _Positions:
         for a seat without asking it (a forfeited seat's): that position was not seen."""
         if self.game is None or len(self.before) != sum(len(r.decisions) for r in record.rounds):
             return None
-        return frames_of(positions_of([*self.before, snapshot(self.game)]), record)
+        return frames_of([*self.before, snapshot(self.game)], record)
 
 
 class _Watched:

@@ -82,18 +82,6 @@ def positions_of(snapshots: list[Snapshot]) -> list[dict[str, Any]]:
 def draw(taken: Snapshot, boards: Boards) -> dict[str, Any]:
     """A :func:`snapshot` as :func:`position` draws it, boards looked up in ``boards``."""
     rnd, current, first, decision, pending, factories, centre, marker, states = taken
-    players = []
-    for seat, state in enumerate(states):
-        drawn = boards.get((seat, state))
-        if drawn is None:
-            colours, counts = state[_LINES[0]], state[_LINES[1]]
-            drawn = boards[seat, state] = {
-                "s": state[0],
-                "l": [LETTERS[colours[i]] * counts[i] if counts[i] else "" for i in range(5)],
-                "w": "".join([_CELL[cell + 1] for cell in state[_WALL_CELLS]]),
-                "f": "".join([_FLOOR[item] for item in state[_FLOOR_ITEMS]]),
-            }
-        players.append(drawn)
     return {
         "r": rnd,
         "cp": current,
@@ -103,8 +91,72 @@ def draw(taken: Snapshot, boards: Boards) -> dict[str, Any]:
         "f": [_FACTORY_TEXT[code] for code in factories],
         "c": tiles_text(centre),
         "m": marker,
-        "p": players,
+        "p": [_board(seat, state, boards) for seat, state in enumerate(states)],
     }
+
+
+def _board(seat: int, state: tuple[int, ...], boards: Boards) -> dict[str, Any]:
+    """One board of a :func:`snapshot` drawn (or looked up: see :func:`position`)."""
+    drawn = boards.get((seat, state))
+    if drawn is None:
+        colours, counts = state[_LINES[0]], state[_LINES[1]]
+        drawn = boards[seat, state] = {
+            "s": state[0],
+            "l": [LETTERS[colours[i]] * counts[i] if counts[i] else "" for i in range(5)],
+            "w": "".join([_CELL[cell + 1] for cell in state[_WALL_CELLS]]),
+            "f": "".join([_FLOOR[item] for item in state[_FLOOR_ITEMS]]),
+        }
+    return drawn
+
+
+def encode_frames(taken: list[Snapshot]) -> list[dict[str, Any]]:
+    """The first snapshot's :func:`position`, then each next one's :func:`delta` from the
+    one before, compared as snapshots (tuples, in C) and drawn only where they differ:
+    the same frames as ``delta`` of the drawn positions, without drawing every position."""
+    boards: Boards = {}
+    frames = [draw(taken[0], boards)] if taken else []
+    for before, after in itertools.pairwise(taken):
+        frames.append(_snapshot_delta(before, after, boards))
+    return frames
+
+
+def _snapshot_delta(before: Snapshot, after: Snapshot, boards: Boards) -> dict[str, Any]:
+    """:func:`delta` of the two snapshots' positions, keys in the position's order. Text
+    is compared wherever the values differ (a pattern line's colour, say, is not shown
+    while it is empty)."""
+    out: dict[str, Any] = {}
+    for key, old, new in zip(_SCALARS_BEFORE, before[:5], after[:5], strict=True):
+        if old != new:
+            out[key] = new
+    if before[5] != after[5]:
+        factories = {
+            str(i): _FACTORY_TEXT[b]
+            for i, (a, b) in enumerate(zip(before[5], after[5], strict=True))
+            if a != b and _FACTORY_TEXT[a] != _FACTORY_TEXT[b]
+        }
+        if factories:
+            out["f"] = factories
+    if before[6] != after[6]:
+        centre = tiles_text(after[6])
+        if centre != tiles_text(before[6]):
+            out["c"] = centre
+    if before[7] != after[7]:
+        out["m"] = after[7]
+    if before[8] != after[8]:
+        players = {}
+        for seat, (a, b) in enumerate(zip(before[8], after[8], strict=True)):
+            if a != b:
+                was, now = _board(seat, a, boards), _board(seat, b, boards)
+                changed = {k: v for k, v in now.items() if was[k] != v}
+                if changed:
+                    players[str(seat)] = changed
+        if players:
+            out["p"] = players
+    return out
+
+
+_SCALARS_BEFORE = ("r", "cp", "fp", "d", "pl")
+"""The position's keys of a snapshot's first five values, in order (then f, c, m, p)."""
 
 
 def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -197,14 +249,17 @@ def replay_frames(record: GameRecord) -> dict[str, Any]:
 
     final = replay(record, on_decision=before)
     taken.append(snapshot(final))
-    return frames_of(positions_of(taken), record)
+    return frames_of(taken, record)
 
 
-def frames_of(positions: list[dict[str, Any]], record: GameRecord) -> dict[str, Any]:
-    """:func:`replay_frames` from the :func:`position` before each decision and the final
-    one, already known: a worker watches them live instead of re-running the game."""
-    encoded = [positions[0]] + [delta(a, b) for a, b in itertools.pairwise(positions)]
-    return {"frames_encoding": "delta", "frames": encoded, "fault_steps": fault_steps(record)}
+def frames_of(taken: list[Snapshot], record: GameRecord) -> dict[str, Any]:
+    """:func:`replay_frames` from the :func:`snapshot` before each decision and the final
+    one, already known: a worker takes them live instead of re-running the game."""
+    return {
+        "frames_encoding": "delta",
+        "frames": encode_frames(taken),
+        "fault_steps": fault_steps(record),
+    }
 
 
 def assemble(record: dict[str, Any], frames: dict[str, Any], game_id: str | None) -> dict[str, Any]:
