@@ -45,8 +45,8 @@ _FLOOR_ITEMS = slice(36, None)
 
 def snapshot(game: Game) -> Snapshot:
     """Everything :func:`position` draws of ``game``, copied into a few tuples (built in C,
-    ~1 us): a worker takes one before every decision and draws them all after the game
-    (:func:`positions_of`), rather than drawing a position between a bot's reply and the
+    ~1 us): a worker takes one before every decision and encodes them all after the game
+    (:func:`encode_frames`), rather than drawing a position between a bot's reply and the
     next request."""
     return (
         game.round,
@@ -71,12 +71,6 @@ def position(game: Game, boards: Boards | None = None) -> dict[str, Any]:
     of drawn again (the text is the same). By seat, so no two boards of one position are
     one object."""
     return draw(snapshot(game), {} if boards is None else boards)
-
-
-def positions_of(snapshots: list[Snapshot]) -> list[dict[str, Any]]:
-    """The :func:`position` of each :func:`snapshot` of one game."""
-    boards: Boards = {}
-    return [draw(taken, boards) for taken in snapshots]
 
 
 def draw(taken: Snapshot, boards: Boards) -> dict[str, Any]:
