@@ -115,30 +115,37 @@ def encode_frames(taken: list[Snapshot]) -> list[dict[str, Any]]:
 
 
 def _snapshot_delta(before: Snapshot, after: Snapshot, boards: Boards) -> dict[str, Any]:
-    """:func:`delta` of the two snapshots' positions, keys in the position's order. Text
-    is compared wherever the values differ (a pattern line's colour, say, is not shown
-    while it is empty)."""
+    """:func:`delta` of the two snapshots' positions, keys in the position's order. Where
+    values differ, text is compared where two values can read the same (a pattern line's
+    colour is not shown while it is empty); the centre's text tells its counts apart."""
+    r0, cp0, fp0, d0, pl0, factories0, centre0, m0, boards0 = before
+    r1, cp1, fp1, d1, pl1, factories1, centre1, m1, boards1 = after
     out: dict[str, Any] = {}
-    for key, old, new in zip(_SCALARS_BEFORE, before[:5], after[:5], strict=True):
-        if old != new:
-            out[key] = new
-    if before[5] != after[5]:
+    if r0 != r1:
+        out["r"] = r1
+    if cp0 != cp1:
+        out["cp"] = cp1
+    if fp0 != fp1:
+        out["fp"] = fp1
+    if d0 != d1:
+        out["d"] = d1
+    if pl0 != pl1:
+        out["pl"] = pl1
+    if factories0 != factories1:
         factories = {
             str(i): _FACTORY_TEXT[b]
-            for i, (a, b) in enumerate(zip(before[5], after[5], strict=True))
+            for i, (a, b) in enumerate(zip(factories0, factories1, strict=True))
             if a != b and _FACTORY_TEXT[a] != _FACTORY_TEXT[b]
         }
         if factories:
             out["f"] = factories
-    if before[6] != after[6]:
-        centre = tiles_text(after[6])
-        if centre != tiles_text(before[6]):
-            out["c"] = centre
-    if before[7] != after[7]:
-        out["m"] = after[7]
-    if before[8] != after[8]:
+    if centre0 != centre1:
+        out["c"] = tiles_text(centre1)
+    if m0 != m1:
+        out["m"] = m1
+    if boards0 != boards1:
         players = {}
-        for seat, (a, b) in enumerate(zip(before[8], after[8], strict=True)):
+        for seat, (a, b) in enumerate(zip(boards0, boards1, strict=True)):
             if a != b:
                 was, now = _board(seat, a, boards), _board(seat, b, boards)
                 changed = {k: v for k, v in now.items() if was[k] != v}
@@ -147,10 +154,6 @@ def _snapshot_delta(before: Snapshot, after: Snapshot, boards: Boards) -> dict[s
         if players:
             out["p"] = players
     return out
-
-
-_SCALARS_BEFORE = ("r", "cp", "fp", "d", "pl")
-"""The position's keys of a snapshot's first five values, in order (then f, c, m, p)."""
 
 
 def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
