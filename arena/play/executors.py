@@ -160,7 +160,7 @@ class LocalPoolExecutor:
     def __init__(self, workers: int, one_core: bool = False) -> None:
         """``one_core``: each worker and its bots on one core (``PlaySettings.pins_core``).
 
-        The sandbox's probe of the machine (bubblewrap, seccomp, cgroups: ~60 ms of CPU,
+        The sandbox's probe of the machine (bubblewrap, seccomp, cgroups: ~25 ms of CPU,
         mostly in the programs it runs) is made before the workers are forked, so no
         worker of this pool, nor of the next one this process starts, makes it again."""
         from arena.sandbox import layers

@@ -37,8 +37,8 @@ Snapshot = tuple[Any, ...]
 """What :func:`position` draws, as plain values (:func:`snapshot`)."""
 
 _LINES = slice(1, 6), slice(6, 11)
-"""Where a board's line colours and counts are in its snapshot (score first, then the
-25 wall cells, then the floor)."""
+"""A board's snapshot is its score, its five line colours, its five line counts, its 25
+wall cells, then its floor: these slices pick the parts out."""
 _WALL_CELLS = slice(11, 36)
 _FLOOR_ITEMS = slice(36, None)
 
