@@ -39,6 +39,10 @@ class TournamentBench:
     cpu_s: float
     """CPU time of every process of the run: this one (the tournament's parent), the
     workers (counted when the pool is closed) and the bots (:func:`_bots_cpu_s`)."""
+    parent_cpu_s: float = 0.0
+    """Of ``cpu_s``, this process's (the parent: schedule, store, the pool's threads)."""
+    bots_cpu_s: float = 0.0
+    """Of ``cpu_s``, the bots' as the store records it; the rest is the workers'."""
 
     @property
     def games_per_s(self) -> float:
@@ -54,6 +58,15 @@ class TournamentBench:
     @property
     def cpu_ms_per_game(self) -> float:
         return self.cpu_s * 1000 / self.games
+
+    def cpu_ms_per_game_by_process(self) -> dict[str, float]:
+        """``cpu_ms_per_game`` split: parent, workers, bots."""
+        workers = self.cpu_s - self.parent_cpu_s - self.bots_cpu_s
+        return {
+            "parent": self.parent_cpu_s * 1000 / self.games,
+            "workers": workers * 1000 / self.games,
+            "bots": self.bots_cpu_s * 1000 / self.games,
+        }
 
 
 @dataclass(frozen=True)
@@ -114,9 +127,17 @@ class VsComp90054:
 
 def _cpu_seconds() -> float:
     """CPU time of this process and of its reaped children (and theirs)."""
+    return _own_cpu_seconds() + _children_cpu_seconds()
+
+
+def _own_cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
+
+
+def _children_cpu_seconds() -> float:
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return children.ru_utime + children.ru_stime
 
 
 def _bots_cpu_s(config: TournamentConfig) -> float:
@@ -232,15 +253,26 @@ def bench_tournament(bots: list[Path], seeds: int = 30) -> tuple[list[Tournament
                 stamps.append(time.perf_counter())
 
             load = os.getloadavg()[0]
-            cpu, start = _cpu_seconds(), time.perf_counter()
+            own, children, start = _own_cpu_seconds(), _children_cpu_seconds(), time.perf_counter()
             progress = run_tournament(config, on_progress=stamp)
             seconds = time.perf_counter() - start
-            cpu = _cpu_seconds() - cpu + _bots_cpu_s(config)
+            own = _own_cpu_seconds() - own
+            bots_s = _bots_cpu_s(config)
+            cpu = own + _children_cpu_seconds() - children + bots_s
             first = min(workers, len(stamps) - 2)
             steady = (len(stamps) - 1 - first) / (stamps[-1] - stamps[first])
             out.append(
                 TournamentBench(
-                    label, workers, persistent, progress.done, seconds, steady, load, cpu
+                    label,
+                    workers,
+                    persistent,
+                    progress.done,
+                    seconds,
+                    steady,
+                    load,
+                    cpu,
+                    parent_cpu_s=own,
+                    bots_cpu_s=bots_s,
                 )
             )
     return out, measure_game_cost(bots, seeds)
@@ -258,7 +290,12 @@ def bench_tournament_json(
     return {
         "runs": [
             asdict(r)
-            | {"games_per_s": r.games_per_s, "cores": r.cores, "cpu_ms_per_game": r.cpu_ms_per_game}
+            | {
+                "games_per_s": r.games_per_s,
+                "cores": r.cores,
+                "cpu_ms_per_game": r.cpu_ms_per_game,
+                "cpu_ms_per_game_by_process": r.cpu_ms_per_game_by_process(),
+            }
             for r in runs
         ],
         "speedup_steady_persistent": many.steady_games_per_s / one.steady_games_per_s,
@@ -312,11 +349,15 @@ def print_bench_tournament(runs: list[TournamentBench], n_bots: int, console: Co
         f"load average {one.load_average:.1f} and {many.load_average:.1f} before the two runs, "
         f"on {os.cpu_count() or 1} cores)"
     )
+
+    def split(run: TournamentBench) -> str:
+        return " + ".join(f"{ms:.1f}" for ms in run.cpu_ms_per_game_by_process().values())
+
     console.print(
-        "CPU of every process (parent, workers, bots) per game, persistent: "
-        f"{one.cpu_ms_per_game:.1f} ms (1 worker), {many.cpu_ms_per_game:.1f} ms "
-        f"({many.workers} workers); cores kept busy: {one.cores:.2f} and {many.cores:.2f} "
-        "(1 worker's parent stores results on another core while it plays)"
+        "CPU of every process (parent + workers + bots) per game, persistent: "
+        f"{one.cpu_ms_per_game:.1f} ms (1 worker: {split(one)}), {many.cpu_ms_per_game:.1f} ms "
+        f"({many.workers} workers: {split(many)}); cores kept busy: {one.cores:.2f} and "
+        f"{many.cores:.2f} (1 worker's parent stores results on another core while it plays)"
     )
     console.print(
         "persistent vs per-game processes: "

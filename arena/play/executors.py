@@ -12,6 +12,7 @@ problem: a sandbox that cannot start, a full disk) re-raises its exception from
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import queue
@@ -125,16 +126,48 @@ class InlineExecutor:
         self._state.close()
 
 
+@functools.cache
+def _quiet_pool_class() -> type[Any]:
+    import multiprocess.pool
+
+    class QuietPool(multiprocess.pool.Pool):  # type: ignore[misc]
+        """The pool whose worker handler waits for what it handles only: a worker's exit
+        and the pool's own change notices (the task cache emptied, a terminate), not for
+        the result pipe as the standard pool does. That thread only replaces dead workers,
+        but the pipe stays readable from a result's arrival until the result thread has
+        read it, so in the parent it woke and spun (wait, check every worker, wait again)
+        for as long as each result sat there: a sixth of the parent's CPU a game, and a
+        core the 2-worker run shares."""
+
+        def _get_sentinels(self) -> list[Any]:
+            return [self._change_notifier._reader]
+
+    return QuietPool
+
+
+def quiet_pool(workers: int, initializer: Callable[..., None], initargs: tuple[Any, ...]) -> Any:
+    """A ``multiprocess`` pool of ``workers`` (as ``multiprocess.Pool``), its worker
+    handler woken only when there is something for it to do (see ``QuietPool``)."""
+    import multiprocess
+
+    return _quiet_pool_class()(workers, initializer, initargs, context=multiprocess.get_context())
+
+
 class LocalPoolExecutor:
     """A pool of worker processes on this machine (``multiprocess``), each with its own
     persistent bots; workers die with this process (also on kill -9)."""
 
     def __init__(self, workers: int, one_core: bool = False) -> None:
-        """``one_core``: each worker and its bots on one core (``PlaySettings.pins_core``)."""
-        import multiprocess
+        """``one_core``: each worker and its bots on one core (``PlaySettings.pins_core``).
 
+        The sandbox's probe of the machine (bubblewrap, seccomp, cgroups: ~25 ms of CPU,
+        mostly in the programs it runs) is made before the workers are forked, so no
+        worker of this pool, nor of the next one this process starts, makes it again."""
+        from arena.sandbox import layers
+
+        layers.detection()  # probed here once: every worker forked below inherits it
         self.workers = workers
-        self._pool: Any = multiprocess.Pool(
+        self._pool: Any = quiet_pool(
             workers, initializer=init_pool_worker, initargs=(None, one_core, os.getpid())
         )
         self._done: queue.SimpleQueue[GameResult | BaseException] = queue.SimpleQueue()

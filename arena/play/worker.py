@@ -38,7 +38,7 @@ from arena.referee.referee import GameOutcome
 from arena.referee.seats import Choice
 from arena.sandbox import abort_all
 from arena.sandbox.affinity import pin_worker, unpin
-from arena.viewer.frames import frames_of, position, replay_frames
+from arena.viewer.frames import Snapshot, frames_of, replay_frames, snapshot
 
 MAX_LIVE_BOTS = 8
 """Bot processes one worker keeps alive at most (least recently used ones are closed):
@@ -152,7 +152,8 @@ class _Positions:
     positions, with no second run of the engine)."""
 
     def __init__(self) -> None:
-        self.before: list[dict[str, object]] = []
+        self.before: list[Snapshot] = []
+        """A :func:`snapshot` before each decision, drawn after the game."""
         self.game: Game | None = None
 
     def frames(self, record: GameRecord) -> dict[str, object] | None:
@@ -160,7 +161,7 @@ class _Positions:
         for a seat without asking it (a forfeited seat's): that position was not seen."""
         if self.game is None or len(self.before) != sum(len(r.decisions) for r in record.rounds):
             return None
-        return frames_of([*self.before, position(self.game)], record)
+        return frames_of([*self.before, snapshot(self.game)], record)
 
 
 class _Watched:
@@ -178,7 +179,7 @@ class _Watched:
     def decide(
         self, req_id: int, game: Game, options: list[AnyMove], time_left_ms: int, game_id: str
     ) -> Choice | Fault:
-        self.watch.before.append(position(game))
+        self.watch.before.append(snapshot(game))
         self.watch.game = game
         return self.seat.decide(req_id, game, options, time_left_ms, game_id)
 

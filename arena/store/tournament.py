@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import gzip
 import itertools
 import json
@@ -432,6 +433,73 @@ class Totals:
     scheduled: int
     finished: int
     tallies: dict[str, Tally] = field(default_factory=dict)
+
+
+Row = dict[str, Any]
+
+
+def _add_rows(
+    conn: Connection,
+    game: Row,
+    seats: list[Row],
+    faults: list[Row],
+    frames: bytes | None,
+    announced: list[Row],
+) -> bool:
+    """One finished game's rows through SQLAlchemy Core (any database); False: the game
+    was already stored, nothing written."""
+    stored = conn.execute(
+        insert(conn, games_t).on_conflict_do_nothing().returning(games_t.c.game_index), game
+    ).first()
+    if stored is None:
+        return False
+    conn.execute(sa.insert(seats_t), seats)
+    if faults:
+        conn.execute(sa.insert(faults_t), faults)
+    if frames is not None:
+        conn.execute(sa.insert(replays_t), {"game_index": game["game_index"], "frames": frames})
+    if announced:
+        conn.execute(upsert(conn, announced_t, None, ["bot_id"], update=False), announced)
+    return True
+
+
+def _add_rows_sqlite(
+    conn: Connection,
+    game: Row,
+    seats: list[Row],
+    faults: list[Row],
+    frames: bytes | None,
+    announced: list[Row],
+) -> bool:
+    """:func:`_add_rows` on SQLite: the same statements, written once as SQL and run as
+    they are (``exec_driver_sql``: the connection's events and errors as before), without
+    Core's building, cache lookup and compiled parameters per statement: a result is the
+    tournament parent's one write per game, and that was a third of its loop."""
+    run = conn.exec_driver_sql
+    sql = _insert_sql(games_t.name, tuple(game), " ON CONFLICT DO NOTHING RETURNING game_index")
+    if run(sql, game).first() is None:
+        return False
+    run(_insert_sql(seats_t.name, tuple(seats[0])), seats)
+    if faults:
+        run(_insert_sql(faults_t.name, tuple(faults[0])), faults)
+    if frames is not None:
+        run(
+            _insert_sql(replays_t.name, ("game_index", "frames")),
+            {"game_index": game["game_index"], "frames": frames},
+        )
+    if announced:
+        suffix = " ON CONFLICT (bot_id) DO NOTHING"
+        run(_insert_sql(announced_t.name, tuple(announced[0]), suffix), announced)
+    return True
+
+
+@functools.cache
+def _insert_sql(table: str, columns: tuple[str, ...], suffix: str = "") -> str:
+    """``INSERT INTO table (columns) VALUES (:columns)`` + ``suffix``, named parameters."""
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) "
+        f"VALUES ({', '.join(':' + c for c in columns)}){suffix}"
+    )
 
 
 def store_file(outdir: Path) -> Path:
@@ -1135,79 +1203,67 @@ class Store:
         frames = result.stored_frames()
         outermost = not self.writer.in_transaction()
         text = (lambda v: v) if self.is_sqlite else _text
+        game = {
+            "game_index": result.game_index,
+            "finished_at": time.time(),
+            "duration_s": result.duration_s,
+            "end_reason": result.end_reason,
+            "rounds": result.rounds,
+            "worker": result.worker,
+            "record": record,
+        }
+        seats = [
+            {
+                "game_index": result.game_index,
+                "seat": s.seat,
+                "bot_id": lineup[s.seat],
+                "score": s.score,
+                "round_score": s.round_score,
+                "bonus_rows": s.bonus_rows,
+                "bonus_columns": s.bonus_columns,
+                "bonus_colours": s.bonus_colours,
+                "rank": s.rank,
+                "full_rows": s.full_rows,
+                "forfeit": int(s.forfeit),
+                "fault": text(s.fault),
+                "decisions": s.decisions,
+                "think_mean_ms": s.think_mean_ms,
+                "think_p95_ms": s.think_p95_ms,
+                "think_max_ms": s.think_max_ms,
+                "cpu_mean_ms": s.cpu_mean_ms,
+                "cpu_max_ms": s.cpu_max_ms,
+            }
+            for s in result.seats
+        ]
+        faults = [
+            {
+                "game_index": result.game_index,
+                "seat": f.seat,
+                "bot_id": lineup[f.seat],
+                "kind": text(f.kind),
+                "round": f.round,
+                "message": text(f.message),
+                "forfeit": int(f.forfeit),
+            }
+            for f in result.faults
+        ]
+        announced = [
+            {
+                "bot_id": lineup[seat],
+                "name": text(a.name),
+                "author": text(a.author),
+                "version": text(a.version),
+            }
+            for seat, a in enumerate(result.announced)
+            if a is not None and seat in lineup and lineup[seat] not in self._announced
+        ]
         with self._write() as conn:
-            cur = conn.execute(
-                insert(conn, games_t).on_conflict_do_nothing().returning(games_t.c.game_index),
-                {
-                    "game_index": result.game_index,
-                    "finished_at": time.time(),
-                    "duration_s": result.duration_s,
-                    "end_reason": result.end_reason,
-                    "rounds": result.rounds,
-                    "worker": result.worker,
-                    "record": record,
-                },
-            )
-            if cur.first() is None:
+            if self.is_sqlite:
+                stored = _add_rows_sqlite(conn, game, seats, faults, frames, announced)
+            else:
+                stored = _add_rows(conn, game, seats, faults, frames, announced)
+            if not stored:
                 return False  # already stored
-            conn.execute(
-                sa.insert(seats_t),
-                [
-                    {
-                        "game_index": result.game_index,
-                        "seat": s.seat,
-                        "bot_id": lineup[s.seat],
-                        "score": s.score,
-                        "round_score": s.round_score,
-                        "bonus_rows": s.bonus_rows,
-                        "bonus_columns": s.bonus_columns,
-                        "bonus_colours": s.bonus_colours,
-                        "rank": s.rank,
-                        "full_rows": s.full_rows,
-                        "forfeit": int(s.forfeit),
-                        "fault": text(s.fault),
-                        "decisions": s.decisions,
-                        "think_mean_ms": s.think_mean_ms,
-                        "think_p95_ms": s.think_p95_ms,
-                        "think_max_ms": s.think_max_ms,
-                        "cpu_mean_ms": s.cpu_mean_ms,
-                        "cpu_max_ms": s.cpu_max_ms,
-                    }
-                    for s in result.seats
-                ],
-            )
-            if result.faults:
-                conn.execute(
-                    sa.insert(faults_t),
-                    [
-                        {
-                            "game_index": result.game_index,
-                            "seat": f.seat,
-                            "bot_id": lineup[f.seat],
-                            "kind": text(f.kind),
-                            "round": f.round,
-                            "message": text(f.message),
-                            "forfeit": int(f.forfeit),
-                        }
-                        for f in result.faults
-                    ],
-                )
-            if frames is not None:
-                conn.execute(
-                    sa.insert(replays_t), {"game_index": result.game_index, "frames": frames}
-                )
-            announced = [
-                {
-                    "bot_id": lineup[seat],
-                    "name": text(a.name),
-                    "author": text(a.author),
-                    "version": text(a.version),
-                }
-                for seat, a in enumerate(result.announced)
-                if a is not None and seat in lineup and lineup[seat] not in self._announced
-            ]
-            if announced:
-                conn.execute(upsert(conn, announced_t, None, ["bot_id"], update=False), announced)
         if outermost:  # committed
             self._announced.update(int(str(row["bot_id"])) for row in announced)
         return True

@@ -31,39 +31,136 @@ _FLOOR = LETTERS + "1"
 _FACTORY_TEXT = [tiles_text(counts) for counts in CODE_COUNTS]
 """Factory contents as letters, by factory code."""
 
+Boards = dict[tuple[int, tuple[int, ...]], dict[str, Any]]
+"""A game's boards as drawn so far, by seat and state (see :func:`position`)."""
+Snapshot = tuple[Any, ...]
+"""What :func:`position` draws, as plain values (:func:`snapshot`)."""
 
-def position(game: Game) -> dict[str, Any]:
+_LINES = slice(1, 6), slice(6, 11)
+"""A board's snapshot is its score, its five line colours, its five line counts, its 25
+wall cells, then its floor: these slices pick the parts out."""
+_WALL_CELLS = slice(11, 36)
+_FLOOR_ITEMS = slice(36, None)
+
+
+def snapshot(game: Game) -> Snapshot:
+    """Everything :func:`position` draws of ``game``, copied into a few tuples (built in C,
+    ~1 us): a worker takes one before every decision and encodes them all after the game
+    (:func:`encode_frames`), rather than drawing a position between a bot's reply and the
+    next request."""
+    return (
+        game.round,
+        game.current_player,
+        game.first_player,
+        game.decision.value,
+        game.pending_line,
+        tuple(game.factories),
+        tuple(game.centre),
+        game.marker_in_centre,
+        tuple([(b.score, *b.line_colour, *b.line_count, *b.wall, *b.floor) for b in game.boards]),
+    )
+
+
+def position(game: Game, boards: Boards | None = None) -> dict[str, Any]:
     """The whole public position, compact: ``f`` factories, ``c`` centre, ``m`` marker in the
     centre, ``p`` per player ``s`` score, ``l`` pattern lines, ``w`` wall (25 cells, a letter
-    or ``.``), ``f`` floor (``1`` = the first-player marker)."""
-    players = []
-    for board in game.boards:
-        colours, counts = board.line_colour, board.line_count
-        players.append(
-            {
-                "s": board.score,
-                "l": [LETTERS[colours[i]] * counts[i] if counts[i] else "" for i in range(5)],
-                "w": "".join([_CELL[cell + 1] for cell in board.wall]),
-                "f": "".join([_FLOOR[item] for item in board.floor]),
-            }
-        )
+    or ``.``), ``f`` floor (``1`` = the first-player marker).
+
+    ``boards``, kept across the positions of one game, holds each board drawn so far by
+    its seat and state: a decision changes one board, so the others are looked up instead
+    of drawn again (the text is the same). By seat, so no two boards of one position are
+    one object."""
+    return draw(snapshot(game), {} if boards is None else boards)
+
+
+def draw(taken: Snapshot, boards: Boards) -> dict[str, Any]:
+    """A :func:`snapshot` as :func:`position` draws it, boards looked up in ``boards``."""
+    rnd, current, first, decision, pending, factories, centre, marker, states = taken
     return {
-        "r": game.round,
-        "cp": game.current_player,
-        "fp": game.first_player,
-        "d": game.decision.value,
-        "pl": game.pending_line,
-        "f": [_FACTORY_TEXT[code] for code in game.factories],
-        "c": tiles_text(game.centre),
-        "m": game.marker_in_centre,
-        "p": players,
+        "r": rnd,
+        "cp": current,
+        "fp": first,
+        "d": decision,
+        "pl": pending,
+        "f": [_FACTORY_TEXT[code] for code in factories],
+        "c": tiles_text(centre),
+        "m": marker,
+        "p": [_board(seat, state, boards) for seat, state in enumerate(states)],
     }
+
+
+def _board(seat: int, state: tuple[int, ...], boards: Boards) -> dict[str, Any]:
+    """One board of a :func:`snapshot` drawn (or looked up: see :func:`position`)."""
+    drawn = boards.get((seat, state))
+    if drawn is None:
+        colours, counts = state[_LINES[0]], state[_LINES[1]]
+        drawn = boards[seat, state] = {
+            "s": state[0],
+            "l": [LETTERS[colours[i]] * counts[i] if counts[i] else "" for i in range(5)],
+            "w": "".join([_CELL[cell + 1] for cell in state[_WALL_CELLS]]),
+            "f": "".join([_FLOOR[item] for item in state[_FLOOR_ITEMS]]),
+        }
+    return drawn
+
+
+def encode_frames(taken: list[Snapshot]) -> list[dict[str, Any]]:
+    """The first snapshot's :func:`position`, then each next one's :func:`delta` from the
+    one before, compared as snapshots (tuples, in C) and drawn only where they differ:
+    the same frames as ``delta`` of the drawn positions, without drawing every position."""
+    boards: Boards = {}
+    frames = [draw(taken[0], boards)] if taken else []
+    for before, after in itertools.pairwise(taken):
+        frames.append(_snapshot_delta(before, after, boards))
+    return frames
+
+
+def _snapshot_delta(before: Snapshot, after: Snapshot, boards: Boards) -> dict[str, Any]:
+    """:func:`delta` of the two snapshots' positions, keys in the position's order. Where
+    values differ, text is compared where two values can read the same (a pattern line's
+    colour is not shown while it is empty); the centre's text tells its counts apart."""
+    r0, cp0, fp0, d0, pl0, factories0, centre0, m0, boards0 = before
+    r1, cp1, fp1, d1, pl1, factories1, centre1, m1, boards1 = after
+    out: dict[str, Any] = {}
+    if r0 != r1:
+        out["r"] = r1
+    if cp0 != cp1:
+        out["cp"] = cp1
+    if fp0 != fp1:
+        out["fp"] = fp1
+    if d0 != d1:
+        out["d"] = d1
+    if pl0 != pl1:
+        out["pl"] = pl1
+    if factories0 != factories1:
+        factories = {
+            str(i): _FACTORY_TEXT[b]
+            for i, (a, b) in enumerate(zip(factories0, factories1, strict=True))
+            if a != b and _FACTORY_TEXT[a] != _FACTORY_TEXT[b]
+        }
+        if factories:
+            out["f"] = factories
+    if centre0 != centre1:
+        out["c"] = tiles_text(centre1)
+    if m0 != m1:
+        out["m"] = m1
+    if boards0 != boards1:
+        players = {}
+        for seat, (a, b) in enumerate(zip(boards0, boards1, strict=True)):
+            if a != b:
+                was, now = _board(seat, a, boards), _board(seat, b, boards)
+                changed = {k: v for k, v in now.items() if was[k] != v}
+                if changed:
+                    players[str(seat)] = changed
+        if players:
+            out["p"] = players
+    return out
 
 
 def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """What changed from one position to the next: changed keys only; ``f`` (factories) and
     ``p`` (players) as ``{index: new value}`` with, per player, only its changed keys.
-    A decision changes a factory or the centre and one board, so deltas are ~5x smaller.
+    A decision changes a factory or the centre and one board, so deltas are ~5x smaller
+    (and most keys are equal: one comparison in C each).
 
     >>> before = {"cp": 0, "f": ["BB", "RY"], "p": [{"s": 0, "f": ""}]}
     >>> delta(before, {"cp": 1, "f": ["", "RY"], "p": [{"s": 0, "f": "1"}]})
@@ -72,23 +169,21 @@ def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in after.items():
         old = before[key]
+        if old == value:
+            continue
         if key == "f":
-            changed: dict[str, Any] = {
+            out[key] = {
                 str(i): new
                 for i, (was, new) in enumerate(zip(old, value, strict=True))
                 if was != new
             }
-            if changed:
-                out[key] = changed
         elif key == "p":
-            players = {
+            out[key] = {
                 str(seat): {k: v for k, v in new.items() if was[k] != v}
                 for seat, (was, new) in enumerate(zip(old, value, strict=True))
                 if was != new
             }
-            if players:
-                out[key] = players
-        elif old != value:
+        else:
             out[key] = value
     return out
 
@@ -143,22 +238,25 @@ def replay_frames(record: GameRecord) -> dict[str, Any]:
     Free of names and ids, so a tournament stores it once, when the game is played (a
     finished game never changes), and reports only assemble it (:func:`assemble`).
     Raises ``ReplayError`` for a record that does not verify."""
-    frames: list[dict[str, Any]] = []
-    frames_append = frames.append
+    taken: list[Snapshot] = []
+    take = taken.append
 
     def before(game: Game, move: str, seat: int) -> None:
-        frames_append(position(game))
+        take(snapshot(game))
 
     final = replay(record, on_decision=before)
-    frames.append(position(final))
-    return frames_of(frames, record)
+    taken.append(snapshot(final))
+    return frames_of(taken, record)
 
 
-def frames_of(positions: list[dict[str, Any]], record: GameRecord) -> dict[str, Any]:
-    """:func:`replay_frames` from the :func:`position` before each decision and the final
-    one, already known: a worker watches them live instead of re-running the game."""
-    encoded = [positions[0]] + [delta(a, b) for a, b in itertools.pairwise(positions)]
-    return {"frames_encoding": "delta", "frames": encoded, "fault_steps": fault_steps(record)}
+def frames_of(taken: list[Snapshot], record: GameRecord) -> dict[str, Any]:
+    """:func:`replay_frames` from the :func:`snapshot` before each decision and the final
+    one, already known: a worker takes them live instead of re-running the game."""
+    return {
+        "frames_encoding": "delta",
+        "frames": encode_frames(taken),
+        "fault_steps": fault_steps(record),
+    }
 
 
 def assemble(record: dict[str, Any], frames: dict[str, Any], game_id: str | None) -> dict[str, Any]:

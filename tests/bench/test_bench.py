@@ -327,6 +327,9 @@ def test_bench_tournament_json_breaks_a_game_down_by_part(tmp_path: Path) -> Non
         assert run["cpu_s"] > 0
         assert run["cores"] == pytest.approx(run["cpu_s"] / run["seconds"])
         assert run["cpu_ms_per_game"] == pytest.approx(run["cpu_s"] * 1000 / run["games"])
+        split = run["cpu_ms_per_game_by_process"]  # the parent, the workers and the bots
+        assert split["parent"] > 0 and split["workers"] > 0 and split["bots"] >= 0
+        assert sum(split.values()) == pytest.approx(run["cpu_ms_per_game"])
     assert all(load >= 0 for load in data["load_average"])
     cost = data["game_cost"]
     assert cost["games"] == 3  # the first game, starting the bots, is left out

@@ -148,3 +148,55 @@ def test_a_worker_terminated_in_the_middle_of_killing_a_bot_still_exits(
     else:
         raise AssertionError(f"the bot (pid {bot_pid}) outlived its worker")
     assert "still running" not in out
+
+
+def test_the_pools_worker_handler_sleeps_while_results_arrive(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The standard pool's worker handler also waits on the result pipe, so every result
+    woke it (and it spun until the result thread had read it): CPU of the parent, which
+    2 workers share their cores with. Now it wakes for a worker's exit or the pool's own
+    notices only: a few times for 40 results, not at least once per result."""
+    import time
+
+    executor = LocalPoolExecutor(1)
+    pool = executor._pool
+    wakes = []
+    maintain = type(pool)._maintain_pool
+
+    def counted(*args: object) -> None:
+        wakes.append(1)
+        maintain(*args)
+
+    monkeypatch.setattr(type(pool), "_maintain_pool", staticmethod(counted))
+    try:
+        pending = [pool.apply_async(time.sleep, (0.005,)) for _ in range(40)]
+        for job in pending:
+            job.get(timeout=30)
+        assert len(wakes) < 10
+    finally:
+        executor.close()
+
+
+def _sandbox_probed_here() -> bool:
+    """In a pool worker: whether its first sandbox detection had to probe the machine."""
+    from arena.sandbox import layers
+
+    misses = layers.detection.cache_info().misses
+    layers.detection()
+    return layers.detection.cache_info().misses > misses
+
+
+def test_pool_workers_inherit_the_sandbox_probe() -> None:
+    """The probe (~60 ms of CPU) is made once in the parent before the workers fork, not
+    again in each worker of each pool (a process that runs several tournaments, the
+    ladder, a bench, paid it per pool and worker)."""
+    from arena.sandbox import layers
+
+    layers.detection.cache_clear()
+    executor = LocalPoolExecutor(2)
+    try:
+        probed = [executor._pool.apply_async(_sandbox_probed_here) for _ in range(4)]
+        assert [job.get(timeout=60) for job in probed] == [False] * 4
+    finally:
+        executor.close()

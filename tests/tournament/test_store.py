@@ -355,3 +355,45 @@ def test_scheduling_skips_games_already_scheduled_by_index_or_id(tmp_path: Path)
         (0, 0, "x"), (0, 1, "y"), (1, 0, "y"), (1, 1, "x"), (2, 0, "x"), (2, 1, "y"),
     ]  # fmt: skip
     assert rows == {(i, s) for i in range(3) for s in range(2)}
+
+
+def test_sqlite_stores_a_result_row_for_row_as_core_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite writes a result as SQL run as written, other databases through Core: the
+    same rows either way (faults, frames and announcements included), and a result
+    delivered twice is stored once by both."""
+    import dataclasses
+
+    import arena.store.tournament as tournament_store
+    from arena.play.job import Announcement, FaultRow
+
+    def played(game: Any) -> Any:
+        plain = result(game, (1, 2))
+        return dataclasses.replace(
+            plain,
+            record_json=b'{"r": 1}',
+            replay_json=b'{"frames": []}',
+            faults=(FaultRow(1, game.bots[1], "timeout", 2, "slow <b>", True),),
+            announced=(Announcement("n0", "a0", "1.0"), None),
+        )
+
+    tables = ("games", "seats", "faults", "replays", "announced")
+    rows = {}
+    for path in ("raw", "core"):
+        cfg = config(tmp_path / path, BOTS[:3])
+        simulate(cfg, by_strength(STRENGTH), stop_after=0)
+        if path == "core":
+            monkeypatch.setattr(tournament_store, "_add_rows_sqlite", tournament_store._add_rows)
+        with Store(cfg.output / STORE_NAME) as store:
+            for game in list(store.unfinished())[:3]:
+                assert store.add_result(played(game))
+                assert not store.add_result(played(game))
+        db = sqlite3.connect(cfg.output / STORE_NAME)
+        rows[path] = {t: db.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in tables}
+        db.close()
+    finished_at = 1  # the games' column set by the clock
+    for rows_of in rows.values():
+        rows_of["games"] = [r[:finished_at] + r[finished_at + 1 :] for r in rows_of["games"]]
+    assert rows["raw"] == rows["core"]
+    assert [len(rows["raw"][t]) for t in tables] == [3, 6, 3, 3, 2]  # seat 0 rotates
