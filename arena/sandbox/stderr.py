@@ -173,8 +173,19 @@ class StderrSink:
             return 0
         return int.from_bytes(buf, sys.byteorder)
 
-    def tail(self) -> str:
-        """The last few KiB the bot wrote, decoded leniently, for fault reports."""
+    def tail(self, settle_s: float = 0.2) -> str:
+        """The last few KiB the bot wrote, decoded leniently, for fault reports. What the
+        pipe still holds is taken first (waiting at most ``settle_s`` for the reader): a
+        bot's last words before it died belong in its fault however late, on a loaded
+        host, the reader thread gets to run."""
+        deadline = time.monotonic() + settle_s
+        while True:
+            with self._reading:
+                if self._pending() == 0:
+                    break
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.0005)
         with self._lock:
             return self._tail.decode("utf-8", errors="replace")
 

@@ -164,6 +164,21 @@ def test_stderr_sink_caps_log_and_keeps_tail(tmp_path: Path) -> None:
     assert "bytes omitted" in text
 
 
+def test_stderr_sink_tail_takes_what_the_pipe_still_holds() -> None:
+    """A fault's stderr tail holds the bot's last words even when the reader thread has
+    not run yet (a loaded host): here it is held off until the tail has been asked."""
+    import threading
+
+    read_end, write_end = os.pipe()
+    sink = StderrSink(read_end, None)
+    sink._reading.acquire()  # the reader cannot take anything meanwhile
+    os.write(write_end, b"this bot is broken on purpose\n")
+    threading.Timer(0.05, sink._reading.release).start()
+    assert "broken on purpose" in sink.tail()
+    os.close(write_end)
+    sink.close()
+
+
 def test_stderr_sink_close_does_not_hang_on_open_writer() -> None:
     read_end, write_end = os.pipe()
     sink = StderrSink(read_end, None)
