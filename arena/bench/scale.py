@@ -200,11 +200,23 @@ def ladder_part(bots: int, per_bot: int, seed: int = 1) -> dict[str, Any]:
         end_mb = _rss_mb()
         spread = _spread(loads())
         # A newcomer in a full field: games the ladder started after it was accepted and
-        # before its first one (those already in flight when it arrived not counted).
+        # before its first one. The ladder is stopped (its games finished) while it
+        # arrives and started again, so no game started meanwhile is counted as started
+        # after it, however late this thread runs.
+        ladder.shutdown(abort=False)
+        thread.join(30)
         known = {g.id for g in store.games(limit=100)}
         asked = time.perf_counter()
         (newcomer,) = _add_versions(store, ["newcomer"], root / "bots", author.id)
-        ladder.wake()
+        ladder = Ladder(
+            store,
+            config,
+            PlaySettings(),
+            root / "data",
+            InlineExecutor(play=_scripted(random.Random(seed + 1))),
+        )
+        thread = threading.Thread(target=ladder.run, name="ladder", daemon=True)
+        thread.start()
         while store.ladder_load().get(newcomer) is None:
             time.sleep(0.01)
         wait_s = time.perf_counter() - asked
