@@ -1564,9 +1564,12 @@ class CompetitionStore:
         return game_id
 
     def claim_scheduled_game(self, events_only: bool = False) -> GameRow | None:
-        """The oldest scheduled game, now ``running`` (challenges and re-runs first
-        come in creation order with the ladder's own games); ``events_only``: only a
-        game of an event (finals, a round)."""
+        """The oldest scheduled game of an event (finals, a round), else the oldest
+        other one (challenges, re-runs and the ladder's own games in creation order),
+        now ``running``; ``events_only``: only a game of an event. Events go first
+        because the organiser started them at a moment that matters (the deadline): after
+        a restart the ladder games that were running are scheduled again, often dozens,
+        and the finals must not wait behind them."""
         where = games.c.status == "scheduled"
         if events_only:
             where = where & games.c.event_id.is_not(None)
@@ -1575,7 +1578,10 @@ class CompetitionStore:
                 return None
         with self._write() as conn:
             game_id = conn.execute(
-                sa.select(games.c.id).where(where).order_by(games.c.n).limit(1)
+                sa.select(games.c.id)
+                .where(where)
+                .order_by(games.c.event_id.is_(None), games.c.n)
+                .limit(1)
             ).scalar_one_or_none()
             if game_id is None:
                 return None

@@ -97,6 +97,33 @@ def test_finals_take_the_versions_as_of_the_cutoff_and_leave_ratings_alone(
         events.start_finals("organiser")
 
 
+def test_the_finals_games_are_claimed_before_ladder_games_scheduled_earlier(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    """After a restart the ladder games that were running are scheduled again (dozens on
+    a cluster); finals started then play first, the ladder games after them."""
+    versions = _add_bots(store, ["a", "b", "c"], tmp_path / "built")
+    ladder = [
+        store.schedule_game(
+            kind="ladder",
+            players=2,
+            variant="coloured",
+            seed=seed,
+            version_ids=versions[:2],
+            rated=True,
+        ).id
+        for seed in range(3)
+    ]
+    made = Events(store, _config(finals={"players": [2], "deals": 1})).start_finals("organiser")
+    finals = {g.id for g in event_games(store, made.id)}
+    assert len(finals) == made.total_games == 3 * 2
+    claimed = []
+    while (game := store.claim_scheduled_game()) is not None:
+        claimed.append(game.id)
+    assert set(claimed[: len(finals)]) == finals
+    assert claimed[len(finals) :] == ladder  # then the others, oldest first
+
+
 def _add_bots_for(store: CompetitionStore, name: str, folder: Path) -> int:
     author = store.author_by_name("alice")
     assert author is not None
