@@ -268,6 +268,55 @@ class LiveServer:
         self.kill_group()
 
 
+@dataclass(frozen=True)
+class TreeCpu:
+    """CPU seconds so far of a process and of everything it started (Linux /proc)."""
+
+    own: float
+    """The process itself (``arena serve``: its web, ladder and build threads)."""
+    descendants: float
+    """Its live descendants (their children reaped included) and the children it has
+    reaped: for ``arena serve``, the ladder's game workers and their bots."""
+
+
+def tree_cpu(root: int) -> TreeCpu:
+    """What :class:`TreeCpu` says of ``root``, read now. A process that exited and was
+    reaped counts in its parent's children time, so nothing the tree ran is lost; one that
+    exited since its last read and whose parent has not reaped it yet is read as a zombie."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent: dict[int, int] = {}
+    times: dict[int, tuple[int, int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            pid = int(stat.parent.name)
+            parent[pid] = int(fields[1])
+            # utime + stime, cutime + cstime (proc(5): fields 14-17)
+            times[pid] = (int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14]))
+        except (OSError, IndexError, ValueError):
+            continue
+    if root not in times:
+        return TreeCpu(0.0, 0.0)
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent.items():
+        children.setdefault(ppid, []).append(pid)
+    below, stack = 0, list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        below += sum(times[pid])
+        stack.extend(children.get(pid, []))
+    own, reaped = times[root]
+    return TreeCpu(own / tick, (below + reaped) / tick)
+
+
+def _children_cpu_s() -> float:
+    """CPU seconds of this process's reaped children (``wrk`` runs, once waited for)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def group_members(pgid: int) -> list[int]:
     """Pids of the live (not zombie) processes in process group ``pgid`` (Linux /proc)."""
     found = []
@@ -551,8 +600,12 @@ def bench_serve(
         mix = routes(names, game_ids)
         try:
             progress(f"the ladder alone for {seconds:g} s…")
+            assert server.process is not None
+            pid = server.process.pid
             quiet = server.health()["games_finished"]
+            tree_alone = tree_cpu(pid)
             time.sleep(seconds)
+            tree_alone = _tree_delta(tree_alone, tree_cpu(pid))
             quiet = server.health()["games_finished"] - quiet
             progress(f"baseline: 1 client for {baseline_s:g} s…")
             warm(server.url, mix)
@@ -565,12 +618,15 @@ def bench_serve(
             cache_before = server.page_cache_counts()
             progress(f"{clients} clients ({client}) for {seconds:g} s…")
             cpu = time.process_time(), server.cpu_seconds()
+            tree_loaded, wrk_cpu = tree_cpu(pid), _children_cpu_s()
             if client == "wrk":
                 loaded = wrk_figures(server.url, mix, clients, seconds, per_route_s=0)
             else:
                 samples = asyncio.run(_load(server.url, clients, seconds, mix))
                 loaded = summarise(samples, seconds)
             cpu = time.process_time() - cpu[0], server.cpu_seconds() - cpu[1]
+            tree_loaded = _tree_delta(tree_loaded, tree_cpu(pid))
+            wrk_cpu = _children_cpu_s() - wrk_cpu
             after = server.health()
             cache_after = server.page_cache_counts()
             if client == "wrk":  # per route: each alone, all connections, after the mix
@@ -609,12 +665,57 @@ def bench_serve(
         "client_cpu_s": round(cpu[0], 2) if client == "httpx" else None,
         "server_cpu_s": round(cpu[1], 2),
         "server_cpu_ms_per_request": round(1000 * cpu[1] / max(1, loaded["requests"]), 2),
+        "cores": cores_used(
+            tree_alone,
+            tree_loaded,
+            clients_s=cpu[0] if client == "httpx" else wrk_cpu,
+            seconds=seconds,
+            games_alone=quiet,
+            games_loaded=after["games_finished"] - before["games_finished"],
+        ),
         "page_cache_hit_ratio": hit_ratio(cache_before, cache_after),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "server_alive": alive,
         "server_exit_status": status,
     }
     return result
+
+
+def _tree_delta(before: TreeCpu, after: TreeCpu) -> TreeCpu:
+    return TreeCpu(after.own - before.own, after.descendants - before.descendants)
+
+
+def cores_used(
+    alone: TreeCpu,
+    loaded: TreeCpu,
+    *,
+    clients_s: float,
+    seconds: float,
+    games_alone: int,
+    games_loaded: int,
+) -> dict[str, Any]:
+    """Where the machine's cores went with the ladder alone and under the page load, and
+    the ladder's CPU a game in each: when that CPU a game stays the same, the ladder lost
+    games only for the cores the page load took (the server and the clients on this same
+    machine), not to a lock or a wait it shares with the web threads."""
+
+    def per_game(tree: TreeCpu, games: int) -> float | None:
+        return round(1000 * tree.descendants / games, 2) if games else None
+
+    return {
+        "machine": os.cpu_count(),
+        "alone": {
+            "server": round(alone.own / seconds, 2),
+            "ladder_games": round(alone.descendants / seconds, 2),
+        },
+        "loaded": {
+            "server": round(loaded.own / seconds, 2),
+            "ladder_games": round(loaded.descendants / seconds, 2),
+            "clients": round(clients_s / seconds, 2),
+        },
+        "ladder_cpu_ms_per_game_alone": per_game(alone, games_alone),
+        "ladder_cpu_ms_per_game_loaded": per_game(loaded, games_loaded),
+    }
 
 
 def warm(url: str, mix: list[tuple[str, str]]) -> None:
@@ -799,6 +900,16 @@ def print_result(result: dict[str, Any], console: Any) -> None:
         f"{result['ladder_games_per_min_loaded']} games/min against "
         f"{result['ladder_games_per_min_alone']} with no page load just before"
     )
+    cores = result.get("cores")
+    if cores:
+        alone, loaded = cores["alone"], cores["loaded"]
+        console.print(
+            f"cores used (of {cores['machine']}): the ladder's games {alone['ladder_games']} "
+            f"alone, {loaded['ladder_games']} under the load, beside the server process "
+            f"{alone['server']} → {loaded['server']} and the clients {loaded['clients']}; "
+            f"the ladder's CPU a game {cores['ladder_cpu_ms_per_game_alone']} ms alone, "
+            f"{cores['ladder_cpu_ms_per_game_loaded']} ms under the load"
+        )
     for example in result["error_examples"]:
         console.print(f"[red]error[/red] {escape(example)}")
     if not result["server_alive"]:

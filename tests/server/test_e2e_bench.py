@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.bench.serve import Sample, percentiles, routes, summarise
+from arena.bench.serve import Sample, TreeCpu, percentiles, routes, summarise, tree_cpu
 
 
 def test_percentiles_and_halves_from_known_samples() -> None:
@@ -27,6 +27,40 @@ def test_percentiles_and_halves_from_known_samples() -> None:
     assert result["first_half"]["requests"] == 50 and result["second_half"]["requests"] == 51
     assert result["requests_per_s"] == 101
     assert percentiles([]) == {"p50_ms": None, "p95_ms": None, "p99_ms": None, "max_ms": None}
+
+
+BURN = """
+import os, sys, time
+if sys.argv[1] == "child":  # start a grandchild that burns CPU, reap it, then wait
+    os.waitpid(os.spawnv(os.P_NOWAIT, sys.executable, [sys.executable, __file__, "burn"]), 0)
+    print("reaped", flush=True)
+    sys.stdin.read()
+else:
+    while time.process_time() < 0.3:
+        pass
+"""
+
+
+def test_tree_cpu_counts_the_descendants_and_what_they_reaped(tmp_path: Path) -> None:
+    """A grandchild's CPU counts once its parent reaped it: the ladder's bots are
+    grandchildren of ``arena serve`` (its game workers start them)."""
+    script = tmp_path / "burn.py"
+    script.write_text(BURN)
+    child = subprocess.Popen(
+        [sys.executable, str(script), "child"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "reaped\n"
+        mine = tree_cpu(os.getpid())
+        assert mine.descendants >= 0.29  # the grandchild's 0.3 s (a tick is 10 ms)
+        assert tree_cpu(child.pid).descendants >= 0.29
+        assert tree_cpu(child.pid).own < 0.29  # the child itself only waited
+    finally:
+        child.communicate("", timeout=30)
+    assert tree_cpu(2**22 + 7) == TreeCpu(0.0, 0.0)  # no such process
 
 
 def test_the_route_mix_covers_pages_and_api_of_every_bot_and_game() -> None:
@@ -60,6 +94,14 @@ def test_bench_serve_json_against_the_real_server(capsys: pytest.CaptureFixture[
     made = data["bot_page_made"]
     assert made["errors"] == 0 and made["requests"] >= 1 and made["p50_ms"] > 0
     assert len(data["load_average"]) == 3 and data["games_stored"] >= 1
+    # Where the cores went: the ladder's game workers and bots are the server's
+    # descendants, so a ladder that played games alone used CPU for them.
+    cores = data["cores"]
+    assert cores["machine"] == os.cpu_count()
+    assert cores["alone"]["ladder_games"] > 0 and cores["alone"]["server"] > 0
+    assert cores["loaded"]["server"] > 0 and cores["loaded"]["clients"] > 0
+    if data["ladder_games_per_min_alone"] > 0:
+        assert cores["ladder_cpu_ms_per_game_alone"] > 0
 
 
 def test_bench_serve_refuses_a_tree_without_arena_and_a_missing_wrk(
