@@ -475,8 +475,12 @@ class Ladder:
         self._backoff = 0.0
         try:
             self._store_result(game_id, result)
-        except Exception:  # the game stays 'running' in the store: played again on restart
+        except Exception as exc:  # not the database away (kept and retried): a fault of ours
             _log.exception("ladder: cannot store the result of game %s", game_id)
+            try:  # void, not left 'running' on every page until a restart plays it again
+                self._void(game_id, f"its result cannot be stored: {type(exc).__name__}: {exc}")
+            except Exception:  # the game stays 'running' in the store: played again on restart
+                _log.exception("ladder: cannot void game %s", game_id)
         return True
 
     def shutdown(self, abort: bool = True) -> int:

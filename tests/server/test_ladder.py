@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import random
 import threading
@@ -500,6 +501,41 @@ def test_results_wait_out_a_database_outage(
     finished = {g.id for g in store.games(status="finished", limit=100)}
     assert set(fake.played) - finished <= {fake.played[-1]}  # only the last may be in flight
     assert store.game_counts().get("running", 0) == 0
+
+
+def test_a_result_that_cannot_be_stored_voids_its_game_and_the_ladder_goes_on(
+    store: CompetitionStore,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Not the database away (that result is kept and stored later) but a fault of the
+    arena's: the game is voided with why, not left 'running' until a restart."""
+    _add_bots(store, ["a", "b"], tmp_path / "built")
+    real_finish = store.finish_game
+    broken: list[str] = []
+
+    def finish_once_broken(game_id: str, outcome: object) -> bool:
+        if not broken:
+            broken.append(game_id)
+            raise ValueError("a record the store refuses")
+        return real_finish(game_id, outcome)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "finish_game", finish_once_broken)
+    monkeypatch.setattr("arena.competition.ladder.ERROR_BACKOFF_S", (0.01, 0.02))
+    ladder = Ladder(
+        store,
+        LadderSection(games_in_flight=1),
+        PlaySettings(),
+        tmp_path,
+        ThreadedGames(1, FakeGames()),
+    )
+    with caplog.at_level(logging.ERROR, logger="arena.competition.ladder"):
+        _run_until(ladder, store, 3)
+    game = store.game(broken[0])
+    assert game is not None and game.status == "void" and game.end_reason == "arena error"
+    assert ladder.voided == 1 and store.game_counts().get("running", 0) == 0
+    assert "its result cannot be stored: ValueError: a record the store refuses" in caplog.text
 
 
 # ---------------------------------------------------------------- a build copy gone missing
