@@ -6,7 +6,8 @@
 // seeded from the game id and seat, so a replayed game gets the same answers.
 "use strict";
 
-const readline = require("readline");
+const fs = require("fs");
+const { StringDecoder } = require("string_decoder");
 
 const NAME = "js-random";
 const PROTOCOL = 1;
@@ -16,7 +17,7 @@ function log(...parts) {
 }
 
 function send(message) {
-  process.stdout.write(JSON.stringify(message) + "\n");
+  fs.writeSync(1, JSON.stringify(message) + "\n"); // one write, delivered at once
 }
 
 // mulberry32, seeded with a 32-bit FNV-1a hash of a string.
@@ -77,15 +78,46 @@ function handle(msg) {
   }
 }
 
-const input = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-input.on("line", (line) => {
+// Requests are read with blocking reads: the bot sleeps in one system call until the
+// referee writes, with no event loop to wake between requests (readline's events cost
+// about twice the CPU time per decision). Lines are split on bytes that are whole
+// characters (StringDecoder keeps a character split between two reads).
+function* stdinLines() {
+  const chunk = Buffer.alloc(1 << 16);
+  const decoder = new StringDecoder("utf8");
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  let pending = "";
+  for (;;) {
+    let n;
+    try {
+      n = fs.readSync(0, chunk, 0, chunk.length, null);
+    } catch (err) {
+      if (err.code === "EAGAIN") { // a non-blocking stdin: nothing yet, wait 1 ms
+        Atomics.wait(pause, 0, 0, 1);
+        continue;
+      }
+      if (err.code === "EOF") return;
+      throw err;
+    }
+    if (n === 0) return; // end of input: the referee went away
+    pending += decoder.write(chunk.subarray(0, n));
+    let newline;
+    while ((newline = pending.indexOf("\n")) >= 0) {
+      const line = pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      yield line;
+    }
+  }
+}
+
+for (const line of stdinLines()) {
   let msg;
   try {
     msg = JSON.parse(line);
   } catch (err) {
     log("ignoring a line that is not JSON:", line.slice(0, 200));
-    return;
+    continue;
   }
   if (msg !== null && typeof msg === "object") handle(msg);
-});
-input.on("close", () => process.exit(0)); // EOF: the referee went away
+}
+process.exit(0);
