@@ -31,16 +31,11 @@ _FLOOR = LETTERS + "1"
 _FACTORY_TEXT = [tiles_text(counts) for counts in CODE_COUNTS]
 """Factory contents as letters, by factory code."""
 
-Boards = dict[tuple[int, tuple[int, ...]], dict[str, Any]]
-"""A game's boards as drawn so far, by seat and state (see :func:`position`)."""
 Snapshot = tuple[Any, ...]
 """What :func:`position` draws, as plain values (:func:`snapshot`)."""
-
-_LINES = slice(1, 6), slice(6, 11)
-"""A board's snapshot is its score, its five line colours, its five line counts, its 25
-wall cells, then its floor: these slices pick the parts out."""
-_WALL_CELLS = slice(11, 36)
-_FLOOR_ITEMS = slice(36, None)
+BoardState = tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+"""A board in a snapshot: its score, its lines (five colours then five counts), its 25 wall
+cells, its floor; each part drawn (and compared) on its own."""
 
 
 def snapshot(game: Game) -> Snapshot:
@@ -57,24 +52,24 @@ def snapshot(game: Game) -> Snapshot:
         tuple(game.factories),
         tuple(game.centre),
         game.marker_in_centre,
-        tuple([(b.score, *b.line_colour, *b.line_count, *b.wall, *b.floor) for b in game.boards]),
+        tuple(
+            [
+                (b.score, (*b.line_colour, *b.line_count), tuple(b.wall), tuple(b.floor))
+                for b in game.boards
+            ]
+        ),
     )
 
 
-def position(game: Game, boards: Boards | None = None) -> dict[str, Any]:
+def position(game: Game) -> dict[str, Any]:
     """The whole public position, compact: ``f`` factories, ``c`` centre, ``m`` marker in the
     centre, ``p`` per player ``s`` score, ``l`` pattern lines, ``w`` wall (25 cells, a letter
-    or ``.``), ``f`` floor (``1`` = the first-player marker).
-
-    ``boards``, kept across the positions of one game, holds each board drawn so far by
-    its seat and state: a decision changes one board, so the others are looked up instead
-    of drawn again (the text is the same). By seat, so no two boards of one position are
-    one object."""
-    return draw(snapshot(game), {} if boards is None else boards)
+    or ``.``), ``f`` floor (``1`` = the first-player marker)."""
+    return draw(snapshot(game))
 
 
-def draw(taken: Snapshot, boards: Boards) -> dict[str, Any]:
-    """A :func:`snapshot` as :func:`position` draws it, boards looked up in ``boards``."""
+def draw(taken: Snapshot) -> dict[str, Any]:
+    """A :func:`snapshot` as :func:`position` draws it."""
     rnd, current, first, decision, pending, factories, centre, marker, states = taken
     return {
         "r": rnd,
@@ -83,41 +78,77 @@ def draw(taken: Snapshot, boards: Boards) -> dict[str, Any]:
         "d": decision,
         "pl": pending,
         "f": [_FACTORY_TEXT[code] for code in factories],
-        "c": tiles_text(centre),
+        "c": _centre_text(centre),
         "m": marker,
-        "p": [_board(seat, state, boards) for seat, state in enumerate(states)],
+        "p": [_board(state) for state in states],
     }
 
 
-def _board(seat: int, state: tuple[int, ...], boards: Boards) -> dict[str, Any]:
-    """One board of a :func:`snapshot` drawn (or looked up: see :func:`position`)."""
-    drawn = boards.get((seat, state))
-    if drawn is None:
-        colours, counts = state[_LINES[0]], state[_LINES[1]]
-        drawn = boards[seat, state] = {
-            "s": state[0],
-            "l": [LETTERS[colours[i]] * counts[i] if counts[i] else "" for i in range(5)],
-            "w": "".join([_CELL[cell + 1] for cell in state[_WALL_CELLS]]),
-            "f": "".join([_FLOOR[item] for item in state[_FLOOR_ITEMS]]),
-        }
-    return drawn
+def _board(state: BoardState) -> dict[str, Any]:
+    """One board of a :func:`snapshot`, drawn."""
+    score, lines, wall, floor = state
+    return {"s": score, "l": _lines_text(lines), "w": _wall_text(wall), "f": _floor_text(floor)}
+
+
+_TEXT_CACHE_SIZE = 50_000
+_LINES_TEXT: dict[tuple[int, ...], list[str]] = {}
+"""Pattern lines drawn, by their colours and counts (one list per state: frames are data
+for JSON, never edited)."""
+_TILES_TEXT: dict[tuple[int, ...], str] = {}
+"""A centre drawn, by its counts."""
+
+
+def _lines_text(lines: tuple[int, ...]) -> list[str]:
+    text = _LINES_TEXT.get(lines)
+    if text is None:
+        if len(_LINES_TEXT) >= _TEXT_CACHE_SIZE:
+            _LINES_TEXT.clear()
+        text = _LINES_TEXT[lines] = [
+            LETTERS[lines[i]] * lines[i + 5] if lines[i + 5] else "" for i in range(5)
+        ]
+    return text
+
+
+def _centre_text(counts: tuple[int, ...]) -> str:
+    text = _TILES_TEXT.get(counts)
+    if text is None:
+        if len(_TILES_TEXT) >= _TEXT_CACHE_SIZE:
+            _TILES_TEXT.clear()
+        text = _TILES_TEXT[counts] = tiles_text(counts)
+    return text
+
+
+def _wall_text(wall: tuple[int, ...]) -> str:
+    return "".join([_CELL[cell + 1] for cell in wall])
+
+
+def _floor_text(floor: tuple[int, ...]) -> str:
+    return "".join([_FLOOR[item] for item in floor])
 
 
 def encode_frames(taken: list[Snapshot]) -> list[dict[str, Any]]:
     """The first snapshot's :func:`position`, then each next one's :func:`delta` from the
-    one before, compared as snapshots (tuples, in C) and drawn only where they differ:
-    the same frames as ``delta`` of the drawn positions, without drawing every position."""
-    boards: Boards = {}
-    frames = [draw(taken[0], boards)] if taken else []
+    one before, compared as snapshots (tuples, in C) and drawn only where they differ,
+    part by part (a draft move changes one board's lines and floor, never a wall): the
+    same frames as ``delta`` of the drawn positions, without drawing every position."""
+    if not taken:
+        return []
+    first = draw(taken[0])
+    drawn: list[dict[str, Any]] = list(first["p"])
+    """Each seat's board as last drawn: the ``before`` side of the next delta."""
+    frames = [first]
     for before, after in itertools.pairwise(taken):
-        frames.append(_snapshot_delta(before, after, boards))
+        frames.append(_snapshot_delta(before, after, drawn))
     return frames
 
 
-def _snapshot_delta(before: Snapshot, after: Snapshot, boards: Boards) -> dict[str, Any]:
+def _snapshot_delta(
+    before: Snapshot, after: Snapshot, drawn: list[dict[str, Any]]
+) -> dict[str, Any]:
     """:func:`delta` of the two snapshots' positions, keys in the position's order. Where
     values differ, text is compared where two values can read the same (a pattern line's
-    colour is not shown while it is empty); the centre's text tells its counts apart."""
+    colour is not shown while it is empty); the centre's text tells its counts apart.
+    ``drawn`` holds each board of ``before`` as drawn and is brought up to ``after``."""
     r0, cp0, fp0, d0, pl0, factories0, centre0, m0, boards0 = before
     r1, cp1, fp1, d1, pl1, factories1, centre1, m1, boards1 = after
     out: dict[str, Any] = {}
@@ -140,17 +171,32 @@ def _snapshot_delta(before: Snapshot, after: Snapshot, boards: Boards) -> dict[s
         if factories:
             out["f"] = factories
     if centre0 != centre1:
-        out["c"] = tiles_text(centre1)
+        out["c"] = _centre_text(centre1)
     if m0 != m1:
         out["m"] = m1
     if boards0 != boards1:
         players = {}
         for seat, (a, b) in enumerate(zip(boards0, boards1, strict=True)):
-            if a != b:
-                was, now = _board(seat, a, boards), _board(seat, b, boards)
-                changed = {k: v for k, v in now.items() if was[k] != v}
-                if changed:
-                    players[str(seat)] = changed
+            if a is b or a == b:
+                continue
+            score0, lines0, wall0, floor0 = a
+            score1, lines1, wall1, floor1 = b
+            was = drawn[seat]
+            now = was.copy()
+            changed: dict[str, Any] = {}
+            if score0 != score1:
+                now["s"] = changed["s"] = score1
+            if lines0 != lines1:
+                text = _lines_text(lines1)
+                if text != was["l"]:
+                    now["l"] = changed["l"] = text
+            if wall0 != wall1:
+                now["w"] = changed["w"] = _wall_text(wall1)
+            if floor0 != floor1:
+                now["f"] = changed["f"] = _floor_text(floor1)
+            drawn[seat] = now
+            if changed:
+                players[str(seat)] = changed
         if players:
             out["p"] = players
     return out
