@@ -242,6 +242,26 @@ static int read_long(PyObject *value, const char *what, long lo, long hi, long *
     return 0;
 }
 
+/* An exact int of one digit (a move's fields), read without PyLong_AsLong's overflow checks. */
+static inline int small_long(PyObject *o, long *out) {
+    if (!PyLong_CheckExact(o)) return 0;
+#if PY_VERSION_HEX < 0x030C0000
+    Py_ssize_t size = Py_SIZE(o);
+    if (size == 0) { *out = 0; return 1; }
+    if (size == 1 || size == -1) {
+        *out = (long)((PyLongObject *)o)->ob_digit[0] * (long)size;
+        return 1;
+    }
+    return 0;
+#else
+    int overflow;
+    long v = PyLong_AsLongAndOverflow(o, &overflow);
+    if (overflow || (v == -1 && PyErr_Occurred())) { PyErr_Clear(); return 0; }
+    *out = v;
+    return 1;
+#endif
+}
+
 static inline uint64_t splitmix(uint64_t z) {
     z += 0x9E3779B97F4A7C15ULL;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -624,6 +644,10 @@ static GameObject *game_alloc(PyTypeObject *type) {
 static PyObject *resolve_variant(PyObject *variant, int *gray) {
     if (variant == VARIANTS[0]) { *gray = 0; return variant; }
     if (variant == VARIANTS[1]) { *gray = 1; return variant; }
+    if (PyUnicode_CheckExact(variant)) { /* the values, without Variant()'s Python call */
+        if (PyUnicode_CompareWithASCIIString(variant, "coloured") == 0) { *gray = 0; return variant; }
+        if (PyUnicode_CompareWithASCIIString(variant, "gray") == 0) { *gray = 1; return variant; }
+    }
     PyObject *v = PyObject_CallOneArg(VariantType, variant); /* Variant(variant) */
     if (!v) return NULL;
     Py_DECREF(v); /* an enum member: the class keeps it alive */
@@ -675,13 +699,51 @@ static long players_arg(PyObject *players) {
     return v;
 }
 
-static PyObject *Game_new(PyObject *cls, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"players", "variant", "seed", "round_limit", "deals", NULL};
-    PyObject *players = NULL, *variant = VARIANTS[0], *seed = Py_None, *deals = Py_None;
+/* Arguments by position or keyword into ``out`` (absent ones left as they are): vectorcall,
+ * so that Game.new(players=2, variant="coloured", seed=s) builds no tuple or dict. */
+static int parse_args(const char *fname, const char *const *names, int n_names,
+                      PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                      PyObject **out) {
+    if (nargs > n_names) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fname,
+                     n_names, nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) out[i] = args[i];
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int found = 0;
+        for (int i = 0; i < n_names && !found; i++) {
+            if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0) {
+                if (i < nargs) {
+                    PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'",
+                                 fname, names[i]);
+                    return -1;
+                }
+                out[i] = args[nargs + k];
+                found = 1;
+            }
+        }
+        if (!found) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", fname, key);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *Game_new(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+    static const char *const names[] = {"players", "variant", "seed", "round_limit", "deals"};
+    PyObject *a[5] = {NULL, VARIANTS[0], Py_None, NULL, Py_None};
+    if (parse_args("new", names, 5, args, nargs, kwnames, a) < 0) return NULL;
+    PyObject *players = a[0], *variant = a[1], *seed = a[2], *deals = a[4];
     long round_limit = 100;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOlO:new", kwlist, &players, &variant,
-                                     &seed, &round_limit, &deals))
-        return NULL;
+    if (a[3]) {
+        round_limit = PyLong_AsLong(a[3]);
+        if (round_limit == -1 && PyErr_Occurred()) return NULL;
+    }
     long n = 2;
     if (players && (n = players_arg(players)) < 0) return NULL;
     GameObject *g = game_blank((PyTypeObject *)cls, n, variant, seed, round_limit);
@@ -756,37 +818,30 @@ static PyObject *Game_legal_moves(GameObject *self, PyObject *unused) {
     (void)unused;
     if (self->decision == DRAFT) {
         const uint8_t *acc = self->boards[self->current_player].accept;
-        PyObject **parts[64];
-        int sizes[64], np = 0, total = 0;
+        /* Each (source, colour) copies all 6 slots of its table row and keeps as many as
+         * it has moves: no branch on the number of lines that accept the colour. */
+        PyObject *buf[(MAX_FACTORIES * 4 + 5 + 1) * 6];
+        Py_ssize_t k = 0;
         for (int f = 0; f < self->n_factories; f++) {
-            int code = self->factories[f];
-            if (!code) continue;
-            int mask = CODE_MASK[code];
-            for (int c = 0; c < 5; c++) {
-                if (!(mask >> c & 1)) continue;
-                int m = acc[c];
-                parts[np] = LINE_MOVES[f][c][m];
-                sizes[np] = POPCOUNT[m] + 1;
-                total += sizes[np++];
+            for (unsigned mask = CODE_MASK[self->factories[f]]; mask; mask &= mask - 1) {
+                int c = __builtin_ctz(mask), m = acc[c];
+                memcpy(buf + k, LINE_MOVES[f][c][m], 6 * sizeof(PyObject *));
+                k += POPCOUNT[m] + 1;
             }
         }
-        for (int c = 0; c < 5; c++) {
-            if (!self->centre[c]) continue;
-            int m = acc[c];
-            parts[np] = LINE_MOVES[MAX_FACTORIES][c][m];
-            sizes[np] = POPCOUNT[m] + 1;
-            total += sizes[np++];
+        unsigned centre = 0;
+        for (int c = 0; c < 5; c++) centre |= (unsigned)(self->centre[c] != 0) << c;
+        for (; centre; centre &= centre - 1) {
+            int c = __builtin_ctz(centre), m = acc[c];
+            memcpy(buf + k, LINE_MOVES[MAX_FACTORIES][c][m], 6 * sizeof(PyObject *));
+            k += POPCOUNT[m] + 1;
         }
-        PyObject *out = PyList_New(total);
+        PyObject *out = PyList_New(k);
         if (!out) return NULL;
         PyObject **items = ((PyListObject *)out)->ob_item;
-        int k = 0;
-        for (int i = 0; i < np; i++) {
-            PyObject **moves = parts[i];
-            for (int j = 0; j < sizes[i]; j++) {
-                Py_INCREF(moves[j]);
-                items[k++] = moves[j];
-            }
+        for (Py_ssize_t i = 0; i < k; i++) {
+            Py_INCREF(buf[i]);
+            items[i] = buf[i];
         }
         return out;
     }
@@ -859,16 +914,13 @@ static PyObject *Game_apply(GameObject *g, PyObject *move) {
     }
     int source = -2, colour = 0, line = 0;
     if (PyTuple_Check(move) && PyTuple_GET_SIZE(move) == 3) {
-        PyObject *s = PyTuple_GET_ITEM(move, 0), *c = PyTuple_GET_ITEM(move, 1),
-                 *l = PyTuple_GET_ITEM(move, 2);
-        if (PyLong_CheckExact(s) && PyLong_CheckExact(c) && PyLong_CheckExact(l)) {
-            long sv = PyLong_AsLong(s), cv = PyLong_AsLong(c), lv = PyLong_AsLong(l);
-            if (PyErr_Occurred()) PyErr_Clear();
-            else if (sv >= -1 && sv < g->n_factories && cv >= 0 && cv < 5 && lv >= -1 && lv < 5) {
-                source = (int)sv;
-                colour = (int)cv;
-                line = (int)lv;
-            }
+        long sv, cv, lv;
+        if (small_long(PyTuple_GET_ITEM(move, 0), &sv) && small_long(PyTuple_GET_ITEM(move, 1), &cv) &&
+            small_long(PyTuple_GET_ITEM(move, 2), &lv) && sv >= -1 && sv < g->n_factories &&
+            cv >= 0 && cv < 5 && lv >= -1 && lv < 5) {
+            source = (int)sv;
+            colour = (int)cv;
+            line = (int)lv;
         }
     }
     if (source == -2) { /* the pure engine's look-up, and its errors (shared.unlisted_move) */
@@ -1587,7 +1639,7 @@ static PyGetSetDef Game_getset[] = {
 };
 
 static PyMethodDef Game_methods[] = {
-    {"new", (PyCFunction)(void (*)(void))Game_new, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+    {"new", (PyCFunction)(void (*)(void))Game_new, METH_FASTCALL | METH_KEYWORDS | METH_CLASS,
      "Start a game: seat 0 is the first player of round 1."},
     {"_blank", (PyCFunction)(void (*)(void))Game_blank, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "A game before its first deal (from_observation fills it in)."},
