@@ -1,10 +1,11 @@
-"""The optional compiled engine (mypyc) and its pure-Python fallback.
+"""The optional compiled engine (the C extension ``_game.c``) and its pure-Python fallback.
 
 The rules tests in this folder run against whichever engine ``arena.engine`` loads: CI runs
 them once on the pure engine and once more on the compiled build with
 ``ARENA_REQUIRE_COMPILED_ENGINE=1`` (``.ci/run``). These tests check how the build is chosen
-(in a copy of the package, so no compiler is needed) and that both engines play the same
-seeded games into byte-identical records.
+(in a copy of the package, so no compiler is needed), that the C compiles without a warning,
+and that both engines play the same seeded games into byte-identical records in two processes
+(``test_parity.py`` compares them position by position in one).
 """
 
 from __future__ import annotations
@@ -144,6 +145,20 @@ def test_compiled_and_pure_engines_write_identical_records() -> None:
     assert len(runs["compiled"]["records"]) == 36
     for compiled, pure in zip(runs["compiled"]["records"], runs["pure"]["records"], strict=True):
         assert compiled == pure
+
+
+def test_the_c_source_compiles_without_warnings(tmp_path: Path) -> None:
+    """``-Wall -Wextra -Werror``, with this Python's compiler and headers (as CI has them)."""
+    from arena.engine.build_compiled import build
+
+    try:
+        written = build(into=tmp_path / "_compiled", werror=True)
+    except RuntimeError as error:
+        if REQUIRE_COMPILED or "failed" in str(error):
+            pytest.fail(str(error))
+        pytest.skip(str(error))  # no compiler or headers here: the pure engine is the default
+    assert [path.name for path in written] == [f"game{EXTENSION_SUFFIXES[0]}"]
+    assert (tmp_path / "_compiled" / "SOURCE").read_text().strip() == arena.engine.source_digest()
 
 
 def test_arena_doctor_and_the_engine_bench_say_which_engine_runs() -> None:
