@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from arena.engine.tables import (
     CODE_COUNTS,
@@ -169,7 +169,7 @@ def from_observation(
     """``Game.from_observation`` for either engine: a game before its first deal
     (``cls._blank``), filled in through whole-attribute assignments that both engines take."""
     obs: Mapping[str, Any] = view.model_dump() if hasattr(view, "model_dump") else view
-    g = cls._blank(obs["n_players"], obs["variant"], seed, obs["round_limit"])
+    g = cast(G, cls._blank(obs["n_players"], obs["variant"], seed, obs["round_limit"]))
     g.bag = list(obs["bag"])
     g.lid = list(obs["lid"])
     g.factories = [factory_code(counts) for counts in obs["factories"]]
