@@ -549,7 +549,8 @@ static int end_round(GameObject *g) {
     return start_round(g);
 }
 
-static void floor_to_lid(GameObject *g, BoardS *b, int clamp_always) {
+/* The floor's penalty (the score stays >= 0) and its tiles to the lid. */
+static void floor_to_lid(GameObject *g, BoardS *b) {
     if (b->floor_len) {
         long long score = b->score - FLOOR_PENALTY[b->floor_len];
         b->score = score < 0 ? 0 : score;
@@ -557,7 +558,6 @@ static void floor_to_lid(GameObject *g, BoardS *b, int clamp_always) {
             if (b->floor[i] != MARKER) g->lid[b->floor[i]]++;
         b->floor_len = 0;
     }
-    (void)clamp_always;
 }
 
 static int tile_coloured(GameObject *g) {
@@ -577,7 +577,7 @@ static int tile_coloured(GameObject *g) {
             g->lid[colour] += line;
             board_free_line(b, line);
         }
-        floor_to_lid(g, b, 0);
+        floor_to_lid(g, b);
     }
     g->tiling_player = g->n_players;
     g->tiling_line = 0;
@@ -617,7 +617,7 @@ static int continue_tiling(GameObject *g) {
             }
             line++;
         }
-        floor_to_lid(g, b, 1);
+        floor_to_lid(g, b);
         seat++;
         g->tiling_line = 0;
     }
@@ -796,7 +796,7 @@ static PyObject *Game_copy(GameObject *self, PyObject *const *args, Py_ssize_t n
     }
     uint64_t rng = self->rng;
     if (seed != Py_None && seed_state(seed, &rng) < 0) return NULL;
-    GameObject *g = game_alloc(Py_TYPE(self));
+    GameObject *g = game_alloc(&GameType); /* a Game, as the pure engine's copy() makes */
     if (!g) return NULL;
     memcpy(STATE_START(g), STATE_START(self), STATE_SIZE);
     g->rng = rng;
@@ -1090,6 +1090,13 @@ static PyObject *Game_factory_counts(GameObject *g, PyObject *unused) {
         PyList_SET_ITEM(out, f, x);
     }
     return out;
+}
+
+/* copy.copy() and copy.deepcopy(): a game holds no mutable Python state of its own but the
+ * injected deals, which copies share as the pure engine's do. */
+static PyObject *Game_dunder_copy(GameObject *self, PyObject *unused) {
+    (void)unused;
+    return Game_copy(self, NULL, 0, NULL);
 }
 
 static PyObject *Game_is_legal(GameObject *self, PyObject *move) {
@@ -1654,6 +1661,8 @@ static PyMethodDef Game_methods[] = {
      "Play move for current_player. Raises IllegalMove (and leaves the game unchanged)."},
     {"copy", (PyCFunction)(void (*)(void))Game_copy, METH_FASTCALL | METH_KEYWORDS,
      "An independent copy. With seed, future deals use a fresh generator."},
+    {"__copy__", (PyCFunction)Game_dunder_copy, METH_NOARGS, NULL},
+    {"__deepcopy__", (PyCFunction)Game_dunder_copy, METH_O, NULL},
     {"scores", (PyCFunction)Game_scores, METH_NOARGS, NULL},
     {"breakdowns", (PyCFunction)Game_breakdowns, METH_NOARGS, NULL},
     {"ranks", (PyCFunction)Game_ranks, METH_NOARGS, NULL},
