@@ -487,6 +487,13 @@ done:
 static int start_round(GameObject *g) {
     uint16_t codes[MAX_FACTORIES];
     int dealt;
+    for (int c = 0; c < 5; c++) {
+        if (g->bag[c] > 20 || g->lid[c] > 20) { /* only a position edited by hand gets here */
+            PyErr_SetString(PyExc_ValueError,
+                            "the bag or the lid holds more than the 20 tiles of a colour");
+            return -1;
+        }
+    }
     if (g->deals == NULL) {
         dealt = draw(g, codes);
     } else {
@@ -1415,10 +1422,11 @@ static PyObject *get_boards(GameObject *g, void *c) {
     PyObject *out = PyList_New(g->n_players);
     if (!out) return NULL;
     for (int p = 0; p < g->n_players; p++) {
-        BoardObject *b = PyObject_New(BoardObject, &BoardType);
+        BoardObject *b = PyObject_GC_New(BoardObject, &BoardType);
         if (!b) { Py_DECREF(out); return NULL; }
         b->game = (GameObject *)Py_NewRef(g);
         b->seat = p;
+        PyObject_GC_Track(b);
         PyList_SET_ITEM(out, p, (PyObject *)b);
     }
     return out;
@@ -1705,18 +1713,34 @@ static PyObject *Board_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)b;
 }
 
+/* A view keeps its game alive; on a Game subclass's __dict__ that can be a cycle: GC-aware. */
+static int Board_traverse(BoardObject *b, visitproc visit, void *arg) {
+    Py_VISIT(b->game);
+    return 0;
+}
+
+static int Board_clear(BoardObject *b) {
+    if (b->game) { /* keep reading the board: detach it with its state */
+        b->own = b->game->boards[b->seat];
+        Py_CLEAR(b->game);
+    }
+    return 0;
+}
+
 static void Board_dealloc(BoardObject *b) {
+    PyObject_GC_UnTrack(b);
     Py_XDECREF(b->game);
     Py_TYPE(b)->tp_free((PyObject *)b);
 }
 
 static PyObject *Board_copy(BoardObject *self, PyObject *unused) {
     (void)unused;
-    BoardObject *b = PyObject_New(BoardObject, &BoardType);
+    BoardObject *b = PyObject_GC_New(BoardObject, &BoardType);
     if (!b) return NULL;
     b->game = NULL;
     b->seat = 0;
     b->own = *board_state(self);
+    PyObject_GC_Track(b);
     return (PyObject *)b;
 }
 
@@ -1846,9 +1870,12 @@ static PyTypeObject BoardType = {
     .tp_name = "arena.engine.game.Board",
     .tp_doc = "One player's board (C build): a view of a game's board, or a board of its own.",
     .tp_basicsize = sizeof(BoardObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = Board_new,
     .tp_dealloc = (destructor)Board_dealloc,
+    .tp_traverse = (traverseproc)Board_traverse,
+    .tp_clear = (inquiry)Board_clear,
+    .tp_free = PyObject_GC_Del,
     .tp_methods = Board_methods,
     .tp_getset = Board_getset,
 };

@@ -9,10 +9,12 @@ compiled build runs, and failed instead when CI asks for it (``ARENA_REQUIRE_COM
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import random
 import sys
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +170,23 @@ def test_board_views_write_through_and_board_copies_do_not() -> None:
     lines = board.line_count
     lines[0] = 1  # a snapshot: edits in place do not reach the game
     assert game.boards[1].line_count == [0] * 5
+
+
+def test_subclasses_and_cycles_through_board_views() -> None:
+    """A subclass keeps its type through ``new``/``from_observation`` (``copy()`` makes a
+    ``Game``, as the pure engine's does), and a board view kept on the game is collected."""
+
+    class Tracked(Game):
+        pass
+
+    game = Tracked.new(players=3, seed=6)
+    assert type(Tracked.from_observation(game.observation_dict())) is Tracked
+    assert type(game.copy()) is Game
+    game.view = game.boards[2]  # type: ignore[attr-defined]
+    alive = weakref.ref(game)
+    del game
+    gc.collect()
+    assert alive() is None
 
 
 def positions(variant: str, players: int, seed: int) -> list[Game]:
