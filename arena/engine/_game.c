@@ -126,6 +126,9 @@ typedef struct {
     Py_ssize_t n_hist;
     PyObject *seed;  /* as given */
     PyObject *deals; /* list, or NULL */
+    /* The current round's RoundLog once read (the referee reads rounds[-1] on every move):
+     * kept up to date move by move until the round ends. Not shared with copies. */
+    PyObject *cur_log;
 } GameObject;
 
 #define STATE_START(g) ((char *)&(g)->n_players)
@@ -517,6 +520,7 @@ static int start_round(GameObject *g) {
         g->hist = h;
         g->n_hist++;
     }
+    Py_CLEAR(g->cur_log);
     g->has_round = 1;
     g->cur.number = g->round;
     g->cur.first_player = g->first_player;
@@ -531,6 +535,7 @@ static int start_round(GameObject *g) {
 
 static int end_round(GameObject *g) {
     int complete = 0;
+    Py_CLEAR(g->cur_log); /* read again, it has the scores */
     for (int p = 0; p < g->n_players; p++) {
         g->cur.scores[p] = g->boards[p].score;
         for (int r = 0; r < 5; r++) complete |= g->boards[p].row_cells[r] == FULL;
@@ -778,6 +783,7 @@ static PyObject *Game_blank(PyObject *cls, PyObject *args, PyObject *kwargs) {
 static void Game_dealloc(GameObject *g) {
     Py_XDECREF(g->seed);
     Py_XDECREF(g->deals);
+    Py_XDECREF(g->cur_log);
     hist_release(g->hist);
     Py_TYPE(g)->tp_free((PyObject *)g);
 }
@@ -807,6 +813,7 @@ static PyObject *Game_copy(GameObject *self, PyObject *const *args, Py_ssize_t n
     if (!g) return NULL;
     memcpy(STATE_START(g), STATE_START(self), STATE_SIZE);
     g->rng = rng;
+    g->cur_log = NULL;
     Py_XINCREF(g->seed);
     Py_XINCREF(g->deals);
     if (g->hist) g->hist->refcnt++;
@@ -871,6 +878,18 @@ static int log_decision(GameObject *g, int seat, int code) {
     if (g->cur.n_dec >= MAX_DECISIONS) {
         PyErr_SetString(PyExc_RuntimeError, "too many decisions in one round");
         return -1;
+    }
+    if (g->cur_log) { /* someone reads the log: append to it, as the pure engine does */
+        PyObject *move = code >= PLACE_BASE ? PLACES[code - PLACE_BASE] : MOVES[code];
+        PyObject *decisions = PyObject_GetAttrString(g->cur_log, "decisions");
+        if (!decisions) return -1;
+        PyObject *pair = PyTuple_Pack(2, SMALL_INTS[seat], move);
+        int rc = pair ? PyList_Check(decisions) ? PyList_Append(decisions, pair) : -1 : -1;
+        if (pair && rc < 0 && !PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "the round's decisions are no list");
+        Py_XDECREF(pair);
+        Py_DECREF(decisions);
+        if (rc < 0) return -1;
     }
     g->cur.dec[g->cur.n_dec++] = (uint16_t)(seat << 9 | code);
     return 0;
@@ -1502,9 +1521,8 @@ static PyObject *get_rounds(GameObject *g, void *c) {
         PyList_SET_ITEM(out, --i, Py_NewRef(h->cached));
     }
     if (g->has_round) {
-        PyObject *log = round_log(&g->cur);
-        if (!log) { Py_DECREF(out); return NULL; }
-        PyList_SET_ITEM(out, n - 1, log);
+        if (!g->cur_log && !(g->cur_log = round_log(&g->cur))) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, n - 1, Py_NewRef(g->cur_log));
     }
     return out;
 }
@@ -1605,12 +1623,16 @@ static int set_rounds(GameObject *g, PyObject *value, void *c) {
             hist = h;
         }
     }
-    Py_DECREF(seq);
     hist_release(g->hist);
     g->hist = hist;
     g->n_hist = n > 0 ? n - 1 : 0;
     g->has_round = n > 0;
-    if (n > 0) g->cur = cur;
+    Py_CLEAR(g->cur_log);
+    if (n > 0) { /* the same RoundLog reads back, and is appended to, as the pure engine's */
+        g->cur = cur;
+        g->cur_log = Py_NewRef(PySequence_Fast_GET_ITEM(seq, n - 1));
+    }
+    Py_DECREF(seq);
     return 0;
 fail:
     Py_DECREF(seq);
