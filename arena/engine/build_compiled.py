@@ -32,12 +32,14 @@ def _config_command(name: str, fallback: str) -> list[str]:
     return shlex.split(str(value))
 
 
-def build(into: Path = engine.COMPILED_DIR, werror: bool = False) -> list[Path]:
-    """Compile the engine into ``into``; return the extension files written.
+def build(into: Path | None = None, werror: bool = False) -> list[Path]:
+    """Compile the engine into ``into`` (``arena.engine.COMPILED_DIR``); return the extension
+    files written.
 
     Raises ``RuntimeError`` with a one-line reason when the compiler or the Python headers are
     missing or the compiler fails.
     """
+    into = engine.COMPILED_DIR if into is None else into
     source = PACKAGE_DIR / engine.COMPILED_SOURCE
     include = sysconfig.get_paths()["include"]
     if not (Path(include) / "Python.h").is_file():

@@ -161,6 +161,30 @@ def test_the_c_source_compiles_without_warnings(tmp_path: Path) -> None:
     assert (tmp_path / "_compiled" / "SOURCE").read_text().strip() == arena.engine.source_digest()
 
 
+def test_a_missing_compiler_or_missing_headers_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sysconfig
+
+    from arena.engine import build_compiled
+
+    into = tmp_path / "_compiled"
+    monkeypatch.setattr(build_compiled.engine, "COMPILED_DIR", into)
+    monkeypatch.setenv("CC", "no-such-compiler-here")
+    assert build_compiled.main() == 1
+    assert capsys.readouterr().err == (
+        "error: the compiled engine needs a C compiler (no-such-compiler-here is not on PATH)\n"
+    )
+    monkeypatch.delenv("CC")
+    paths = {**sysconfig.get_paths(), "include": str(tmp_path)}
+    monkeypatch.setattr(build_compiled.sysconfig, "get_paths", lambda: paths)
+    assert build_compiled.main() == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: the compiled engine needs the Python headers (no Python.h in")
+    assert err.count("\n") == 1
+    assert not into.exists()  # nothing written, nothing to load
+
+
 def test_arena_doctor_and_the_engine_bench_say_which_engine_runs() -> None:
     doctor = subprocess.run(
         [sys.executable, "-m", "arena.cli", "doctor"],
