@@ -38,10 +38,9 @@ lint: setup
 	$(BIN)/ruff format --check arena tests
 	$(BIN)/mypy
 
-# Optional: the rules engine compiled with mypyc (needs a C compiler and the Python headers);
-# arena.engine loads it when present and current, the pure-Python engine otherwise.
+# Optional: the rules engine as a C extension (arena/engine/_game.c; needs a C compiler and the
+# Python headers); arena.engine loads it when present and current, the pure-Python engine otherwise.
 engine-compiled: setup
-	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS),fast]'
 	$(BIN)/python -m arena.engine.build_compiled
 
 clean:

@@ -79,10 +79,22 @@ def _named(folder: str, *names: str) -> Callable[[Key], bool]:
     return lambda key: inside(key) and key[2] in names
 
 
+def _compiled_engine(key: Key) -> bool:
+    """A method of the compiled engine (the C extension): cProfile names it as a built-in."""
+    return key[0] == "~" and (
+        "of 'arena.engine.game." in key[2] or key[2] == "<built-in method new>"
+    )
+
+
 _record_data = _named("engine/record.py", "record_data")
 _PART_EDGES: dict[str, list[tuple[Callable[[Key], bool], Callable[[Key], bool]]]] = {
     # (caller, callee): the inclusive time of every call along such an edge
-    "rules": [(_in("referee/referee.py"), lambda k: _in("engine/")(k) and not _record_data(k))],
+    "rules": [
+        (
+            _in("referee/referee.py"),
+            lambda k: (_in("engine/")(k) and not _record_data(k)) or _compiled_engine(k),
+        )
+    ],
     "encode": [
         (_in("referee/"), _in("protocol/")),
         (_in("referee/"), _named("referee/seats.py", "_parse_reply")),

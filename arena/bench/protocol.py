@@ -424,7 +424,7 @@ def _profile(
     by_module: dict[str, float] = defaultdict(float)
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     for (filename, _, function), (_, _, own, _, callers) in stats.items():
-        if filename != "~" or _is_system_call(function):
+        if filename != "~" or _is_system_call(function) or _COMPILED_ENGINE in function:
             by_module[_module_of(filename, function)] += own
             continue
         # A plain built-in (dict.get, len, bytes.join) is its callers' cost.
@@ -445,6 +445,8 @@ PROFILE_TOP = 12
 
 
 _SYSTEM_CALLS = ("posix.", "select.", "io.open", "_io.")
+_COMPILED_ENGINE = "of 'arena.engine.game."
+"""In a built-in's name: a method of the compiled engine (the C extension), kept as its module."""
 
 
 def _is_system_call(builtin: str) -> bool:
@@ -455,6 +457,8 @@ def _is_system_call(builtin: str) -> bool:
 def _module_of(filename: str, function: str) -> str:
     """A profiled function's module: dotted for Python files, the name for built-ins."""
     if filename == "~":
+        if _COMPILED_ENGINE in function:
+            return "arena.engine.game (compiled)"
         return function  # e.g. "<built-in method posix.write>"
     path = Path(filename)
     for root in sorted((Path(p) for p in sys.path if p), key=lambda p: len(str(p)), reverse=True):

@@ -13,9 +13,10 @@ The core (``Game``, moves, tables) needs only the standard library, so it can be
 copied into a bot folder and run on a bare ``/usr/bin/python3``; the pydantic models
 (observation, record, replay) are imported on first use.
 
-``make engine-compiled`` builds ``game.py`` with mypyc (optional, ~1.8x faster); it is loaded
-when present and built from the current sources, the pure-Python modules otherwise, and
-``ARENA_PURE_ENGINE=1`` forces them. :data:`ENGINE_BUILD` says which engine runs and why.
+``make engine-compiled`` builds the C extension ``_game.c`` (optional, ~8x faster: the same
+games, move for move); it is loaded as ``arena.engine.game`` when present and built from the
+current sources, the pure-Python ``game.py`` otherwise, and ``ARENA_PURE_ENGINE=1`` forces it.
+:data:`ENGINE_BUILD` says which engine runs and why.
 """
 
 from __future__ import annotations
@@ -41,18 +42,21 @@ from arena.engine.tables import (
 )
 
 COMPILED_DIR = Path(__file__).resolve().parent / "_compiled"
-"""Where ``make engine-compiled`` puts the mypyc build of the engine's hot modules."""
-COMPILED_MODULES = ("game",)
-"""The modules compiled (``tables`` is data built once at import: nothing to gain)."""
+"""Where ``make engine-compiled`` puts the compiled engine (``game.<extension suffix>``)."""
+COMPILED_SOURCE = "_game.c"
+"""The C source of the compiled ``arena.engine.game``."""
+DIGESTED_SOURCES = (COMPILED_SOURCE, "game.py", "tables.py")
+"""What a build is stamped with: its C source, the pure engine it must play like (a rules
+change there makes the build stale until rebuilt) and the tables whose layout the C repeats."""
 
 
 def source_digest() -> str:
-    """What a compiled build must have been built from: the sources it compiles and reads."""
+    """What a compiled build must have been built from: the sources it compiles and repeats."""
     from hashlib import sha256
 
     digest = sha256()
-    for name in (*COMPILED_MODULES, "tables"):
-        digest.update((Path(__file__).parent / f"{name}.py").read_bytes())
+    for name in DIGESTED_SOURCES:
+        digest.update((Path(__file__).parent / name).read_bytes())
     return digest.hexdigest()
 
 
@@ -86,10 +90,10 @@ except ImportError as error:  # a build for another Python, or a broken one: the
     from arena.engine.game import Board, Breakdown, Deal, Game, IllegalDeal, IllegalMove
 
 COMPILED = not (sys.modules["arena.engine.game"].__file__ or "").endswith(".py")
-"""Whether the rules run from the mypyc build (else the pure-Python modules, the fallback)."""
+"""Whether the rules run from the compiled C build (else the pure-Python modules, the fallback)."""
 if not COMPILED and _not_compiled is None:
     _not_compiled = "no compiled module for this Python"
-ENGINE_BUILD = "compiled (mypyc)" if COMPILED else f"pure Python: {_not_compiled}"
+ENGINE_BUILD = "compiled (C extension)" if COMPILED else f"pure Python: {_not_compiled}"
 """Which engine runs, for ``arena doctor`` and ``arena bench engine``."""
 
 if TYPE_CHECKING:

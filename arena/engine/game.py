@@ -27,9 +27,18 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from arena.engine.shared import (
+    Breakdown,
+    Deal,
+    IllegalDeal,
+    IllegalMove,
+    RoundLog,
+    take_deal,
+    unlisted_move,
+)
+from arena.engine.shared import from_observation as _from_observation
 from arena.engine.tables import (
     BIT,
     BONUS_COLOUR,
@@ -61,7 +70,6 @@ from arena.engine.tables import (
     NOT_BIT,
     PLACE_OPTIONS,
     PLACE_POINTS,
-    PLACES,
     POW5,
     REPEAT,
     RUN,
@@ -72,15 +80,13 @@ from arena.engine.tables import (
     DraftMoves,
     EndReason,
     FactoryMoves,
-    Move,
     Place,
     Variant,
-    factory_code,
     seed_state,
 )
 
-# Final aliases of the tables the hot paths read: the same global look-up for the pure engine,
-# a C static instead of a module-dict look-up in the mypyc build (~9 % of its time).
+# Final aliases of the tables the hot paths read (they were C statics for the former mypyc
+# build; for the pure engine they are the same global look-ups).
 _CODE_COUNTS: Final = CODE_COUNTS
 _CODE_REST: Final = CODE_REST
 _NOT_BIT: Final = NOT_BIT
@@ -102,29 +108,7 @@ if TYPE_CHECKING:
     from arena.engine.observation import Observation
     from arena.engine.record import GameRecord
 
-Deal = list[list[int]]
-"""The tiles dealt at the start of a round: per factory, counts per colour."""
-
-
-class IllegalMove(ValueError):
-    """Raised by :meth:`Game.apply` for a move that is not legal here."""
-
-
-class IllegalDeal(ValueError):
-    """Raised when an injected deal could not have been drawn from the bag/lid."""
-
-
-@dataclass(frozen=True)
-class Breakdown:
-    """A player's final score, split into its parts."""
-
-    rounds: int
-    """Score at the end of the last round (placements minus floor penalties)."""
-    rows: int
-    columns: int
-    colours: int
-    total: int
-
+__all__ = ["Board", "Breakdown", "Deal", "Game", "IllegalDeal", "IllegalMove", "RoundLog"]
 
 _DRAFT: Final = Decision.DRAFT
 _PLACE: Final = Decision.PLACE
@@ -251,39 +235,8 @@ class Board:
 
 
 _new_board: Callable[[type[Board]], Board] = getattr(Board, "__new__")  # noqa: B009
-"""``Board`` without ``__init__`` where the class allows it (pure Python); a mypyc-compiled
-class runs ``__init__`` in its ``__new__``, which ``copy`` then overwrites. (mypyc cannot
-compile ``Board.__new__`` spelled out, nor ``object.__new__`` of a compiled class.)"""
-
-
-class RoundLog:
-    """What happened in one round, for the game record. Plain data, no validation."""
-
-    __slots__ = ("codes", "decisions", "first_player", "number", "scores")
-
-    def __init__(self, number: int, first_player: int, codes: list[int]) -> None:
-        self.number = number
-        self.first_player = first_player
-        self.codes = codes
-        """The factories dealt, as factory codes."""
-        self.decisions: list[tuple[int, AnyMove]] = []
-        """(seat, move) in the order played."""
-        self.scores: list[int] = []
-
-    @property
-    def factories(self) -> Deal:
-        """The tiles dealt: per factory, counts per colour."""
-        return [list(_CODE_COUNTS[code]) for code in self.codes]
-
-    @factories.setter
-    def factories(self, deal: Deal) -> None:
-        self.codes = [factory_code(counts) for counts in deal]
-
-    def copy(self) -> RoundLog:
-        log = RoundLog(self.number, self.first_player, self.codes)
-        log.decisions = self.decisions[:]
-        log.scores = self.scores[:]
-        return log
+"""``Board`` without ``__init__``, for ``copy`` (spelled through ``getattr`` for the former
+mypyc build, which could not compile ``Board.__new__`` spelled out)."""
 
 
 class Game:
@@ -386,6 +339,17 @@ class Game:
         ``deals``, when given, replaces the RNG: round ``r`` uses ``deals[r-1]``,
         which must be drawable from the bag (and lid) at that moment.
         """
+        self = cls._blank(players, variant, seed, round_limit)
+        if deals is not None:
+            self._deals = list(deals)
+        self._start_round()
+        return self
+
+    @classmethod
+    def _blank(
+        cls, players: int, variant: Variant | str, seed: int | None, round_limit: int
+    ) -> Game:
+        """A game before its first deal: what :meth:`new` and ``from_observation`` fill in."""
         if players not in FACTORIES_BY_PLAYERS:
             raise ValueError(f"Azul is played by 2, 3 or 4 players, not {players}")
         if round_limit < 1:
@@ -396,7 +360,7 @@ class Game:
         self.seed = seed
         self.round_limit = round_limit
         self._rng = seed_state(seed)
-        self._deals = list(deals) if deals is not None else None
+        self._deals = None
         self._deal_pos = 0
         self._owned = _ALL_OWNED
         self.bag = [TILES_PER_COLOUR] * N_COLOURS
@@ -418,7 +382,6 @@ class Game:
         self._table_tiles = 0
         self.current_player = 0
         self.decision = Decision.DRAFT
-        self._start_round()
         return self
 
     # ------------------------------------------------------------------ queries
@@ -524,7 +487,7 @@ class Game:
         try:
             source, colour, line, move = self._draft_moves[move]
         except (KeyError, TypeError):
-            source, colour, line, move = self._unlisted_move(move)
+            source, colour, line, move = unlisted_move(self._draft_moves, move)
         # Literals below: -1 is CENTRE / FLOOR, 7 floor slots.
         player = self.current_player
         board = self.boards[player]
@@ -612,25 +575,11 @@ class Game:
             self._tiling_line = 0
             self._continue_tiling()
 
-    def _unlisted_move(self, move: Any) -> tuple[int, int, int, Move]:
-        """:meth:`apply`'s slow path: a move given as a list, or no draft move of this game."""
-        try:
-            source, colour, line = move
-        except (TypeError, ValueError):
-            raise IllegalMove(f"{move!r} is not a draft move") from None
-        try:
-            return self._draft_moves[(source, colour, line)]
-        except (KeyError, TypeError):
-            pass
-        if not (isinstance(colour, int) and 0 <= colour < N_COLOURS):
-            raise IllegalMove(f"{move!r}: no colour {colour}")
-        if not (isinstance(line, int) and FLOOR <= line < 5):
-            raise IllegalMove(f"{move!r}: line {line} cannot take that colour")
-        raise IllegalMove(f"{move!r}: no factory {source}")
-
     def _place(self, move: object) -> None:
-        if move not in self._place_options:
+        options = self._place_options
+        if move not in options:
             raise IllegalMove(f"{move!r} is not a legal placement here")
+        move = options[options.index(move)]  # the interned Place, as the log keeps it
         if not self._owned & _LOG_BIT:
             self._own_log()
         self._log.append((self.current_player, move))
@@ -843,13 +792,13 @@ class Game:
         if self._deals is None:
             codes, dealt = self._draw(n_factories)
         else:
-            if self._deal_pos >= len(self._deals):
-                raise IllegalDeal(f"no deal given for round {self.round + 1}")
-            deal = [list(f) for f in self._deals[self._deal_pos]]
-            self._take_deal(deal, n_factories)  # checks first: nothing moves if it raises
+            # Checked first: nothing moves if it raises.
+            codes, dealt, bag, lid = take_deal(
+                self._deals, self._deal_pos, self.round, n_factories, self.bag, self.lid
+            )
+            self.bag[:] = bag
+            self.lid[:] = lid
             self._deal_pos += 1
-            codes = [factory_code(counts) for counts in deal]
-            dealt = sum(map(sum, deal))
         self.round += 1
         self._first_player = self._next_first
         self.current_player = self._next_first
@@ -951,51 +900,6 @@ class Game:
         self._rng = state
         return codes, dealt
 
-    def _take_deal(self, deal: Deal, n_factories: int) -> None:
-        """Remove an injected deal from the bag/lid, checking it was drawable."""
-        if len(deal) != n_factories:
-            raise IllegalDeal(
-                f"round {self.round + 1}: {len(deal)} factories dealt, not {n_factories}"
-            )
-        bag, lid = self.bag[:], self.lid[:]
-        exhausted = False
-        for i, counts in enumerate(deal):
-            if len(counts) != N_COLOURS or any(not 0 <= k <= 4 for k in counts):
-                raise IllegalDeal(f"round {self.round + 1}: factory {i} is malformed: {counts}")
-            need = sum(counts)
-            if need and exhausted:
-                raise IllegalDeal(
-                    f"round {self.round + 1}: factory {i} dealt after bag and lid ran out"
-                )
-            if need > TILES_PER_FACTORY:
-                raise IllegalDeal(f"round {self.round + 1}: factory {i} holds {need} tiles")
-            rest = list(counts)
-            if sum(bag) < need:
-                # The whole bag goes in first, then the lid is poured in.
-                if any(bag[k] > rest[k] for k in range(N_COLOURS)):
-                    raise IllegalDeal(
-                        f"round {self.round + 1}: factory {i} {counts} skips tiles still in the "
-                        f"bag {bag} (the bag is emptied before the lid is poured in)"
-                    )
-                rest = [rest[k] - bag[k] for k in range(N_COLOURS)]
-                bag[:] = lid
-                lid[:] = [0] * N_COLOURS
-            if any(rest[k] > bag[k] for k in range(N_COLOURS)):
-                raise IllegalDeal(
-                    f"round {self.round + 1}: factory {i} {counts} is not drawable from bag {bag}"
-                )
-            for k in range(N_COLOURS):
-                bag[k] -= rest[k]
-            if need < TILES_PER_FACTORY:
-                if any(bag) or any(lid):
-                    raise IllegalDeal(
-                        f"round {self.round + 1}: factory {i} holds {need} tiles while "
-                        "tiles remain to draw"
-                    )
-                exhausted = True
-        self.bag[:] = bag
-        self.lid[:] = lid
-
     # ------------------------------------------------------------------ copies & views
 
     def copy(self, seed: int | None = None) -> Game:
@@ -1047,59 +951,16 @@ class Game:
         come from ``seed``. The rebuilt game has no history (its record starts here).
         Works on the plain JSON dict without pydantic (bots run on a bare Python).
         """
-        obs: Mapping[str, Any] = view.model_dump() if hasattr(view, "model_dump") else view
-        g = _new_game(cls)
-        g.n_players = obs["n_players"]
-        g.variant = Variant(obs["variant"])
-        g.seed = seed
-        g.round_limit = obs["round_limit"]
-        g._rng = seed_state(seed)
-        g._owned = _ALL_OWNED
-        g._deals = None
-        g._deal_pos = 0
-        g.bag = list(obs["bag"])
-        g.lid = list(obs["lid"])
-        g.factories = [factory_code(counts) for counts in obs["factories"]]
-        g._live = list(map(_moves_of, _FACTORY_MOVES, g.factories))
-        g._pairs = sum(g._live, ())
-        g._draft_moves = DRAFT_MOVES[len(g.factories)]
-        g._next_seat = NEXT_SEAT[g.n_players]
-        g.centre = list(obs["centre"])
-        g.marker_in_centre = obs["marker_in_centre"]
-        g.round = obs["round"]
-        g.end_reason = EndReason(obs["end_reason"]) if obs.get("end_reason") else None
-        g._first_player = obs["first_player"]
-        g._next_first = obs.get("next_first_player", obs["first_player"])
-        g.current_player = obs["current_player"]
-        g.decision = Decision(obs["decision"])
-        g._table_tiles = sum(map(sum, obs["factories"])) + sum(obs["centre"])
-        g.boards = []
-        for view_of in obs["players"]:
-            board = Board()
-            for line, pattern in enumerate(view_of["lines"]):
-                board.line_count[line] = pattern["count"]
-                colour = pattern["colour"]
-                board.line_colour[line] = colour if colour is not None and pattern["count"] else -1
-            for row, cells in enumerate(view_of["wall"]):
-                for col, colour in enumerate(cells):
-                    if colour is not None:
-                        board.place(row, col, colour)
-            board.floor = list(view_of["floor"])
-            board.score = view_of["score"]
-            board.refresh_accept()
-            g.boards.append(board)
-        codes = [factory_code(counts) for counts in obs["factories"]]
-        g.rounds = [RoundLog(obs["round"], obs["first_player"], codes)]
-        g._log = g.rounds[0].decisions
-        pending = obs.get("pending_line")
-        g._tiling_player = g.current_player
-        g._tiling_line = pending or 0
-        g._place_options = ()
-        if g.decision is Decision.PLACE and pending is not None:
-            board = g.boards[g.current_player]
-            colour = board.line_colour[pending]
-            g._place_options = tuple(PLACES[c] for c in board.gray_columns(pending, colour))
-        return g
+        return _from_observation(cls, view, seed)
+
+    def _sync_table(self) -> None:
+        """Recompute the state derived from ``factories``, ``centre`` and ``rounds`` after
+        they were assigned (``from_observation``, tests that edit positions)."""
+        self._table_tiles = sum(CODE_TILES[code] for code in self.factories) + sum(self.centre)
+        self._live = live = list(map(_moves_of, _FACTORY_MOVES, self.factories))
+        self._pairs = sum(live, ())
+        if self.rounds:
+            self._log = self.rounds[-1].decisions
 
     def observation_dict(self) -> dict[str, Any]:
         """The public view as plain JSON-ready data (fast path of :meth:`observation`)."""

@@ -4,7 +4,9 @@ Everything here is written from ``/work/shared/RULES.md``, not from the engine:
 the wall geometry, the per-colour conservation count, the floor penalties.
 Helpers that edit a position always keep the 100 tiles accounted for (tiles
 put somewhere are taken out of the bag, or the lid when the bag lacks them;
-tiles removed are put back in the bag).
+tiles removed are put back in the bag). They assign whole attributes (``game.bag = ...``,
+``board.line_count = ...``) rather than edit lists in place: under the compiled engine those
+lists are read-only snapshots, and assignment works on both engines.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from arena.engine import CENTRE, FLOOR, MARKER, Game, Move, Place
-from arena.engine.tables import FACTORY_MOVES, factory_code
+from arena.engine.tables import factory_code
 
 N_COLOURS = 5
 TILES_PER_COLOUR = 20
@@ -87,23 +89,26 @@ def table_tiles(game: Game) -> int:
 
 def _sync_table(game: Game) -> None:
     """The engine's derived table state after an edit of ``factories``/``centre``."""
-    game._table_tiles = table_tiles(game)
-    game._live = [FACTORY_MOVES[i][code] for i, code in enumerate(game.factories)]
-    game._pairs = tuple(pair for parts in game._live for pair in parts)
+    game._sync_table()
+    assert game._table_tiles == table_tiles(game)
 
 
 def _take(game: Game, colour: int, n: int) -> None:
     """Take ``n`` tiles of ``colour`` out of the bag (then the lid) to put them elsewhere."""
-    from_bag = min(n, game.bag[colour])
-    game.bag[colour] -= from_bag
+    bag, lid = game.bag, game.lid
+    from_bag = min(n, bag[colour])
+    bag[colour] -= from_bag
     rest = n - from_bag
-    if rest > game.lid[colour]:
+    if rest > lid[colour]:
         raise AssertionError(f"test set-up: not enough {colour} tiles left in bag and lid")
-    game.lid[colour] -= rest
+    lid[colour] -= rest
+    game.bag, game.lid = bag, lid
 
 
 def _give_back(game: Game, colour: int, n: int) -> None:
-    game.bag[colour] += n
+    bag = game.bag
+    bag[colour] += n
+    game.bag = bag
 
 
 def set_table(
@@ -138,8 +143,10 @@ def set_line(game: Game, seat: int, line: int, colour: int, count: int) -> None:
     if board.line_count[line]:
         _give_back(game, board.line_colour[line], board.line_count[line])
     _take(game, colour, count)
-    board.line_colour[line] = colour if count else -1
-    board.line_count[line] = count
+    colours, counts = board.line_colour, board.line_count
+    colours[line] = colour if count else -1
+    counts[line] = count
+    board.line_colour, board.line_count = colours, counts
     board.refresh_accept()
 
 
@@ -173,11 +180,13 @@ def set_floor(game: Game, seat: int, items: Sequence[int]) -> None:
 
 def keep_in_bag(game: Game, bag: Sequence[int]) -> None:
     """Make the bag hold exactly ``bag``; the other bag/lid tiles go to the lid."""
+    new_bag, new_lid = game.bag, game.lid
     for c in range(N_COLOURS):
-        total = game.bag[c] + game.lid[c]
+        total = new_bag[c] + new_lid[c]
         assert bag[c] <= total, "test set-up: not enough tiles for that bag"
-        game.bag[c] = bag[c]
-        game.lid[c] = total - bag[c]
+        new_bag[c] = bag[c]
+        new_lid[c] = total - bag[c]
+    game.bag, game.lid = new_bag, new_lid
 
 
 def fresh(players: int = 2, variant: str = "coloured", seed: int = 0, **kw: Any) -> Game:

@@ -1,10 +1,11 @@
-"""The optional compiled engine (mypyc) and its pure-Python fallback.
+"""The optional compiled engine (the C extension ``_game.c``) and its pure-Python fallback.
 
 The rules tests in this folder run against whichever engine ``arena.engine`` loads: CI runs
 them once on the pure engine and once more on the compiled build with
 ``ARENA_REQUIRE_COMPILED_ENGINE=1`` (``.ci/run``). These tests check how the build is chosen
-(in a copy of the package, so no compiler is needed) and that both engines play the same
-seeded games into byte-identical records.
+(in a copy of the package, so no compiler is needed), that the C compiles without a warning,
+and that both engines play the same seeded games into byte-identical records in two processes
+(``test_parity.py`` compares them position by position in one).
 """
 
 from __future__ import annotations
@@ -144,6 +145,44 @@ def test_compiled_and_pure_engines_write_identical_records() -> None:
     assert len(runs["compiled"]["records"]) == 36
     for compiled, pure in zip(runs["compiled"]["records"], runs["pure"]["records"], strict=True):
         assert compiled == pure
+
+
+def test_the_c_source_compiles_without_warnings(tmp_path: Path) -> None:
+    """``-Wall -Wextra -Werror``, with this Python's compiler and headers (as CI has them)."""
+    from arena.engine.build_compiled import build
+
+    try:
+        written = build(into=tmp_path / "_compiled", werror=True)
+    except RuntimeError as error:
+        if REQUIRE_COMPILED or "failed" in str(error):
+            pytest.fail(str(error))
+        pytest.skip(str(error))  # no compiler or headers here: the pure engine is the default
+    assert [path.name for path in written] == [f"game{EXTENSION_SUFFIXES[0]}"]
+    assert (tmp_path / "_compiled" / "SOURCE").read_text().strip() == arena.engine.source_digest()
+
+
+def test_a_missing_compiler_or_missing_headers_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sysconfig
+
+    from arena.engine import build_compiled
+
+    into = tmp_path / "_compiled"
+    monkeypatch.setattr(build_compiled.engine, "COMPILED_DIR", into)
+    monkeypatch.setenv("CC", "no-such-compiler-here")
+    assert build_compiled.main() == 1
+    assert capsys.readouterr().err == (
+        "error: the compiled engine needs a C compiler (no-such-compiler-here is not on PATH)\n"
+    )
+    monkeypatch.delenv("CC")
+    paths = {**sysconfig.get_paths(), "include": str(tmp_path)}
+    monkeypatch.setattr(build_compiled.sysconfig, "get_paths", lambda: paths)
+    assert build_compiled.main() == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: the compiled engine needs the Python headers (no Python.h in")
+    assert err.count("\n") == 1
+    assert not into.exists()  # nothing written, nothing to load
 
 
 def test_arena_doctor_and_the_engine_bench_say_which_engine_runs() -> None:

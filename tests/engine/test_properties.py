@@ -368,23 +368,26 @@ def engine_from(spec: dict[str, Any], seed: int) -> Game:
     game.centre = list(spec["centre"])
     game.marker_in_centre = spec["marker_in_centre"]
     _sync_table(game)
+    boards = game.boards  # whole attributes are assigned: the compiled engine's are snapshots
     for seat, rb in enumerate(spec["boards"]):
         board = Board()
         for r in range(5):
             for c in range(5):
                 if rb.wall[r][c] is not None:
                     board.place(r, c, rb.wall[r][c])
-            if rb.line_count[r]:
-                board.line_colour[r] = rb.line_colour[r]
-                board.line_count[r] = rb.line_count[r]
+        board.line_colour = [rb.line_colour[r] if rb.line_count[r] else -1 for r in range(5)]
+        board.line_count = list(rb.line_count)
         board.floor = list(rb.floor)
         board.score = rb.score
         board.refresh_accept()
-        game.boards[seat] = board
+        boards[seat] = board
+    game.boards = boards
     game.round = spec["round_number"]
-    game.rounds[0].number = spec["round_number"]
-    game.rounds[0].first_player = spec["first"]
-    game.rounds[0].factories = [list(f) for f in spec["factories"]]
+    rounds = game.rounds
+    rounds[0].number = spec["round_number"]
+    rounds[0].first_player = spec["first"]
+    rounds[0].factories = [list(f) for f in spec["factories"]]
+    game.rounds = rounds
     game._first_player = spec["first"]
     holder = spec["holder"]
     game._next_first = holder if holder is not None else spec["first"]
