@@ -79,7 +79,15 @@ def _compiled_build_usable() -> str | None:
 
 _not_compiled = _compiled_build_usable()
 try:
-    from arena.engine.game import Board, Breakdown, Deal, Game, IllegalDeal, IllegalMove
+    from arena.engine.game import (
+        Board,
+        Breakdown,
+        Deal,
+        Game,
+        IllegalDeal,
+        IllegalMove,
+        moves_json,
+    )
 except ImportError as error:  # a build for another Python, or a broken one: the pure engine
     if str(COMPILED_DIR) not in __path__:
         raise
@@ -87,7 +95,15 @@ except ImportError as error:  # a build for another Python, or a broken one: the
     for _name in [m for m in sys.modules if m.startswith("arena.engine.game")]:
         del sys.modules[_name]
     _not_compiled = f"the compiled build does not load ({error})"
-    from arena.engine.game import Board, Breakdown, Deal, Game, IllegalDeal, IllegalMove
+    from arena.engine.game import (
+        Board,
+        Breakdown,
+        Deal,
+        Game,
+        IllegalDeal,
+        IllegalMove,
+        moves_json,
+    )
 
 COMPILED = not (sys.modules["arena.engine.game"].__file__ or "").endswith(".py")
 """Whether the rules run from the compiled C build (else the pure-Python modules, the fallback)."""
@@ -144,6 +160,7 @@ __all__ = [
     "PlayerView",
     "ReplayError",
     "Variant",
+    "moves_json",
     "parse_move",
     "replay",
 ]

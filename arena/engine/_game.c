@@ -22,6 +22,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -1164,6 +1165,120 @@ static PyObject *Game_observation_dict(PyObject *self, PyObject *unused) {
     return call_module("arena.engine.view", "observation_dict", args, 1);
 }
 
+/* The observation as compact JSON, written here: byte for byte
+ * json.dumps(observation_dict(), separators=(",", ":")) (arena/engine/view.py owns the
+ * layout; tests/engine/test_parity.py compares the two). The referee sends it with every
+ * decision: building the dict and encoding it costs ~10 us, this ~1 us. */
+typedef struct { char *p; } Out;
+
+static inline void out_str(Out *o, const char *text) {
+    size_t n = strlen(text);
+    memcpy(o->p, text, n);
+    o->p += n;
+}
+
+static inline void out_int(Out *o, long long v) {
+    char digits[24];
+    int n = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do { digits[n++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) *o->p++ = '-';
+    while (n) *o->p++ = digits[--n];
+}
+
+static inline void out_counts(Out *o, const int16_t *v) {
+    *o->p++ = '[';
+    for (int i = 0; i < N_COLOURS; i++) {
+        if (i) *o->p++ = ',';
+        out_int(o, v[i]);
+    }
+    *o->p++ = ']';
+}
+
+static const char *const DECISION_NAMES[3] = {"draft", "place", "over"};
+static const char *const END_NAMES[4] = {"null", "\"normal\"", "\"round_limit\"", "\"no_tiles\""};
+
+static PyObject *Game_observation_json(GameObject *g, PyObject *unused) {
+    (void)unused;
+    /* At most ~4.1 kB: 4 boards of < 700 bytes, 9 factories, 20-digit numbers. */
+    char buf[8192];
+    Out o = {buf};
+    out_str(&o, g->gray ? "{\"variant\":\"gray\",\"n_players\":" : "{\"variant\":\"coloured\",\"n_players\":");
+    out_int(&o, g->n_players);
+    out_str(&o, ",\"round\":");
+    out_int(&o, g->round);
+    out_str(&o, ",\"round_limit\":");
+    out_int(&o, g->round_limit);
+    out_str(&o, ",\"decision\":\"");
+    out_str(&o, DECISION_NAMES[g->decision]);
+    out_str(&o, "\",\"current_player\":");
+    out_int(&o, g->current_player);
+    out_str(&o, ",\"first_player\":");
+    out_int(&o, g->first_player);
+    out_str(&o, ",\"next_first_player\":");
+    out_int(&o, g->next_first);
+    out_str(&o, ",\"pending_line\":");
+    if (g->decision == PLACE) out_int(&o, g->tiling_line);
+    else out_str(&o, "null");
+    out_str(&o, ",\"factories\":[");
+    for (int f = 0; f < g->n_factories; f++) {
+        const uint8_t *counts = CODE_COUNTS[g->factories[f]];
+        if (f) *o.p++ = ',';
+        *o.p++ = '[';
+        for (int c = 0; c < N_COLOURS; c++) {
+            if (c) *o.p++ = ',';
+            *o.p++ = (char)('0' + counts[c]);
+        }
+        *o.p++ = ']';
+    }
+    out_str(&o, "],\"centre\":");
+    out_counts(&o, g->centre);
+    out_str(&o, g->marker_in_centre ? ",\"marker_in_centre\":true,\"bag\":"
+                                    : ",\"marker_in_centre\":false,\"bag\":");
+    out_counts(&o, g->bag);
+    out_str(&o, ",\"lid\":");
+    out_counts(&o, g->lid);
+    out_str(&o, ",\"players\":[");
+    for (int seat = 0; seat < g->n_players; seat++) {
+        const BoardS *b = &g->boards[seat];
+        out_str(&o, seat ? ",{\"seat\":" : "{\"seat\":");
+        out_int(&o, seat);
+        out_str(&o, ",\"score\":");
+        out_int(&o, b->score);
+        out_str(&o, ",\"lines\":[");
+        for (int line = 0; line < 5; line++) {
+            out_str(&o, line ? ",{\"colour\":" : "{\"colour\":");
+            if (b->line_count[line]) out_int(&o, b->line_colour[line]);
+            else out_str(&o, "null");
+            out_str(&o, ",\"count\":");
+            out_int(&o, b->line_count[line]);
+            *o.p++ = '}';
+        }
+        out_str(&o, "],\"wall\":[");
+        for (int row = 0; row < 5; row++) {
+            *o.p++ = row ? ',' : '[';
+            if (row) *o.p++ = '[';
+            for (int col = 0; col < 5; col++) {
+                int cell = b->wall[row * 5 + col];
+                if (col) *o.p++ = ',';
+                if (cell < 0) out_str(&o, "null");
+                else *o.p++ = (char)('0' + cell);
+            }
+            *o.p++ = ']';
+        }
+        out_str(&o, "],\"floor\":[");
+        for (int i = 0; i < b->floor_len; i++) {
+            if (i) *o.p++ = ',';
+            *o.p++ = (char)('0' + b->floor[i]);
+        }
+        out_str(&o, "]}");
+    }
+    out_str(&o, "],\"end_reason\":");
+    out_str(&o, END_NAMES[g->end_reason]);
+    out_str(&o, ",\"colours\":[\"blue\",\"yellow\",\"red\",\"black\",\"white\"]}");
+    return PyBytes_FromStringAndSize(buf, o.p - buf);
+}
+
 static PyObject *Game_observation(PyObject *self, PyObject *unused) {
     (void)unused;
     PyObject *data = Game_observation_dict(self, NULL);
@@ -1701,6 +1816,8 @@ static PyMethodDef Game_methods[] = {
     {"_sync_table", (PyCFunction)Game_sync_table, METH_NOARGS,
      "Recompute the derived table state after factories/centre were assigned."},
     {"observation_dict", (PyCFunction)Game_observation_dict, METH_NOARGS, NULL},
+    {"observation_json", (PyCFunction)Game_observation_json, METH_NOARGS,
+     "The public view as compact JSON bytes (what a bot receives as its observation)."},
     {"observation", (PyCFunction)Game_observation, METH_NOARGS, NULL},
     {"record", (PyCFunction)(void (*)(void))Game_record, METH_VARARGS | METH_KEYWORDS, NULL},
     {"render", (PyCFunction)(void (*)(void))Game_render, METH_VARARGS | METH_KEYWORDS, NULL},
@@ -1912,7 +2029,10 @@ static int run_through(int mask, int i) {
     return hi - lo + 1;
 }
 
+static void build_move_texts(void);
+
 static int build_tables(void) {
+    build_move_texts();
     for (int code = 0; code < N_CODES; code++) {
         int rest = code, tiles = 0, mask = 0;
         for (int c = 0; c < 5; c++) {
@@ -2023,11 +2143,77 @@ done:
     return rc;
 }
 
+/* moves_json(): legal moves as the JSON array a bot receives as its options (game.py's
+ * moves_json owns the format). Each move's text is written once, at import. */
+static char MOVE_TEXT[PLACE_BASE + 5][40];
+static uint8_t MOVE_TEXT_LEN[PLACE_BASE + 5];
+
+static void build_move_texts(void) {
+    for (int source = -1; source < MAX_FACTORIES; source++)
+        for (int colour = 0; colour < N_COLOURS; colour++)
+            for (int line = -1; line < 5; line++) {
+                int code = decision_code(source, colour, line);
+                MOVE_TEXT_LEN[code] = (uint8_t)snprintf(
+                    MOVE_TEXT[code], sizeof MOVE_TEXT[code],
+                    "{\"source\":%d,\"colour\":%d,\"line\":%d}", source, colour, line);
+            }
+    for (int column = 0; column < 5; column++)
+        MOVE_TEXT_LEN[PLACE_BASE + column] = (uint8_t)snprintf(
+            MOVE_TEXT[PLACE_BASE + column], sizeof MOVE_TEXT[0], "{\"column\":%d}", column);
+}
+
+static PyObject *moves_json(PyObject *module, PyObject *moves) {
+    (void)module;
+    PyObject *seq = PySequence_Fast(moves, "moves_json() takes a sequence of moves");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    char stack[4096];
+    size_t need = 2 + (size_t)n * (sizeof MOVE_TEXT[0] + 1);
+    char *buf = need <= sizeof stack ? stack : PyMem_Malloc(need);
+    if (!buf) { Py_DECREF(seq); return PyErr_NoMemory(); }
+    char *p = buf;
+    *p++ = '[';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *m = items[i];
+        long a, b, c;
+        int code = -1;
+        Py_ssize_t size = PyTuple_Check(m) ? PyTuple_GET_SIZE(m) : 0;
+        if (size == 3 && small_long(PyTuple_GET_ITEM(m, 0), &a) && a >= -1 && a < MAX_FACTORIES &&
+            small_long(PyTuple_GET_ITEM(m, 1), &b) && b >= 0 && b < N_COLOURS &&
+            small_long(PyTuple_GET_ITEM(m, 2), &c) && c >= -1 && c < 5)
+            code = decision_code((int)a, (int)b, (int)c);
+        else if (size == 1 && small_long(PyTuple_GET_ITEM(m, 0), &a) && a >= 0 && a < 5)
+            code = PLACE_BASE + (int)a;
+        if (code < 0) {
+            PyErr_Format(PyExc_ValueError, "not a move: %R", m);
+            if (buf != stack) PyMem_Free(buf);
+            Py_DECREF(seq);
+            return NULL;
+        }
+        if (i) *p++ = ',';
+        memcpy(p, MOVE_TEXT[code], sizeof MOVE_TEXT[0]); /* fixed size: one inlined copy */
+        p += MOVE_TEXT_LEN[code];
+    }
+    *p++ = ']';
+    PyObject *out = PyBytes_FromStringAndSize(buf, p - buf);
+    if (buf != stack) PyMem_Free(buf);
+    Py_DECREF(seq);
+    return out;
+}
+
+static PyMethodDef module_methods[] = {
+    {"moves_json", (PyCFunction)moves_json, METH_O,
+     "Moves as the JSON array a bot receives as its options."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef game_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "arena.engine.game",
     .m_doc = "The Azul rules engine, compiled (C extension): the same games as game.py.",
     .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC PyInit_game(void) {

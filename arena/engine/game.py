@@ -65,11 +65,13 @@ from arena.engine.tables import (
     MARKER,
     MASK64,
     MASK_COLOURS,
+    MOVE_OF,
     N_COLOURS,
     NEXT_SEAT,
     NOT_BIT,
     PLACE_OPTIONS,
     PLACE_POINTS,
+    PLACES,
     POW5,
     REPEAT,
     RUN,
@@ -108,7 +110,16 @@ if TYPE_CHECKING:
     from arena.engine.observation import Observation
     from arena.engine.record import GameRecord
 
-__all__ = ["Board", "Breakdown", "Deal", "Game", "IllegalDeal", "IllegalMove", "RoundLog"]
+__all__ = [
+    "Board",
+    "Breakdown",
+    "Deal",
+    "Game",
+    "IllegalDeal",
+    "IllegalMove",
+    "RoundLog",
+    "moves_json",
+]
 
 _DRAFT: Final = Decision.DRAFT
 _PLACE: Final = Decision.PLACE
@@ -968,6 +979,12 @@ class Game:
 
         return observation_dict(self)
 
+    def observation_json(self) -> bytes:
+        """The public view as compact JSON bytes (what a bot receives as its observation)."""
+        from arena.engine.view import observation_json
+
+        return observation_json(self)
+
     def observation(self) -> Observation:
         """The public view of the whole position (what bots receive)."""
         from arena.engine.observation import Observation
@@ -1018,3 +1035,28 @@ def _tile_list(counts: list[int]) -> list[int]:
     c0, c1, c2, c3, c4 = counts
     r = _RUNS
     return [*r[0][c0], *r[1][c1], *r[2][c2], *r[3][c3], *r[4][c4]]
+
+
+_MOVE_JSON: dict[object, bytes] = {
+    **{m: b'{"source":%d,"colour":%d,"line":%d}' % m for m in MOVE_OF.values()},
+    **{p: b'{"column":%d}' % p for p in PLACES},
+}
+"""Each move as a JSON object of its fields (by move: equal tuples find the same text)."""
+
+
+def moves_json(moves: Sequence[AnyMove]) -> bytes:
+    """Moves as a JSON array of objects (``{"source", "colour", "line"}`` for a draft move,
+    ``{"column"}`` for a placement): the options a bot receives with each decision.
+    Raises ``ValueError`` for anything that is not a move."""
+    try:
+        return b"[" + b",".join(map(_MOVE_JSON.__getitem__, moves)) + b"]"
+    except (KeyError, TypeError):
+        bad = next(m for m in moves if not _is_move(m))
+        raise ValueError(f"not a move: {bad!r}") from None
+
+
+def _is_move(item: object) -> bool:
+    try:
+        return item in _MOVE_JSON
+    except TypeError:  # unhashable
+        return False

@@ -7,6 +7,7 @@ model of the same data.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from arena.engine.tables import CODE_COUNTS, COLOURS
@@ -57,3 +58,9 @@ def observation_dict(game: Game) -> dict[str, Any]:
         "end_reason": game.end_reason.value if game.end_reason else None,
         "colours": list(COLOURS),
     }
+
+
+def observation_json(game: Game) -> bytes:
+    """:func:`observation_dict` as compact JSON, the bytes a bot receives as its observation
+    (the compiled engine writes the same bytes in C)."""
+    return json.dumps(observation_dict(game), separators=(",", ":")).encode()

@@ -18,10 +18,21 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 import arena.engine
-from arena.engine import CENTRE, FLOOR, Decision, Game, IllegalDeal, IllegalMove, Move, Place
+from arena.engine import (
+    CENTRE,
+    FLOOR,
+    Decision,
+    Game,
+    IllegalDeal,
+    IllegalMove,
+    Move,
+    Place,
+    moves_json,
+)
 
 if not arena.engine.COMPILED:
     if os.environ.get("ARENA_REQUIRE_COMPILED_ENGINE") == "1":
@@ -41,6 +52,7 @@ def _load_pure() -> type[Game]:
 
 
 Pure = _load_pure()
+pure_moves_json = sys.modules[Pure.__module__].moves_json
 assert Pure is not Game and Game.__module__ == "arena.engine.game"
 
 
@@ -50,6 +62,7 @@ def state(game: Game) -> dict[str, Any]:
         "legal": game.legal_moves(),
         "scores": game.scores(),
         "observation": game.observation_dict(),
+        "observation_json": game.observation_json(),
         "decision": game.decision,
         "pending": game.pending_line,
         "end": game.end_reason,
@@ -311,3 +324,30 @@ def test_illegal_moves_raise_the_same_errors_and_change_nothing(variant: str) ->
         with pytest.raises(IllegalMove, match="the game is over"):
             engine_game.apply(Move(0, 0, 0))
     assert checked > 100
+
+
+@pytest.mark.parametrize("variant", ["coloured", "gray"])
+def test_moves_and_observations_as_json_match_the_plain_encoding(variant: str) -> None:
+    """What the referee sends: ``moves_json`` of the legal moves and ``observation_json``,
+    from either engine, are the bytes of orjson of the plain data (placements included)."""
+    for players in (2, 3, 4):
+        for game in positions(variant, players, seed=players):
+            legal = game.legal_moves()
+            plain = orjson.dumps(
+                [
+                    {"column": m[0]}
+                    if len(m) == 1
+                    else {"source": m[0], "colour": m[1], "line": m[2]}
+                    for m in legal
+                ]
+            )
+            assert moves_json(legal) == pure_moves_json(legal) == plain
+            assert game.observation_json() == orjson.dumps(game.observation_dict())
+
+
+@pytest.mark.parametrize("bad", [(1, 2), (9, 0, 0), (0, 5, 0), (0, 0, 5), [0, 0, 0], "x"])
+def test_moves_json_refuses_what_is_not_a_move(bad: object) -> None:
+    moves = [Move(CENTRE, 0, FLOOR), bad]
+    for encode in (moves_json, pure_moves_json):
+        with pytest.raises(ValueError, match="not a move"):
+            encode(moves)  # type: ignore[arg-type]
