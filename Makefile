@@ -17,7 +17,14 @@ $(BIN)/arena: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $(BIN)/arena
 
-setup: $(BIN)/arena
+# The rules engine's C extension, built when its sources change; without a C compiler (or
+# if the build fails) the pure-Python engine runs instead: the same games, ~8x slower.
+ENGINE_STAMP := arena/engine/_compiled/SOURCE
+$(ENGINE_STAMP): arena/engine/_game.c arena/engine/game.py arena/engine/tables.py | $(BIN)/arena
+	$(BIN)/python -m arena.engine.build_compiled \
+		|| echo "note: the pure-Python rules engine runs instead (same games, slower)"
+
+setup: $(BIN)/arena $(ENGINE_STAMP)
 
 demo: setup
 	$(BIN)/arena demo
@@ -38,9 +45,10 @@ lint: setup
 	$(BIN)/ruff format --check arena tests
 	$(BIN)/mypy
 
-# Optional: the rules engine as a C extension (arena/engine/_game.c; needs a C compiler and the
-# Python headers); arena.engine loads it when present and current, the pure-Python engine otherwise.
-engine-compiled: setup
+# The rules engine as a C extension (arena/engine/_game.c; needs a C compiler and the Python
+# headers), built again now: `make setup` builds it when its sources change; arena.engine loads
+# it when present and current, the pure-Python engine otherwise (ARENA_PURE_ENGINE=1 forces it).
+engine-compiled: $(BIN)/arena
 	$(BIN)/python -m arena.engine.build_compiled
 
 clean:
