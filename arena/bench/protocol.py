@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import arena.engine
 from arena.engine import Variant
 from arena.errors import ArenaError
 from arena.play.bots import ready_bot
@@ -98,6 +99,8 @@ class ProtocolBench:
     first: ``module``, ``us`` (inflated by the profiler), ``share`` of the total."""
     profiled_us: float
     """The profiled CPU time per decision in total (the profiler inflates it: read shares)."""
+    engine_build: str = ""
+    """``arena.engine.ENGINE_BUILD``: the rules (and the observation's encoding) in C or Python."""
 
 
 def pipe_roundtrip_us(rounds: int = 2000) -> float:
@@ -405,6 +408,7 @@ def bench_protocol(
         message_bytes={"request": len(echo_any.request), "reply": echo_any.reply},
         profile=profile,
         profiled_us=profiled_us,
+        engine_build=arena.engine.ENGINE_BUILD,
     )
 
 
@@ -492,6 +496,7 @@ def run(bot: Path, games: int, level: Level, as_json: bool) -> int:
     console = Console()
     with Console(stderr=True).status("persistent C bots playing…"):
         r = bench_protocol(bot, games=games, level=level)
+    console.print(f"engine: {r.engine_build}")
     console.print(f"games {r.games} per set-up, decisions {r.decisions} (default set-up)")
     console.print(
         f"referee overhead per decision (reply read -> next request written, median, plus "

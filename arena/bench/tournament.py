@@ -16,6 +16,7 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
+import arena.engine
 from arena.bench.comp90054_runner import Comp90054Runner
 from arena.bench.gamecost import PARTS, GameCost, measure_game_cost
 from arena.play.build import build_bot
@@ -302,6 +303,7 @@ def bench_tournament_json(
         "load_average": [r.load_average for r in runs],
         "game_cost": cost.as_json(),
         "vs_comp90054": vs.as_json() if vs is not None else None,
+        "engine_build": arena.engine.ENGINE_BUILD,
     }
 
 
@@ -335,6 +337,7 @@ def print_bench_tournament(runs: list[TournamentBench], n_bots: int, console: Co
             f"{r.load_average:.1f}",
         )
     console.print(table)
+    console.print(f"engine: {arena.engine.ENGINE_BUILD}")
     one, many, one_fresh, many_fresh = runs
 
     def ratio(a: float, b: float) -> str:
