@@ -4,8 +4,9 @@
 fragments (options, factories) and per-board fragments that are re-encoded only
 when that board changed, instead of building and serialising pydantic models or
 the whole observation dict. On the compiled engine the observation and the options come
-from ``Game.observation_json()`` and ``moves_json()``, written in C (~0.4 µs each). The tests check that every variant gives the same
-bytes as ``orjson`` of :meth:`Game.observation_dict` and a valid pydantic ``Decide``.
+from ``Game.observation_json()`` and ``moves_json()``, written in C (~0.4 µs each). The
+tests check that every variant gives the same bytes as ``orjson`` of
+:meth:`Game.observation_dict` and a valid pydantic ``Decide``.
 """
 
 from __future__ import annotations
