@@ -309,6 +309,16 @@ def tree_cpu(root: int) -> TreeCpu:
     return TreeCpu(own / tick, (below + reaped) / tick)
 
 
+def machine_busy_s() -> float:
+    """CPU seconds the whole machine has been busy so far, all cores (``/proc/stat``: user,
+    nice, system, irq, softirq, steal). The ladder's bots run in sandboxes whose
+    processes are not reaped into the server's tree (their PID namespace ends with them),
+    so only the machine's total counts them."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def _children_cpu_s() -> float:
     """CPU seconds of this process's reaped children (``wrk`` runs, once waited for)."""
     import resource
@@ -603,9 +613,10 @@ def bench_serve(
             assert server.process is not None
             pid = server.process.pid
             quiet = server.health()["games_finished"]
-            tree_alone = tree_cpu(pid)
+            tree_alone, busy_alone = tree_cpu(pid), machine_busy_s()
             time.sleep(seconds)
             tree_alone = _tree_delta(tree_alone, tree_cpu(pid))
+            busy_alone = machine_busy_s() - busy_alone
             quiet = server.health()["games_finished"] - quiet
             progress(f"baseline: 1 client for {baseline_s:g} s…")
             warm(server.url, mix)
@@ -619,6 +630,7 @@ def bench_serve(
             progress(f"{clients} clients ({client}) for {seconds:g} s…")
             cpu = time.process_time(), server.cpu_seconds()
             tree_loaded, wrk_cpu = tree_cpu(pid), _children_cpu_s()
+            busy_loaded = machine_busy_s()
             if client == "wrk":
                 loaded = wrk_figures(server.url, mix, clients, seconds, per_route_s=0)
             else:
@@ -626,6 +638,7 @@ def bench_serve(
                 loaded = summarise(samples, seconds)
             cpu = time.process_time() - cpu[0], server.cpu_seconds() - cpu[1]
             tree_loaded = _tree_delta(tree_loaded, tree_cpu(pid))
+            busy_loaded = machine_busy_s() - busy_loaded
             wrk_cpu = _children_cpu_s() - wrk_cpu
             after = server.health()
             cache_after = server.page_cache_counts()
@@ -669,6 +682,7 @@ def bench_serve(
             tree_alone,
             tree_loaded,
             clients_s=cpu[0] if client == "httpx" else wrk_cpu,
+            busy_s=(busy_alone, busy_loaded),
             seconds=seconds,
             games_alone=quiet,
             games_loaded=after["games_finished"] - before["games_finished"],
@@ -690,31 +704,42 @@ def cores_used(
     loaded: TreeCpu,
     *,
     clients_s: float,
+    busy_s: tuple[float, float],
     seconds: float,
     games_alone: int,
     games_loaded: int,
 ) -> dict[str, Any]:
     """Where the machine's cores went with the ladder alone and under the page load, and
-    the ladder's CPU a game in each: when that CPU a game stays the same, the ladder lost
-    games only for the cores the page load took (the server and the clients on this same
-    machine), not to a lock or a wait it shares with the web threads."""
+    the ladder's CPU a game in each. ``busy_s``: the whole machine's busy CPU seconds in
+    each phase; what the server process and the clients did not use there is the
+    ladder's games (workers and sandboxed bots; anything else running on the machine too,
+    so run the bench on a quiet one). When that CPU a game stays the same and the
+    machine is full under the load, the ladder lost games to the cores the page load
+    took, not to a lock or a wait it shares with the web threads."""
 
-    def per_game(tree: TreeCpu, games: int) -> float | None:
-        return round(1000 * tree.descendants / games, 2) if games else None
+    def games_cpu(tree: TreeCpu, busy: float, clients: float) -> float:
+        return max(0.0, busy - tree.own - clients)
 
+    def per_game(cpu_s: float, games: int) -> float | None:
+        return round(1000 * cpu_s / games, 2) if games else None
+
+    games_alone_s = games_cpu(alone, busy_s[0], 0.0)
+    games_loaded_s = games_cpu(loaded, busy_s[1], clients_s)
     return {
         "machine": os.cpu_count(),
         "alone": {
+            "busy": round(busy_s[0] / seconds, 2),
             "server": round(alone.own / seconds, 2),
-            "ladder_games": round(alone.descendants / seconds, 2),
+            "ladder_games": round(games_alone_s / seconds, 2),
         },
         "loaded": {
+            "busy": round(busy_s[1] / seconds, 2),
             "server": round(loaded.own / seconds, 2),
-            "ladder_games": round(loaded.descendants / seconds, 2),
+            "ladder_games": round(games_loaded_s / seconds, 2),
             "clients": round(clients_s / seconds, 2),
         },
-        "ladder_cpu_ms_per_game_alone": per_game(alone, games_alone),
-        "ladder_cpu_ms_per_game_loaded": per_game(loaded, games_loaded),
+        "ladder_cpu_ms_per_game_alone": per_game(games_alone_s, games_alone),
+        "ladder_cpu_ms_per_game_loaded": per_game(games_loaded_s, games_loaded),
     }
 
 
@@ -904,8 +929,9 @@ def print_result(result: dict[str, Any], console: Any) -> None:
     if cores:
         alone, loaded = cores["alone"], cores["loaded"]
         console.print(
-            f"cores used (of {cores['machine']}): the ladder's games {alone['ladder_games']} "
-            f"alone, {loaded['ladder_games']} under the load, beside the server process "
+            f"cores busy (of {cores['machine']}): {alone['busy']} alone, {loaded['busy']} under "
+            f"the load; the ladder's games (workers and bots) {alone['ladder_games']} alone, "
+            f"{loaded['ladder_games']} under the load, beside the server process "
             f"{alone['server']} → {loaded['server']} and the clients {loaded['clients']}; "
             f"the ladder's CPU a game {cores['ladder_cpu_ms_per_game_alone']} ms alone, "
             f"{cores['ladder_cpu_ms_per_game_loaded']} ms under the load"

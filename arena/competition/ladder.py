@@ -410,14 +410,22 @@ class Ladder:
         return len(self._running)
 
     def wanted_in_flight(self) -> int:
-        """``games_in_flight``, or on Ray enough games for a batch per CPU twice over (as a
-        tournament keeps; read again each time: the batch size grows as durations are
-        learned): a few games in flight would make every batch a single game."""
+        """Games handed to the executor at once. On Ray, enough for a batch per CPU twice
+        over (as a tournament keeps; read again each time: the batch size grows as
+        durations are learned): a few games in flight would make every batch a single
+        game. On a local pool with ``games_in_flight`` filling its workers, one more game
+        per worker waits in the pool's queue: a worker that finishes a game starts the
+        next at once instead of idling while this thread stores the result and chooses
+        the next game (slow when the web server holds the interpreter, see
+        docs/benchmarks.md). No more games play at once: a pool plays one per worker."""
         from arena.play.ray_executor import RayExecutor
 
+        wanted, workers = self.config.games_in_flight, self.executor.workers
         if isinstance(self.executor, RayExecutor):
-            return max(self.config.games_in_flight, 2 * self.executor.workers)
-        return self.config.games_in_flight
+            return max(wanted, 2 * workers)
+        if isinstance(self.executor, LocalPoolExecutor) and wanted >= workers:
+            return wanted + workers
+        return wanted
 
     def run(self) -> None:
         """Until :meth:`stop`: start games, store results. Survives store hiccups."""

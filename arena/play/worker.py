@@ -352,8 +352,10 @@ def init_pool_worker(
     if worker_id is None:
         import multiprocess
 
+        # A pool made in a child process (the server's ladder process) numbers its
+        # workers (child, k): the last number tells them apart.
         identity = multiprocess.current_process()._identity
-        worker_id = identity[0] if identity else 0
+        worker_id = identity[-1] if identity else 0
     _STATE = WorkerState(worker_id)
     if one_core:
         pin_worker(max(0, worker_id - 1))  # pool identities count from 1
@@ -362,7 +364,7 @@ def init_pool_worker(
     util.Finalize(None, _close_state, exitpriority=10)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_term)
-    _die_with_parent(signal.SIGTERM, parent)
+    die_with_parent(signal.SIGTERM, parent)
 
 
 def pool_run_job(job: GameJob) -> GameResult:
@@ -394,7 +396,7 @@ def failed_game(exc: BaseException) -> int | None:
     return index if isinstance(index, int) else None
 
 
-def _die_with_parent(sig: int, parent: int | None) -> None:
+def die_with_parent(sig: int, parent: int | None) -> None:
     """Linux: deliver ``sig`` to this process when its parent dies (kill -9 included).
     A parent that died before this was set is noticed by our new parent's pid (a
     subreaper's, not always 1's)."""

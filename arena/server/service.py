@@ -1,12 +1,15 @@
-"""``arena serve competition.toml``: one process with the web server, the ladder and a
-build worker, and ``arena token``.
+"""``arena serve competition.toml``: the web server with a build worker, the ladder in a
+process of its own, and ``arena token``.
 
-The web app (``create_app``) runs under uvicorn in the main thread; the ladder
-(:class:`arena.competition.ladder.Ladder`) and the build worker run on threads beside it and
-share one :class:`CompetitionStore`. SIGTERM or Ctrl-C stops the web server, abandons
-the running games (their bots are killed) and schedules them again; a kill -9 loses
-nothing either: finished games are in the store, and at the next start the games
-that were running are scheduled again and cut-short builds queued again.
+The web app (``create_app``) runs under uvicorn in the main thread; the build worker, the
+phase timer and the events run on threads beside it and share one
+:class:`CompetitionStore`. The ladder (:class:`arena.competition.ladder.Ladder`) and its
+game workers run in a child process with a store connection of its own
+(:mod:`arena.server.ladder_process`), so a page load does not slow its games. SIGTERM or
+Ctrl-C stops the web server, abandons the running games (their bots are killed) and
+schedules them again; a kill -9 loses nothing either: finished games are in the store,
+and at the next start the games that were running are scheduled again and cut-short
+builds queued again.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from arena.competition.phases import EventStarter, Phases, PhaseTimer
 from arena.engine import Variant
 from arena.errors import ArenaError
 from arena.play.executors import Executor
+from arena.server.ladder_process import LadderProcess
 from arena.server.logs import configure_logging
 from arena.store.competition import CompetitionStore, Conflict
 from arena.store.competition_models import Version
@@ -435,7 +439,8 @@ class Service:
 
     config: CompetitionConfig
     store: CompetitionStore
-    ladder: Ladder
+    ladder: Ladder | LadderProcess
+    """In this process (tests), or in a process of its own (``arena serve``)."""
     builder: BuildWorker
     threads: list[threading.Thread]
     phases: Phases
@@ -485,17 +490,25 @@ class Service:
 def make_service(
     config: CompetitionConfig,
     store: CompetitionStore,
-    pool: Executor,
+    games: Executor | LadderProcess,
     build: Builder = build_submission,
     events: EventStarter | None = None,
 ) -> Service:
-    """The service's parts; ``events`` starts the finals and rounds (default: this
-    arena's events, :mod:`arena.competition.events`, told of the phases)."""
+    """The service's parts; ``games``: the executor of a ladder run on a thread here, or
+    the ladder's own process (:mod:`arena.server.ladder_process`); ``events`` starts the
+    finals and rounds (default: this arena's events, :mod:`arena.competition.events`,
+    told of the phases)."""
     own = Events(store, config) if events is None else None
     phases = Phases(store, config.phases, own.runner() if own is not None else events)
     if own is not None:
         own.phases = phases
-    ladder = Ladder(store, config.ladder, config.play, config.data_dir, pool, phases.ladder_allowed)
+    ladder = (
+        games
+        if isinstance(games, LadderProcess)
+        else Ladder(
+            store, config.ladder, config.play, config.data_dir, games, phases.ladder_allowed
+        )
+    )
     phases.on_change = ladder.wake
     builder = BuildWorker(store, config, ladder.wake, build)
     ladder.wake_builder = builder.wake
@@ -519,14 +532,11 @@ def serve(
     clear_partial_uploads(config.data_dir)
     _check_sandbox(config, out)
     configure_logging(config.server.log_format)
-    # The pool forks before any thread or database connection exists.
-    pool = make_pool(config)
-    try:
-        store = open_store(config)
-    except BaseException:
-        pool.close(abort=True)
-        raise
-    service = make_service(config, store, pool)
+    store = open_store(config)
+    # The ladder and its game workers run in a process of their own, started by the
+    # service (Service.start, after the games a previous run left are requeued).
+    ladder = LadderProcess(toml)
+    service = make_service(config, store, ladder)
     try:
         ensure_organiser(store, config, out)
         app = app_factory(_context(service))
@@ -549,8 +559,6 @@ def serve(
         requeued = 0
         if service.threads:
             requeued = service.stop()
-        else:
-            pool.close(abort=True)
         store.close()
         out.write(f"Stopped: {requeued} running game(s) will be played again at the next start\n")
         out.flush()

@@ -783,3 +783,24 @@ def test_ladder_keeps_games_per_version_even_and_seats_a_newcomer_at_once(
         _play_ladder(ladder, 1)
         latest = store.games(status="finished", limit=1)[0]
         assert "newcomer" in {s.bot_name for s in latest.seats}
+
+
+@pytest.mark.parametrize(
+    ("in_flight", "workers", "handed"),
+    [(2, 2, 4), (3, 2, 5), (1, 2, 1), (3, 4, 3)],
+)
+def test_a_full_local_pool_gets_one_game_queued_ahead_per_worker(
+    store: CompetitionStore, tmp_path: Path, in_flight: int, workers: int, handed: int
+) -> None:
+    """With every worker of a local pool busy, each has its next game waiting in the
+    pool's queue (it does not idle while the ladder stores a result and picks the next
+    game); fewer games than workers stay a cap. An executor that plays on the ladder's
+    own thread, or in threads of its own, gets ``games_in_flight``."""
+    config = LadderSection(games_in_flight=in_flight, players={2: 1.0})
+    pool = LocalPoolExecutor(workers)
+    try:
+        assert Ladder(store, config, PlaySettings(), tmp_path, pool).wanted_in_flight() == handed
+    finally:
+        pool.close()
+    threaded = Ladder(store, config, PlaySettings(), tmp_path, ThreadedGames(workers, FakeGames()))
+    assert threaded.wanted_in_flight() == in_flight

@@ -303,3 +303,65 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
         done = _arena("serve", str(toml))
     assert done.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr
+
+
+def _ladder_processes(server_pid: int) -> list[int]:
+    """The server's ladder process (its game workers are that process's children)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (stat.parent / "cmdline").read_bytes()
+            if ppid == server_pid and b"arena.server.ladder_process" in cmdline:
+                found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.slow
+def test_the_ladder_process_is_started_again_and_dies_with_the_server(
+    competition: tuple[Path, int], tmp_path: Path
+) -> None:
+    """The ladder runs in a process of its own: killed, the server starts another, which
+    plays on (the games it had running scheduled again); the server killed with -9, the
+    ladder process and its game workers exit on their own."""
+    import arena.server.ladder_process
+
+    toml, port = competition
+    server = Server(toml, port, tmp_path / "serve.log")
+    server.start()
+    assert server.proc is not None
+    server.wait(lambda h: h["games_finished"] >= 2, "2 games finished")
+    first = _ladder_processes(server.proc.pid)
+    assert len(first) == 1
+    os.kill(first[0], signal.SIGKILL)
+    played = len(_finished_ids(load_competition(toml).store_url))
+    server.wait(lambda h: h["games_finished"] >= played + 2, "2 games by a new ladder process")
+    assert "the ladder process stopped (exit code -9)" in server.tail()
+    second = _ladder_processes(server.proc.pid)
+    assert len(second) == 1 and second != first
+    workers = [
+        int(s.parent.name)
+        for s in Path("/proc").glob("[0-9]*/stat")
+        if _alive(int(s.parent.name))
+        and s.read_text().rsplit(")", 1)[1].split()[1] == str(second[0])
+    ]
+    assert workers  # the ladder process's game workers
+    server.proc.kill()  # kill -9 of the server alone, not its process group
+    server.proc.wait(30)
+    deadline = time.monotonic() + 30 + arena.server.ladder_process.STOP_WAIT_S
+    while any(_alive(pid) for pid in (*second, *workers)):
+        assert time.monotonic() < deadline, "the ladder process outlived the server"
+        time.sleep(0.2)
+    store = CompetitionStore.open(load_competition(toml).store_url)
+    try:
+        assert store.game_counts().get("running", 0) == 0  # re-queued on its way out
+    finally:
+        store.close()
