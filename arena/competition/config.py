@@ -212,7 +212,10 @@ class LadderSection(_Table):
         default=2,
         ge=1,
         le=256,
-        description="Games running at once (ray: at least two batches per CPU).",
+        description=(
+            "Games running at once (when they fill a local pool, one more per worker waits "
+            "queued; ray: at least two batches per CPU)."
+        ),
     )
     executor: Literal["local", "ray"] = Field(
         default="local",
