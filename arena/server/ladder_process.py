@@ -62,7 +62,7 @@ class LadderProcess:
         with self._lock:
             process = self._process
         if process is not None and process.stdin is not None:
-            with contextlib.suppress(OSError, ValueError):  # it is stopping or gone
+            with contextlib.suppress(OSError, ValueError):  # full, stopping or gone
                 os.write(process.stdin.fileno(), b"w")
 
     def stop(self) -> None:
@@ -83,6 +83,10 @@ class LadderProcess:
                 stdout=subprocess.PIPE,
                 bufsize=0,
             )
+            assert self._process.stdin is not None
+            # A wake-up never blocks the web thread that sends it: a full pipe has
+            # enough of them already.
+            os.set_blocking(self._process.stdin.fileno(), False)
             return self._process
 
     def _listen(self, process: subprocess.Popen[bytes]) -> None:
