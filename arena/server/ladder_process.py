@@ -196,10 +196,14 @@ def main(toml: str) -> int:
         ladder.wake_builder = lambda: say("build")
 
         def listen() -> None:
-            """Wake the ladder on each byte from the server; its end: stop."""
+            """Wake the ladder on each byte from the server; its end: stop. (A library
+            of the executor may make stdin non-blocking, as Ray's does: wait, then read.)"""
             while True:
                 try:
+                    select.select([0], [], [])
                     data = os.read(0, 4096)
+                except BlockingIOError:
+                    continue
                 except OSError:
                     data = b""
                 if not data:

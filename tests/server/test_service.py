@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -213,14 +212,12 @@ def _finished_ids(url: str) -> set[str]:
         store.close()
 
 
-@pytest.fixture
-def competition(tmp_path: Path, store_url: str) -> Iterator[tuple[Path, int]]:
-    """A competition with three bots on the ladder, on each database (the sqlite
-    parameter uses the default: a file in the data folder)."""
+def _competition(tmp_path: Path, store: str) -> tuple[Path, int]:
+    """A competition with three bots on the ladder on ``store`` ("sqlite": the default,
+    a file in the data folder)."""
     tmp_path.chmod(0o755)  # the per-bot uid reads the built bots
     port = _free_port()
     toml = tmp_path / "cup.toml"
-    store = "sqlite" if store_url.startswith("sqlite") else store_url
     toml.write_text(
         f"""[competition]
 store = "{store}"
@@ -237,7 +234,19 @@ move_ms = 3000
 """
     )
     _seed_store(toml, tmp_path)
-    yield toml, port
+    return toml, port
+
+
+@pytest.fixture
+def competition(tmp_path: Path, store_url: str) -> tuple[Path, int]:
+    """The competition on each database."""
+    return _competition(tmp_path, "sqlite" if store_url.startswith("sqlite") else store_url)
+
+
+@pytest.fixture
+def sqlite_competition(tmp_path: Path) -> tuple[Path, int]:
+    """The competition on SQLite only (what is checked does not depend on the store)."""
+    return _competition(tmp_path, "sqlite")
 
 
 @pytest.mark.slow
@@ -327,14 +336,14 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.slow
 def test_the_ladder_process_is_started_again_and_dies_with_the_server(
-    competition: tuple[Path, int], tmp_path: Path
+    sqlite_competition: tuple[Path, int], tmp_path: Path
 ) -> None:
     """The ladder runs in a process of its own: killed, the server starts another, which
     plays on (the games it had running scheduled again); the server killed with -9, the
     ladder process and its game workers exit on their own."""
     import arena.server.ladder_process
 
-    toml, port = competition
+    toml, port = sqlite_competition
     server = Server(toml, port, tmp_path / "serve.log")
     server.start()
     assert server.proc is not None
