@@ -409,5 +409,7 @@ def die_with_parent(sig: int, parent: int | None) -> None:
     except (OSError, AttributeError):
         pass
     adopter = os.getppid()
-    if adopter == 1 or (parent is not None and adopter != parent):  # the parent is gone
+    # With the parent's pid known, only another parent means it is gone: the parent may
+    # be pid 1 itself (the first process of a PID namespace or a container).
+    if adopter != parent if parent is not None else adopter == 1:
         os.kill(os.getpid(), sig)

@@ -78,7 +78,13 @@ class LadderProcess:
             if self._stopping.is_set():
                 return None
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "arena.server.ladder_process", str(self.toml)],
+                [
+                    sys.executable,
+                    "-m",
+                    "arena.server.ladder_process",
+                    str(self.toml),
+                    str(os.getpid()),
+                ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 bufsize=0,
@@ -144,7 +150,7 @@ class LadderProcess:
         return self._requeued
 
 
-def main(toml: str) -> int:
+def main(toml: str, server_pid: int) -> int:
     """The child: the ladder, its store connection and its game workers, until SIGTERM
     or the end of stdin (the server is gone)."""
     from arena.competition.config import load_competition
@@ -154,13 +160,17 @@ def main(toml: str) -> int:
     from arena.server.logs import configure_logging
     from arena.server.service import make_pool, open_store
 
-    # Our stdout carries lines for the server only: anything else printed goes to stderr.
-    say_fd = os.dup(1)
+    # The two pipes move to descriptors of our own: a library may use or close 0 and 1 (a
+    # Ray driver does), and anything printed must not reach the server as a line.
+    wake_fd, say_fd = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     os.dup2(2, 1)
     stopping = threading.Event()  # (set by a handler: no lock shared with the loop below)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    die_with_parent(signal.SIGTERM, os.getppid())
+    die_with_parent(signal.SIGTERM, server_pid)  # (the server may be pid 1 of a namespace)
 
     def say(line: str) -> None:
         with contextlib.suppress(OSError):  # the server is gone
@@ -196,17 +206,18 @@ def main(toml: str) -> int:
         ladder.wake_builder = lambda: say("build")
 
         def listen() -> None:
-            """Wake the ladder on each byte from the server; its end: stop. (A library
-            of the executor may make stdin non-blocking, as Ray's does: wait, then read.)"""
+            """Wake the ladder on each byte from the server; its end: stop (waits, then
+            reads: robust to a descriptor made non-blocking)."""
             while True:
                 try:
-                    select.select([0], [], [])
-                    data = os.read(0, 4096)
+                    select.select([wake_fd], [], [])
+                    data = os.read(wake_fd, 4096)
                 except BlockingIOError:
                     continue
                 except OSError:
                     data = b""
                 if not data:
+                    _log.info("ladder process: the server is gone; stopping")
                     stopping.set()
                     return
                 ladder.wake()
@@ -216,6 +227,7 @@ def main(toml: str) -> int:
         thread.start()
         while not stopping.wait(POLL_S):
             if not thread.is_alive():  # Ladder.run survives its own errors: not expected
+                _log.error("ladder process: the ladder stopped on its own")
                 break
         say(f"requeued {ladder.shutdown(abort=True)}")
         thread.join(STOP_WAIT_S)
@@ -225,4 +237,4 @@ def main(toml: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], int(sys.argv[2])))

@@ -597,6 +597,14 @@ def _database_host_dies(
     _wait("the ladder to play on", lambda: len(ladder_games()) > now, [web, db, *workers])
     assert finished <= {g for g, s in _status(office, store).items() if s == "finished"}
     _assert_each_game_stored_once(office, store)
+    # The web server reconnects on its own (the ladder, in a process of its own, does
+    # not share its connections): its pages answer again within a connect timeout or two.
+    _wait(
+        "the pages to answer again",
+        lambda: _answer(office, "/api/leaderboard")[0] == 200,
+        [web, db, *workers],
+        limit_s=60,
+    )
     assert office.get("/api/leaderboard")["rows"] is not None
     # An environment problem: logged in lines that say what, never a traceback.
     assert "Traceback" not in _web_log(hosts, web)[log_at_kill:]
