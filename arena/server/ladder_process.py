@@ -118,11 +118,23 @@ class LadderProcess:
         """Until :meth:`stop`: keep the ladder process running; pass its build-missing
         news on to the build worker."""
         while not self._stopping.is_set():
-            process = self._start_child()
+            try:
+                process = self._start_child()
+            except OSError as exc:  # no process to be had (a limit, memory)
+                _log.error(
+                    "cannot start the ladder process: %s; trying again in %g s",
+                    exc.strerror or exc,
+                    RESTART_PAUSE_S,
+                )
+                self._stopping.wait(RESTART_PAUSE_S)
+                continue
             if process is None:
                 return
             self._listen(process)
             code = process.wait()
+            for pipe in (process.stdin, process.stdout):
+                if pipe is not None:
+                    pipe.close()
             if self._stopping.is_set():
                 return
             _log.error(
