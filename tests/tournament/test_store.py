@@ -3,11 +3,13 @@ writer's lock, and clear errors (the store left consistent) when writing fails."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -190,19 +192,42 @@ def test_one_writer_per_store_and_the_lock_names_it(tmp_path: Path) -> None:
         pass
 
 
-def fail_inserts(store: Store, error: str, after: int) -> Any:
+@contextlib.contextmanager
+def failing_inserts(store: Store, error: str, after: int) -> Iterator[None]:
     """Make the store's n-th INSERT fail like a full disk or a read-only folder (the
-    driver's own error, as SQLite raises it). Returns the hook, to remove it."""
+    driver's own error, as SQLite raises it), on Core's executions and on the writer's
+    driver connection alike (results are written on the latter)."""
     left = [after]
 
-    def check(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+    def check(statement: str) -> None:
         if statement.lstrip().upper().startswith("INSERT"):
             if left[0] == 0:
                 raise sqlite3.OperationalError(error)
             left[0] -= 1
 
-    sa.event.listen(store.engine, "before_cursor_execute", check)
-    return check
+    def hook(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        check(statement)
+
+    class Failing:
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            check(sql)
+            return self.db.execute(sql, *args)
+
+        def executemany(self, sql: str, *args: Any) -> Any:
+            check(sql)
+            return self.db.executemany(sql, *args)
+
+    driver = store._raw_writer
+    sa.event.listen(store.engine, "before_cursor_execute", hook)
+    store._raw_writer = Failing(driver)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sa.event.remove(store.engine, "before_cursor_execute", hook)
+        store._raw_writer = driver
 
 
 @pytest.mark.parametrize(
@@ -219,11 +244,12 @@ def test_a_failed_write_is_a_clear_resumable_error_and_leaves_the_store_consiste
     games = simulate(cfg, by_strength(STRENGTH), stop_after=2)
     with Store(cfg.output / STORE_NAME) as store:
         unfinished = list(store.unfinished())
-        hook = fail_inserts(store, error, after=1)
-        with pytest.raises(StoreError, match=says) as caught:
+        with (
+            failing_inserts(store, error, after=1),
+            pytest.raises(StoreError, match=says) as caught,
+        ):
             store.add_result(result(unfinished[0], (1, 2)))  # fails on its seat rows
         assert caught.value.resumable
-        sa.event.remove(store.engine, "before_cursor_execute", hook)
         assert store.integrity_problems() == []
         assert store.finished_count() == 2  # the half-written game is not there
     assert len(games) > 2
