@@ -221,6 +221,7 @@ def failing_inserts(store: Store, error: str, after: int) -> Iterator[None]:
             return self.db.executemany(sql, *args)
 
     driver = store._raw_writer
+    assert driver is not None
     sa.event.listen(store.engine, "before_cursor_execute", hook)
     store._raw_writer = Failing(driver)  # type: ignore[assignment]
     try:
