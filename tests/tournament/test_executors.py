@@ -200,3 +200,56 @@ def test_pool_workers_inherit_the_sandbox_probe() -> None:
         assert [job.get(timeout=60) for job in probed] == [False] * 4
     finally:
         executor.close()
+
+
+def _fails(message: str) -> None:
+    raise ValueError(message)
+
+
+def test_the_pools_queues_carry_what_only_dill_can_pickle_and_abort_with_tasks_queued() -> None:
+    """Tasks and results go by the standard pickler (a game's are a module-level function
+    and bytes), else by the pool's own ``dill``: a closure still runs, an exception still
+    comes back, and an abort with tasks still queued drains them without unpickling."""
+    import pickle
+    import time
+
+    from arena.play import executors
+
+    assert executors._dumps((1, b"x"))[:1] == b"P"
+    offset = 3
+    closure = executors._dumps(lambda x: x + offset)
+    assert closure[:1] == b"D"
+    assert executors._loads(closure)(1) == 4
+    executor = LocalPoolExecutor(1)
+    pool = executor._pool
+    try:
+        assert pool.apply_async(lambda x: x * offset, (5,)).get(timeout=30) == 15
+        assert pool.apply_async(pickle.dumps, (b"y",)).get(timeout=30) == pickle.dumps(b"y")
+        with pytest.raises(ValueError, match="from the worker"):
+            pool.apply_async(_fails, ("from the worker",)).get(timeout=30)
+        for _ in range(20):
+            pool.apply_async(time.sleep, (0.05,))
+        pool.terminate()  # (what an abort's teardown does) drains the queued tasks
+    finally:
+        executor.close(abort=True)
+
+
+def test_a_terminating_pool_drains_queued_tasks_as_bytes() -> None:
+    """``terminate`` discards the tasks still queued while its task thread lives: read as
+    bytes (the standard pool unpickles them with ``dill``, which cannot read them)."""
+    import multiprocess
+
+    from arena.play import executors
+
+    inqueue = executors._fast_queue_class()(ctx=multiprocess.get_context())
+    for i in range(3):
+        inqueue.put((i, b"task"))
+
+    class Alive:
+        def is_alive(self) -> bool:
+            return True
+
+    executors._quiet_pool_class()._help_stuff_finish(inqueue, Alive(), 1)
+    assert not inqueue._reader.poll()
+    inqueue._rlock.release()
+    inqueue.close()
