@@ -115,14 +115,20 @@ class GameResult:
         return gzip_frames(self.replay_json) if self.replay_json is not None else None
 
 
+STORED_GZIP_LEVEL = 3
+"""The tournament store's gzip level for records and frames. A game's two (~10 KB of JSON)
+took 258 µs at the former levels (9 and 6: 1,869 bytes) and take 147 µs at 3 (2,191
+bytes): a tenth of a millisecond of a game's ~10 ms of CPU, for 17 % more bytes."""
+
+
 def gzip_record(record_json: bytes) -> bytes:
-    """A record as the tournament store keeps it (gzip, level 9, no timestamp)."""
-    return gzip.compress(record_json, mtime=0)
+    """A record as the tournament store keeps it (gzip, no timestamp)."""
+    return gzip.compress(record_json, STORED_GZIP_LEVEL, mtime=0)
 
 
 def gzip_frames(replay_json: bytes) -> bytes:
-    """Replay frames as the tournament store keeps them (gzip, level 6, no timestamp)."""
-    return gzip.compress(replay_json, 6, mtime=0)
+    """Replay frames as the tournament store keeps them (gzip, no timestamp)."""
+    return gzip.compress(replay_json, STORED_GZIP_LEVEL, mtime=0)
 
 
 @dataclass(frozen=True)
