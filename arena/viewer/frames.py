@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -38,11 +39,18 @@ BoardState = tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 cells, its floor; each part drawn (and compared) on its own."""
 
 
+_COMPILED_SNAPSHOT: Callable[[Game], Snapshot] | None = getattr(Game, "_snapshot", None)
+"""The compiled engine's own :func:`snapshot` (~1 µs instead of ~4: the attributes below
+are built on each read there); None for the pure engine."""
+
+
 def snapshot(game: Game) -> Snapshot:
-    """Everything :func:`position` draws of ``game``, copied into a few tuples (built in C,
-    ~1 us): a worker takes one before every decision and encodes them all after the game
+    """Everything :func:`position` draws of ``game``, copied into a few tuples: a worker
+    takes one before every decision and encodes them all after the game
     (:func:`encode_frames`), rather than drawing a position between a bot's reply and the
     next request."""
+    if _COMPILED_SNAPSHOT is not None and type(game) is Game:
+        return _COMPILED_SNAPSHOT(game)
     return (
         game.round,
         game.current_player,

@@ -207,3 +207,37 @@ def test_arena_doctor_and_the_engine_bench_say_which_engine_runs() -> None:
     )
     assert bench.returncode == 0, bench.stderr
     assert bench.stdout.strip() == "pure Python: ARENA_PURE_ENGINE is set"
+
+
+def test_the_compiled_snapshot_is_the_viewers_snapshot_of_the_pure_engine() -> None:
+    """The replay's positions taken by the C build's ``_snapshot`` equal, value and type,
+    what :func:`arena.viewer.frames.snapshot` reads from the pure engine playing the same
+    seeded games (2-4 players, both walls, every position)."""
+    import random
+
+    from arena.bench.engine import load_pure_engine
+    from arena.engine import Game, Variant
+    from arena.viewer.frames import snapshot
+
+    if not arena.engine.COMPILED:
+        if REQUIRE_COMPILED:
+            pytest.fail(f"no compiled engine: {arena.engine.ENGINE_BUILD}")
+        pytest.skip(f"no compiled engine here ({arena.engine.ENGINE_BUILD})")
+    pure_game = load_pure_engine()
+    positions = 0
+    for seed in range(24):
+        players, variant = 2 + seed % 3, (Variant.COLOURED, Variant.GRAY)[seed // 3 % 2]
+        fast = Game.new(players=players, variant=variant, seed=seed)
+        slow = pure_game.new(players=players, variant=variant, seed=seed)
+        rng = random.Random(seed)
+        while True:
+            taken, expected = snapshot(fast), snapshot(slow)
+            assert taken == expected
+            assert [type(part) for part in taken] == [type(part) for part in expected]
+            positions += 1
+            if fast.is_over():
+                break
+            move = rng.choice(fast.legal_moves())
+            fast.apply(move)
+            slow.apply(move)
+    assert positions > 24 * 50
