@@ -70,17 +70,20 @@ def test_one_position_per_decision_plus_the_end(players: int, variant: str) -> N
     assert data["frames"][-1] == position(game)
 
 
-@pytest.mark.parametrize(("players", "variant"), [(2, "coloured"), (4, "gray")])
+@pytest.mark.parametrize(
+    ("players", "variant", "seed"),
+    [(2, "coloured", 7), (3, "coloured", 8), (4, "gray", 7), (2, "gray", 9), (4, "coloured", 3)],
+)
 def test_snapshots_taken_during_play_encode_the_positions_deltas(
-    players: int, variant: str
+    players: int, variant: str, seed: int
 ) -> None:
     """Snapshots taken during play and drawn after it, part by part where they differ: the
     frames are the first position drawn in full, then each next one's delta, and expand
     back into every position."""
     from arena.viewer.frames import delta, encode_frames, snapshot
 
-    record = random_record(players, variant, seed=7)
-    game = Game.new(players=players, variant=variant, seed=7)
+    record = random_record(players, variant, seed=seed)
+    game = Game.new(players=players, variant=variant, seed=seed)
     fresh, taken = [], []
     for move in [parse_move(d.move) for r in record.rounds for d in r.decisions]:
         fresh.append(position(game))
