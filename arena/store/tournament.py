@@ -493,6 +493,14 @@ def _add_rows_sqlite(
     return True
 
 
+_GET_META = "SELECT value FROM meta WHERE key = :key"
+_PUT_META = (
+    "INSERT INTO meta (key, value) VALUES (:key, :value) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
+"""The meta table's statements, as both databases spell them."""
+
+
 def _insert_rows(
     db: sqlite3.Connection,
     game: Row,
@@ -924,15 +932,18 @@ class Store:
 
     def _create_schema(self) -> None:
         """The tables a writer needs (added to an older store that lacks some)."""
-        with self._write() as conn:
-            if self.is_sqlite:
+        if self._raw_writer is not None:
+            with self._driver_write() as db:
                 for statement in SCHEMA.split(";"):
                     if statement.strip():
-                        conn.exec_driver_sql(statement)
-            else:
+                        db.execute(statement)
+                if db.execute(_GET_META, {"key": "schema_version"}).fetchone() is None:
+                    self.set_meta("schema_version", str(SCHEMA_VERSION))
+        else:
+            with self._write() as conn:
                 metadata.create_all(conn)
-            if self._get_meta(conn, "schema_version") is None:
-                self.set_meta("schema_version", str(SCHEMA_VERSION))
+                if self._get_meta(conn, "schema_version") is None:
+                    self.set_meta("schema_version", str(SCHEMA_VERSION))
         self._tables = None
         self._columns = {}
 
@@ -940,12 +951,13 @@ class Store:
 
     @staticmethod
     def _get_meta(conn: Connection, key: str) -> str | None:
-        value = conn.execute(
-            sa.select(meta_t.c.value).where(meta_t.c.key == key)
-        ).scalar_one_or_none()
+        value = conn.execute(sa.text(_GET_META), {"key": key}).scalar_one_or_none()
         return None if value is None else str(value)
 
     def get_meta(self, key: str) -> str | None:
+        if self._raw is not None:
+            row = self._one(_GET_META, {"key": key})
+            return None if row is None else str(row[0])
         with self._read() as conn:
             return self._get_meta(conn, key)
 
@@ -966,15 +978,19 @@ class Store:
 
     def set_meta(self, key: str, value: str) -> None:
         """One meta key, in the enclosing write's transaction or its own."""
-        with self._write() as conn:
-            conn.execute(upsert(conn, meta_t, {"key": key, "value": value}, ["key"]))
+        self.put_meta(**{key: value})
 
     def put_meta(self, **values: str) -> None:
-        """Set several meta keys in one transaction."""
+        """Set several meta keys in one transaction (the enclosing write's, or its own)."""
+        rows = [{"key": k, "value": v} for k, v in values.items()]
+        if not rows:
+            return
+        if self._raw_writer is not None:
+            with self._driver_write() as db:
+                db.executemany(_PUT_META, rows)
+            return
         with self._write() as conn:
-            if values:
-                rows = [{"key": k, "value": v} for k, v in values.items()]
-                conn.execute(upsert(conn, meta_t, None, ["key"]), rows)
+            conn.execute(sa.text(_PUT_META), rows)
 
     # ------------------------------------------------------------------ bots
 
@@ -1292,7 +1308,7 @@ class Store:
         ]
         if outermost and self._raw_writer is not None:
             if not self._add_rows_driver(game, seats, faults, frames, announced):
-                return False  # already stored
+                return False  # already stored (nothing was written)
         else:
             with self._write() as conn:
                 if self.is_sqlite:
@@ -1313,25 +1329,39 @@ class Store:
         frames: bytes | None,
         announced: list[Row],
     ) -> bool:
-        """:func:`_add_rows_sqlite` in a transaction of its own on the writer's driver
-        connection (SQLite, no transaction open): the same statements, without Core's
-        transaction and execution machinery around each (a third of the parent's time
-        per result). The connection is in autocommit mode (``store.engine``), so the
-        transaction is spelled out; any failure rolls it back."""
+        """:func:`_add_rows_sqlite` on the writer's driver connection (see
+        :meth:`_driver_write`): the same statements, without Core's transaction and
+        execution machinery around each (a third of the parent's time per result)."""
+        with self._driver_write() as db:
+            return _insert_rows(db, game, seats, faults, frames, announced)
+
+    @contextlib.contextmanager
+    def _driver_write(self) -> Iterator[sqlite3.Connection]:
+        """SQLite: the writer's driver connection in a write transaction, its own
+        (``BEGIN IMMEDIATE``, committed at the end, rolled back on any failure) or the
+        enclosing one's (a Core write on the same connection). Statements run as written
+        (``:name`` parameters), without Core's per-statement machinery: a store's small
+        writes (meta keys, the schema, a game's result) cost a compiled statement each
+        through Core, and a fresh engine per tournament compiles every one anew. The
+        connection is in autocommit mode (``store.engine``): the transaction is spelled
+        out."""
         db = self._raw_writer
-        assert db is not None
+        if db is None:
+            raise StoreError(f"{self.where}: opened read-only")
+        if db.in_transaction or self.writer.in_transaction():
+            yield db
+            return
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
-                stored = _insert_rows(db, game, seats, faults, frames, announced)
+                yield db
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT" if stored else "ROLLBACK")
+            db.execute("COMMIT")
         except DB_ERRORS as exc:
             raise self._error(exc) from None
-        return stored
 
     def _damaged_record(self, exc: BaseException, game: object) -> StoreError:
         rescue = f" Rescue what is left with: sqlite3 {self.path} .recover" if self.path else ""

@@ -212,6 +212,10 @@ def failing_inserts(store: Store, error: str, after: int) -> Iterator[None]:
         def __init__(self, db: sqlite3.Connection) -> None:
             self.db = db
 
+        @property
+        def in_transaction(self) -> bool:
+            return self.db.in_transaction
+
         def execute(self, sql: str, *args: Any) -> Any:
             check(sql)
             return self.db.execute(sql, *args)
