@@ -493,6 +493,45 @@ def _add_rows_sqlite(
     return True
 
 
+def _fresh_games(
+    chunk: list[tuple[ScheduledGame, list[dict[str, int]]]], taken: Iterable[Any]
+) -> list[tuple[ScheduledGame, list[dict[str, int]]]]:
+    """The games of ``chunk`` not already scheduled (``taken``: (index, id) rows), nor
+    repeated within it: skipped as an insert that does nothing on conflict would."""
+    indexes = {int(i) for i, _ in taken}
+    game_ids = {str(g) for _, g in taken}
+    fresh = []
+    for g, lineup in chunk:
+        if g.game_index in indexes or g.game_id in game_ids:
+            continue
+        indexes.add(g.game_index)
+        game_ids.add(g.game_id)
+        fresh.append((g, lineup))
+    return fresh
+
+
+def _schedule_row(g: ScheduledGame) -> Row:
+    return {
+        "game_index": g.game_index,
+        "game_id": g.game_id,
+        "n_players": g.n_players,
+        "variant": g.variant,
+        "seed_index": g.seed_index,
+        "deal_seed": g.deal_seed,
+        "rotation": g.rotation,
+    }
+
+
+_INSERT_SCHEDULE = (
+    "INSERT INTO schedule (game_index, game_id, n_players, variant, seed_index, deal_seed, "
+    "rotation) VALUES (:game_index, :game_id, :n_players, :variant, :seed_index, :deal_seed, "
+    ":rotation)"
+)
+_PUT_RATING = (
+    "INSERT INTO ratings (bot_id, mu, sigma, games) VALUES (:bot_id, :mu, :sigma, :games) "
+    "ON CONFLICT (bot_id) DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma, "
+    "games = excluded.games"
+)
 _GET_META = "SELECT value FROM meta WHERE key = :key"
 _PUT_META = (
     "INSERT INTO meta (key, value) VALUES (:key, :value) "
@@ -1002,11 +1041,20 @@ class Store:
         )
         if row is not None:
             return int(row[0])
-        with self._write() as conn:
-            result = conn.execute(sa.insert(bots_t).values(name=name, version=version))
-            key = result.inserted_primary_key
-            assert key is not None
-            bot_id = int(key[0])
+        if self._raw_writer is not None:
+            with self._driver_write() as db:
+                cursor = db.execute(
+                    "INSERT INTO bots (name, version) VALUES (:name, :version)",
+                    {"name": name, "version": version},
+                )
+                assert cursor.lastrowid is not None
+                bot_id = cursor.lastrowid
+        else:
+            with self._write() as conn:
+                result = conn.execute(sa.insert(bots_t).values(name=name, version=version))
+                key = result.inserted_primary_key
+                assert key is not None
+                bot_id = int(key[0])
         self._labels = None
         return bot_id
 
@@ -1079,6 +1127,48 @@ class Store:
                 lineup.append({"game_index": g.game_index, "seat": seat, "bot_id": ids[key]})
             rows.append((g, lineup))
         outermost = not self.writer.in_transaction()
+        if self._raw_writer is not None:
+            added = self._schedule_rows_driver(rows, state)
+        else:
+            added = self._schedule_rows(rows, state)
+        if outermost:  # committed: the results' seats find their bots here (add_result)
+            for g, lineup in added:
+                self._lineups[g.game_index] = {row["seat"]: row["bot_id"] for row in lineup}
+        return len(added)
+
+    def _schedule_rows_driver(
+        self,
+        rows: list[tuple[ScheduledGame, list[dict[str, int]]]],
+        state: dict[str, str] | None,
+    ) -> list[tuple[ScheduledGame, list[dict[str, int]]]]:
+        """:meth:`_schedule_rows` on SQLite's driver connection (see :meth:`_driver_write`)."""
+        added: list[tuple[ScheduledGame, list[dict[str, int]]]] = []
+        with self._driver_write() as db:
+            for start in range(0, len(rows), 400):
+                chunk = rows[start : start + 400]
+                marks = ",".join("?" * len(chunk))
+                taken = db.execute(
+                    f"SELECT game_index, game_id FROM schedule "
+                    f"WHERE game_index IN ({marks}) OR game_id IN ({marks})",
+                    [g.game_index for g, _ in chunk] + [g.game_id for g, _ in chunk],
+                ).fetchall()
+                fresh = _fresh_games(chunk, taken)
+                if fresh:
+                    db.executemany(_INSERT_SCHEDULE, [_schedule_row(g) for g, _ in fresh])
+                    db.executemany(
+                        _insert_sql(lineup_t.name, ("game_index", "seat", "bot_id")),
+                        [row for _, lineup in fresh for row in lineup],
+                    )
+                added.extend(fresh)
+            if state:
+                db.executemany(_PUT_META, [{"key": k, "value": v} for k, v in state.items()])
+        return added
+
+    def _schedule_rows(
+        self,
+        rows: list[tuple[ScheduledGame, list[dict[str, int]]]],
+        state: dict[str, str] | None,
+    ) -> list[tuple[ScheduledGame, list[dict[str, int]]]]:
         added: list[tuple[ScheduledGame, list[dict[str, int]]]] = []
         with self._write() as conn:
             # Games already scheduled (by index or id) are skipped, as an insert that
@@ -1092,41 +1182,16 @@ class Store:
                         | sc.game_id.in_([g.game_id for g, _ in chunk])
                     )
                 ).all()
-                indexes = {int(i) for i, _ in taken}
-                game_ids = {str(g) for _, g in taken}
-                fresh = []
-                for g, lineup in chunk:
-                    if g.game_index in indexes or g.game_id in game_ids:
-                        continue
-                    indexes.add(g.game_index)
-                    game_ids.add(g.game_id)
-                    fresh.append((g, lineup))
+                fresh = _fresh_games(chunk, taken)
                 if fresh:
-                    conn.execute(
-                        sa.insert(schedule_t),
-                        [
-                            {
-                                "game_index": g.game_index,
-                                "game_id": g.game_id,
-                                "n_players": g.n_players,
-                                "variant": g.variant,
-                                "seed_index": g.seed_index,
-                                "deal_seed": g.deal_seed,
-                                "rotation": g.rotation,
-                            }
-                            for g, _ in fresh
-                        ],
-                    )
+                    conn.execute(sa.insert(schedule_t), [_schedule_row(g) for g, _ in fresh])
                     seats = [row for _, lineup in fresh for row in lineup]
                     conn.execute(sa.insert(lineup_t), seats)
                 added.extend(fresh)
             if state:
                 rows_meta = [{"key": k, "value": v} for k, v in state.items()]
-                conn.execute(upsert(conn, meta_t, None, ["key"]), rows_meta)
-        if outermost:  # committed: the results' seats find their bots here (add_result)
-            for g, lineup in added:
-                self._lineups[g.game_index] = {row["seat"]: row["bot_id"] for row in lineup}
-        return len(added)
+                conn.execute(sa.text(_PUT_META), rows_meta)
+        return added
 
     save_schedule = schedule_games
     """Older name of :meth:`schedule_games`."""
@@ -1936,18 +2001,23 @@ class Store:
         maps labels to (mu, sigma, games) of the bots that changed (others are kept);
         ``state`` is the rating model's state to continue from (one transaction)."""
         ids = {label: bot_id for bot_id, label in self._label_map().items()}
+        rows = [
+            {"bot_id": ids[b], "mu": mu, "sigma": sigma, "games": n}
+            for b, (mu, sigma, n) in ratings.items()
+        ]
+        meta = {"ratings_prefix": str(prefix)}
+        if state is not None:
+            meta["ratings_state"] = state
+        if self._raw_writer is not None:
+            with self._driver_write() as db:
+                if rows:
+                    db.executemany(_PUT_RATING, rows)
+                self.put_meta(**meta)
+            return
         with self._write() as conn:
-            if ratings:
-                conn.execute(
-                    upsert(conn, ratings_t, None, ["bot_id"]),
-                    [
-                        {"bot_id": ids[b], "mu": mu, "sigma": sigma, "games": n}
-                        for b, (mu, sigma, n) in ratings.items()
-                    ],
-                )
-            self.set_meta("ratings_prefix", str(prefix))
-            if state is not None:
-                self.set_meta("ratings_state", state)
+            if rows:
+                conn.execute(sa.text(_PUT_RATING), rows)
+            self.put_meta(**meta)
 
     def ratings_state(self) -> str | None:
         """The rating model's own saved state (``IncrementalRatings`` JSON), if any."""
