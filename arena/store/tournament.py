@@ -651,8 +651,8 @@ class Store:
         parameters included, without the per-call cost of a Core execution; inside
         :meth:`snapshot` they see the snapshot (the same connection)."""
         self._raw_writer: sqlite3.Connection | None = None
-        """SQLite: the writer's driver connection, for :meth:`add_result`'s own transaction
-        (the tournament parent's one write per game)."""
+        """SQLite: the writer's driver connection, for the small writes of
+        :meth:`_driver_write` (a result, meta keys, the schedule)."""
         try:
             self._open()
         except BaseException:
@@ -1126,7 +1126,7 @@ class Store:
                     ids[key] = self.register_bot(name, version)
                 lineup.append({"game_index": g.game_index, "seat": seat, "bot_id": ids[key]})
             rows.append((g, lineup))
-        outermost = not self.writer.in_transaction()
+        outermost = not self._in_write()
         if self._raw_writer is not None:
             added = self._schedule_rows_driver(rows, state)
         else:
@@ -1315,7 +1315,7 @@ class Store:
             )
         record = result.stored_record()
         frames = result.stored_frames()
-        outermost = not self.writer.in_transaction()
+        outermost = not self._in_write()
         text = (lambda v: v) if self.is_sqlite else _text
         game = {
             "game_index": result.game_index,
@@ -1400,6 +1400,11 @@ class Store:
         with self._driver_write() as db:
             return _insert_rows(db, game, seats, faults, frames, announced)
 
+    def _in_write(self) -> bool:
+        """Whether a write transaction is open on the writer (Core's or the driver's)."""
+        raw = self._raw_writer
+        return self.writer.in_transaction() or (raw is not None and raw.in_transaction)
+
     @contextlib.contextmanager
     def _driver_write(self) -> Iterator[sqlite3.Connection]:
         """SQLite: the writer's driver connection in a write transaction, its own
@@ -1413,7 +1418,7 @@ class Store:
         db = self._raw_writer
         if db is None:
             raise StoreError(f"{self.where}: opened read-only")
-        if db.in_transaction or self.writer.in_transaction():
+        if self._in_write():
             yield db
             return
         try:
