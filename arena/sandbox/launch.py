@@ -132,10 +132,26 @@ def bot_env(extra: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _etc_entries() -> list[str]:
-    names = [f"/etc/{n}" for n in ETC_FILES]
-    for pattern in ETC_GLOBS:
-        names.extend(sorted(glob.glob(f"/etc/{pattern}")))
-    return names
+    """The host's /etc entries a bot sees (its loader's cache, timezone, Java's files):
+    globbed again only when /etc itself changed (an entry added, removed or renamed:
+    its modification time), not at every spawn."""
+    try:
+        stamp: int | None = os.stat("/etc").st_mtime_ns
+    except OSError:
+        stamp = None
+    cached = _ETC_SEEN.get(stamp) if stamp is not None else None
+    if cached is None:
+        cached = [f"/etc/{n}" for n in ETC_FILES]
+        for pattern in ETC_GLOBS:
+            cached.extend(sorted(glob.glob(f"/etc/{pattern}")))
+        _ETC_SEEN.clear()
+        if stamp is not None:
+            _ETC_SEEN[stamp] = cached
+    return list(cached)
+
+
+_ETC_SEEN: dict[int, list[str]] = {}
+""":func:`_etc_entries` by /etc's modification time (the last one seen)."""
 
 
 _OWN_MOUNTS = frozenset({"/", "/tmp", "/usr", "/etc", "/proc", "/dev", BOT_MOUNT, CACHE_MOUNT})

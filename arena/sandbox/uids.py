@@ -14,6 +14,7 @@ import fcntl
 import os
 import time
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,11 +100,14 @@ def _try(folder: Path, uid: int, setpriv: str | None) -> UidLease | None:
     return held
 
 
-def candidates(slot: int) -> list[int]:
-    """The slot's own uids first (61000 + slot + 1000 k), then every other uid of the pool."""
+def candidates(slot: int) -> Iterator[int]:
+    """The slot's own uids first (61000 + slot + 1000 k), then every other uid of the pool
+    (lazily: a spawn usually takes the first; listing all 4,000 cost ~0.3 ms a spawn)."""
     preferred = [UID_BASE + slot + SLOTS * k for k in range(ALTERNATES)]
-    rest = [u for u in range(UID_BASE, UID_BASE + SLOTS * ALTERNATES) if u not in preferred]
-    return preferred + rest
+    yield from preferred
+    for uid in range(UID_BASE, UID_BASE + SLOTS * ALTERNATES):
+        if uid not in preferred:
+            yield uid
 
 
 def lease(slot: int, setpriv: str | None, wait_s: float | None = None) -> UidLease:

@@ -231,3 +231,44 @@ def test_seccomp_profile_is_a_default_deny_allowlist() -> None:
     )
     if status[0].on:
         assert f"allowlist, {found.allowed} system calls" in status[0].reason
+
+
+def test_the_etc_entries_a_bot_sees_follow_etc_and_uids_come_slot_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """/etc is globbed again when it changed (its mtime), not at every spawn; a slot's
+    own uids are offered first, then every other uid of the pool once."""
+    import itertools
+    import types
+
+    from arena.sandbox import launch, uids
+
+    globbed: list[str] = []
+    stamp = [1]
+    real_stat = os.stat
+    monkeypatch.setattr(launch.glob, "glob", lambda pattern: globbed.append(pattern) or [])
+    monkeypatch.setattr(
+        launch.os,
+        "stat",
+        lambda path, *a, **k: (
+            types.SimpleNamespace(st_mtime_ns=stamp[0])
+            if path == "/etc"
+            else real_stat(path, *a, **k)
+        ),
+    )
+    launch._ETC_SEEN.clear()
+    first = launch._etc_entries()
+    assert launch._etc_entries() == first and len(globbed) == len(launch.ETC_GLOBS)
+    stamp[0] = 2  # an entry added to /etc
+    launch._etc_entries()
+    assert len(globbed) == 2 * len(launch.ETC_GLOBS)
+    launch._ETC_SEEN.clear()
+
+    offered = list(uids.candidates(7))
+    assert offered[: uids.ALTERNATES] == [
+        uids.UID_BASE + 7 + uids.SLOTS * k for k in range(uids.ALTERNATES)
+    ]
+    assert sorted(offered) == list(
+        range(uids.UID_BASE, uids.UID_BASE + uids.SLOTS * uids.ALTERNATES)
+    )
+    assert next(itertools.islice(uids.candidates(3), 0, None)) == uids.UID_BASE + 3
