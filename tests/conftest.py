@@ -24,6 +24,8 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import settings
 
+from tests.pgutil import drop_database
+
 # Bot programs used as fixtures are not test modules (and must not be imported).
 collect_ignore_glob = ["*/fixtures/*"]
 
@@ -124,6 +126,5 @@ def postgres_url(postgres_server: str) -> Iterator[str]:
     try:
         yield url.render_as_string(hide_password=False)
     finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        drop_database(admin, name)
         admin.dispose()

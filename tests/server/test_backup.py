@@ -20,6 +20,7 @@ import sqlalchemy as sa
 
 from arena.competition.config import STORE_ENV, load_competition
 from arena.store.competition import CompetitionStore
+from tests.pgutil import drop_database
 
 from .web_helpers import play
 
@@ -258,8 +259,7 @@ def second_database(postgres_url: str, postgres_server: str) -> Iterator[str]:
             .render_as_string(hide_password=False)
         )
     finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        drop_database(admin, name)
         admin.dispose()
 
 

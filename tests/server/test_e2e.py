@@ -41,6 +41,7 @@ from arena.bench.serve import (  # noqa: E402
     wait_settled,
 )
 from arena.competition.config import ServerSection  # noqa: E402
+from tests.pgutil import drop_database  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -136,8 +137,7 @@ def store(request: pytest.FixtureRequest) -> Iterator[str]:
     try:
         yield sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
     finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        drop_database(admin, name)
         admin.dispose()
 
 
