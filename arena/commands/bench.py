@@ -166,12 +166,14 @@ def run_tournament(args: argparse.Namespace) -> int:
 
     seeds = args.seeds or 30
     vs = _vs_comp90054(args.baseline_comp90054, folders, seeds)
-    with console.status("running the same tournament four ways, then profiled…"):
-        runs, cost = bench_tournament(folders, seeds=seeds)
+    with console.status(
+        "running the same tournament four ways, two more 1-worker/all-core pairs, then profiled…"
+    ):
+        runs, scaling, cost = bench_tournament(folders, seeds=seeds)
     if args.json:
-        print(json.dumps(bench_tournament_json(runs, cost, vs)))
+        print(json.dumps(bench_tournament_json(runs, scaling, cost, vs)))
         return 0
-    print_bench_tournament(runs, len(folders), console)
+    print_bench_tournament(runs, scaling, len(folders), console)
     print_game_cost(cost, console)
     if vs is not None:
         print_vs_comp90054(vs, console)
