@@ -18,7 +18,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,12 +226,17 @@ class LadderScheduler:
         store: CompetitionStore,
         config: LadderSection,
         new_games_allowed: Callable[[], bool] = lambda: True,
+        in_flight: Callable[[], Collection[str]] = tuple,
     ) -> None:
         self.store = store
         self.config = config
         self.new_games_allowed = new_games_allowed
         """Whether new ladder games may be chosen now (the phases' ``ladder`` rule);
         games already scheduled (challenges, re-runs, finals) play either way."""
+        self.in_flight = in_flight
+        """The ids of the games handed out and not finished yet (the ladder's)."""
+        self._event_games: set[str] = set()
+        """Games of an event handed out (those still in flight, once pruned)."""
         self._rng = random.Random(config.master_seed)
         self._index = 0
         self._declared: dict[int, BotManifest | None] = {}
@@ -240,11 +245,26 @@ class LadderScheduler:
     def next(self) -> list[ScheduledGame]:
         """The next game, or none. Paused: only the games of an event (finals, a round:
         the organiser's own tournaments) start; frozen: scheduled games (challenges,
-        events) still play but no new ladder game is chosen; too few versions: none."""
-        paused = self.store.paused()
-        game = self.store.claim_scheduled_game(events_only=paused)
+        events) still play but no new ladder game is chosen; too few versions: none.
+
+        An event has the machine: while its games are scheduled or running, no other game
+        starts, and its first game waits until the games in flight that are not its own
+        have finished. On Ray a batch plays its games in order on one node: an event's
+        games queued behind (or batched with) ladder games would wait for them and crowd
+        onto one node, where alone they are shared out over every node. A free worker
+        idles through an event's last games instead."""
+        events_only = self.store.paused()
+        if self.store.event_game_open():
+            in_flight = set(self.in_flight())
+            self._event_games &= in_flight
+            if in_flight - self._event_games:
+                return []  # others still in flight: the event starts when they finish
+            events_only = True
+        game = self.store.claim_scheduled_game(events_only=events_only)
+        if game is not None and game.event_id is not None:
+            self._event_games.add(game.id)
         if game is None:
-            if paused or self.store.frozen() is not None or not self.new_games_allowed():
+            if events_only or self.store.frozen() is not None or not self.new_games_allowed():
                 return []
             choice = self._choose()
             if choice is None:
@@ -380,7 +400,9 @@ class Ladder:
         self._stop = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
-        self._choices = LadderScheduler(store, ladder, new_games_allowed)
+        self._choices = LadderScheduler(
+            store, ladder, new_games_allowed, in_flight=lambda: self._running.values()
+        )
         self.scheduler: Scheduler = self._choices
         self._running: dict[int, str] = {}
         """Games handed to the executor: its game index → the game id."""

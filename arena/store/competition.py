@@ -1593,6 +1593,14 @@ class CompetitionStore:
             )
             return self._game(conn, str(game_id))
 
+    def event_game_open(self) -> bool:
+        """Whether a game of an event (finals, a round) is scheduled or running: then no
+        other game starts (see ``LadderScheduler.next``)."""
+        open_ = games.c.status.in_(("scheduled", "running"))
+        where = open_ & games.c.event_id.is_not(None)
+        with self._read() as conn:
+            return conn.execute(sa.select(games.c.id).where(where).limit(1)).first() is not None
+
     def requeue_running(self) -> int:
         """After a restart (also kill -9): games that were running go back to scheduled."""
         with self._write() as conn:

@@ -34,6 +34,17 @@ def store(store_url: str) -> Iterator[CompetitionStore]:
         opened.close()
 
 
+@pytest.fixture
+def pages_outlive_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the store outdates a kept page, never the clock: an entry's ``MAX_AGE_S`` (1 s)
+    can run out between two requests on a loaded machine and make a kept page look made
+    anew. For tests that count hits; the clock's own part is tested with a driven clock
+    (test_pagecache_stale.py)."""
+    from arena.server import pagecache
+
+    monkeypatch.setattr(pagecache, "MAX_AGE_S", 3600.0)
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Debian's chromium driven by Playwright (no browser download); see tests/viewer."""

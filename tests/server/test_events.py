@@ -124,6 +124,42 @@ def test_the_finals_games_are_claimed_before_ladder_games_scheduled_earlier(
     assert claimed[len(finals) :] == ladder  # then the others, oldest first
 
 
+def test_an_event_has_the_machine_once_the_games_in_flight_finish(
+    store: CompetitionStore, tmp_path: Path
+) -> None:
+    """Finals started while ladder games are in flight: no event game starts until those
+    have finished (a Ray batch plays in order on one node: the finals would queue behind
+    them there), then only the event's games start, and the ladder goes on once the last
+    of them finished."""
+    from arena.competition.ladder import LadderScheduler
+
+    _add_bots(store, ["a", "b", "c"], tmp_path / "built")
+    in_flight: set[str] = set()
+    scheduler = LadderScheduler(store, LadderSection(players={2: 1.0}), in_flight=lambda: in_flight)
+    ladder_games = {g.game_id for _ in range(3) for g in scheduler.next()}
+    assert len(ladder_games) == 3
+    in_flight |= ladder_games
+    made = Events(store, _config(finals={"players": [2], "deals": 1})).start_finals("organiser")
+    finals = {g.id for g in event_games(store, made.id)}
+    assert scheduler.next() == [] and scheduler.next() == []  # the ladder's games play on
+    for game_id in sorted(ladder_games)[:2]:
+        in_flight.discard(game_id)
+    assert scheduler.next() == []  # one is still in flight
+    in_flight.clear()
+    started = []
+    for _ in range(len(finals)):
+        (game,) = scheduler.next()
+        started.append(game.game_id)
+        in_flight.add(game.game_id)
+    assert set(started) == finals
+    assert scheduler.next() == []  # the event's games run: no ladder game beside them
+    for game_id in started:
+        store.void_game(game_id, "test: ended")  # ended either way
+        in_flight.discard(game_id)
+    (after,) = scheduler.next()  # the event is over: the ladder again
+    assert after.game_id not in finals | ladder_games
+
+
 def _add_bots_for(store: CompetitionStore, name: str, folder: Path) -> int:
     author = store.author_by_name("alice")
     assert author is not None

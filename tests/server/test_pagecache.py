@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from arena.server import pagecache
 from tests.server.web_helpers import activate, csrf_of, make_site, play
 
 PUBLIC = (
@@ -34,6 +33,7 @@ def _store_unreadable(site: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(site.store, name, refuse)
 
 
+@pytest.mark.usefixtures("pages_outlive_the_clock")
 def test_public_pages_are_served_from_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -121,6 +121,7 @@ def test_only_writes_that_change_rows_move_the_generation(tmp_path: Path) -> Non
     assert store.generation > generation
 
 
+@pytest.mark.usefixtures("pages_outlive_the_clock")
 def test_metrics_count_hits_and_misses(tmp_path: Path) -> None:
     site = make_site(tmp_path)
     csrf_of(site.client)
@@ -172,12 +173,8 @@ def _three_bots(tmp_path: Path) -> tuple[Any, dict[str, int]]:
     return site, versions
 
 
-def test_a_game_changes_exactly_the_pages_that_show_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Only the store outdates a page here, never the clock: an entry's MAX_AGE_S (1 s) could
-    # run out between two reads on a loaded machine and make a cached page look remade.
-    monkeypatch.setattr(pagecache, "MAX_AGE_S", 3600.0)
+@pytest.mark.usefixtures("pages_outlive_the_clock")
+def test_a_game_changes_exactly_the_pages_that_show_it(tmp_path: Path) -> None:
     site, versions = _three_bots(tmp_path)
     old_game = site.games[0]
     watched = [

@@ -20,6 +20,8 @@ from arena.competition.config import ServerSection
 from arena.server.service import http_protocol
 from tests.server.web_helpers import csrf_of, make_site
 
+pytestmark = pytest.mark.usefixtures("pages_outlive_the_clock")  # kept pages stay kept
+
 DATE = (b"date", b"Wed, 02 Dec 2026 03:00:00 GMT")
 
 VARYING = {b"date", b"age"}
