@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from arena.engine import Game, GameRecord, replay
+from arena.engine import game as engine_game
 from arena.engine.render import tiles_text
 from arena.engine.tables import CODE_COUNTS, LETTERS, MARKER
 
@@ -41,6 +42,13 @@ cells, its floor; each part drawn (and compared) on its own."""
 _COMPILED_SNAPSHOT: Callable[[Game], Snapshot] | None = getattr(Game, "_snapshot", None)
 """The compiled engine's own :func:`snapshot` (~1 µs instead of ~4: the attributes below
 are built on each read there); None for the pure engine."""
+
+
+_COMPILED_DELTAS: Callable[..., list[dict[str, Any]]] | None = getattr(
+    engine_game, "_encode_deltas", None
+)
+"""The compiled engine's loop of :func:`encode_frames` after the first frame; None for the
+pure engine."""
 
 
 def snapshot(game: Game) -> Snapshot:
@@ -140,14 +148,17 @@ def encode_frames(taken: list[Snapshot]) -> list[dict[str, Any]]:
     one before, compared as snapshots (tuples, in C) and drawn only where they differ,
     part by part (a draft move changes one board's lines and floor, never a wall): the
     same frames as ``delta`` of the drawn positions, without drawing every position."""
-    # One loop, the texts' caches read inline: a worker runs it once per game, ~4 µs a
-    # position (a function per delta and a board dict copied per change took ~6.5).
+    # One loop, the texts' caches read inline: ~4 µs a position (a function per delta and a
+    # board dict copied per change took ~6.5). The compiled engine repeats this loop in C
+    # (~0.3 µs): a worker runs it once per game, on ~50 positions its caches no longer hold.
     if not taken:
         return []
     first = draw(taken[0])
     lines_drawn: list[list[str]] = [board["l"] for board in first["p"]]
     """Each seat's pattern lines as last drawn (an empty line's colour is not drawn, so
     lines that differ as snapshots may read the same)."""
+    if _COMPILED_DELTAS is not None:
+        return [first, *_COMPILED_DELTAS(taken, lines_drawn, _FACTORY_TEXT, LETTERS, _CELL, _FLOOR)]
     frames = [first]
     append = frames.append
     factory_text, centre_text, lines_text = _FACTORY_TEXT, _centre_text, _lines_text

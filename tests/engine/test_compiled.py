@@ -241,3 +241,47 @@ def test_the_compiled_snapshot_is_the_viewers_snapshot_of_the_pure_engine() -> N
             fast.apply(move)
             slow.apply(move)
     assert positions > 24 * 50
+
+
+def test_the_compiled_frames_loop_draws_the_frames_of_the_python_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``encode_frames`` through the C build's ``_encode_deltas`` gives, byte for byte as
+    JSON, the frames of its own Python loop: 2-4 players, both walls, random and
+    first-option moves (long rounds, repeated texts), plus snapshots that repeat (no
+    change) and pattern lines that differ as snapshots but read the same."""
+    import random
+
+    import orjson
+
+    from arena.engine import Game, Variant
+    from arena.viewer import frames
+
+    if frames._COMPILED_DELTAS is None:
+        if REQUIRE_COMPILED:
+            pytest.fail(f"no compiled engine: {arena.engine.ENGINE_BUILD}")
+        pytest.skip(f"no compiled engine here ({arena.engine.ENGINE_BUILD})")
+    games = []
+    for seed in range(36):
+        players, variant = 2 + seed % 3, (Variant.COLOURED, Variant.GRAY)[seed // 3 % 2]
+        game = Game.new(players=players, variant=variant, seed=seed)
+        rng = random.Random(seed)
+        taken = []
+        while not game.is_over():
+            taken.append(frames.snapshot(game))
+            options = game.legal_moves()
+            game.apply(options[0] if seed % 4 == 0 else rng.choice(options))
+        taken.append(frames.snapshot(game))
+        games.append(taken)
+    first = games[0]
+    emptied = list(first[0])
+    boards = list(emptied[8])
+    score, lines, wall, floor = boards[0]
+    boards[0] = (score, (4, *lines[1:5], 0, *lines[6:]), wall, floor)  # a colour, no tiles
+    emptied[8] = tuple(boards)
+    games.append([first[0], first[0], tuple(emptied), *first[1:4], first[3]])
+    compiled = [orjson.dumps(frames.encode_frames(taken)) for taken in games]
+    monkeypatch.setattr(frames, "_COMPILED_DELTAS", None)
+    python = [orjson.dumps(frames.encode_frames(taken)) for taken in games]
+    assert compiled == python
+    assert sum(len(taken) for taken in games) > 36 * 50
