@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from arena.play.job import GameJob, GameResult
+from arena.play.job import GameJob, GameResult, JobPickler
 from arena.play.worker import (
     WorkerState,
     init_pool_worker,
@@ -234,12 +234,14 @@ class LocalPoolExecutor:
             workers, initializer=init_pool_worker, initargs=(None, one_core, os.getpid())
         )
         self._done: queue.SimpleQueue[GameResult | BaseException] = queue.SimpleQueue()
+        self._pickler = JobPickler()
 
     def submit(self, job: GameJob) -> None:
         """The job goes pickled by the standard pickler (:func:`pool_run_pickled`: the
-        pool's own cost the parent ~2 ms a game); one it cannot pickle goes as before."""
+        pool's own cost the parent ~2 ms a game), its shared parts once
+        (:class:`~arena.play.job.JobPickler`); one it cannot pickle goes as before."""
         try:
-            data = pickle.dumps(job, pickle.HIGHEST_PROTOCOL)
+            data = self._pickler.dumps(job)
         except (pickle.PicklingError, TypeError, AttributeError):
             self._pool.apply_async(
                 pool_run_job, (job,), callback=self._done.put, error_callback=self._done.put

@@ -8,8 +8,10 @@ store keeps results as they are, so there is one shape of a finished game.
 from __future__ import annotations
 
 import gzip
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arena.referee.manifest import Built
 from arena.referee.settings import PlaySettings
@@ -154,3 +156,67 @@ class GameJob:
     """Hand back each seat's stderr of this game in :attr:`GameResult.stderr` (fresh bot
     processes, logs of this game only, deleted afterwards: the server keeps them in its
     store, so they reach it from any Ray node)."""
+
+
+SHARED_PARTS_KEPT = 4096
+"""Pickled (parent) or unpickled (worker) shared parts of jobs kept; when full, a cache
+starts over."""
+
+
+class JobPickler:
+    """Pickles jobs for a pool of worker processes, as :class:`JobUnpickler` reads them.
+
+    A tournament's jobs differ in their game and share the rest: the settings, the log
+    folder, each bot. Those parts are pickled once per object (kept by identity) and each
+    job is a small pickle of its game and the parts' bytes, so a worker unpickles a part
+    once too (kept by its bytes). A whole job took ~55 µs to pickle and ~80 µs to unpickle,
+    the settings and bots most of it."""
+
+    def __init__(self) -> None:
+        self._parts: dict[int, tuple[object, bytes]] = {}
+        """id(object) -> (the object, kept alive so that its id is not reused; its pickle)."""
+
+    def _part(self, obj: object) -> bytes:
+        kept = self._parts.get(id(obj))
+        if kept is not None and kept[0] is obj:
+            return kept[1]
+        data = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+        if len(self._parts) >= SHARED_PARTS_KEPT:
+            self._parts.clear()
+        self._parts[id(obj)] = (obj, data)
+        return data
+
+    def dumps(self, job: GameJob) -> bytes:
+        shared = (
+            self._part(job.settings),
+            self._part(job.log_dir),
+            tuple(self._part(bot) for bot in job.bots),
+        )
+        rest = dict(job.__dict__)  # the other fields, by name
+        del rest["settings"], rest["log_dir"], rest["bots"]
+        return pickle.dumps((shared, rest), pickle.HIGHEST_PROTOCOL)
+
+
+class JobUnpickler:
+    """Reads :class:`JobPickler`'s jobs, each shared part unpickled once."""
+
+    def __init__(self) -> None:
+        self._parts: dict[bytes, object] = {}
+
+    def _part(self, data: bytes) -> Any:
+        obj = self._parts.get(data)
+        if obj is None:
+            obj = pickle.loads(data)
+            if len(self._parts) >= SHARED_PARTS_KEPT:
+                self._parts.clear()
+            self._parts[data] = obj
+        return obj
+
+    def loads(self, data: bytes) -> GameJob:
+        (settings, log_dir, bots), rest = pickle.loads(data)
+        return GameJob(
+            settings=self._part(settings),
+            log_dir=self._part(log_dir),
+            bots=tuple([self._part(bot) for bot in bots]),
+            **rest,
+        )

@@ -253,3 +253,31 @@ def test_a_terminating_pool_drains_queued_tasks_as_bytes() -> None:
     assert not inqueue._reader.poll()
     inqueue._rlock.release()
     inqueue.close()
+
+
+def test_jobs_cross_to_a_worker_with_their_shared_parts_unpickled_once(tmp_path: Path) -> None:
+    """A pool's jobs: each arrives equal to what was submitted; the settings, log folder
+    and bots that jobs share are one object each on the worker's side; a different object
+    (a settings change, another bot) is a part of its own, never mistaken for one seen."""
+    from arena.play.job import GameJob, JobPickler, JobUnpickler, ScheduledGame
+    from arena.referee import load_bot
+    from arena.referee.manifest import Built
+    from arena.referee.settings import PlaySettings
+
+    folder = REPO / "bots" / "python-random"
+    a = Built(load_bot(folder), 0.0, False, "v1", folder)
+    b = Built(load_bot(folder), 0.0, False, "v2", folder)
+    settings = PlaySettings(sandbox="off")
+    games = [ScheduledGame(i, f"g{i}", 2, "coloured", i, i, 0, ("a", "b")) for i in range(3)]
+    jobs = [
+        GameJob(games[0], (a, b), settings, True, tmp_path),
+        GameJob(games[1], (b, a), settings, True, tmp_path, compress=True),
+        GameJob(games[2], (a, a), PlaySettings(sandbox="auto"), False, tmp_path / "other"),
+    ]
+    pickler, unpickler = JobPickler(), JobUnpickler()
+    read = [unpickler.loads(pickler.dumps(job)) for job in jobs]
+    assert read == jobs
+    assert read[0].bots[0] is read[1].bots[1] is read[2].bots[0]  # bot a: one object
+    assert read[0].bots[1] is read[1].bots[0] and read[0].bots[0] is not read[0].bots[1]
+    assert read[0].settings is read[1].settings and read[2].settings != read[0].settings
+    assert read[1].compress and not read[0].compress and not read[2].persistent
