@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -247,6 +248,13 @@ def test_vs_comp90054_is_printed_as_a_ratio_per_core() -> None:
     assert "200.0 vs 20.0 = 10.0x" in text and "150.0 vs 20.0 games/s = 7.5x" in text
     assert "the bots' own 2.00 of the arena's 5.00 ms a game leave at most 25.0x" in text
     assert vs.as_json()["per_core"] == 10.0 and vs.as_json()["bots_bound"] == 25.0
+    # Measured: the median of each pair of blocks' own ratio, not the medians' ratio (a
+    # fast second of one beside a slow one of the other).
+    paired = dataclasses.replace(vs, per_core_blocks=[12.5, 8.0, 9.5])
+    console = Console(width=400, record=True)
+    print_vs_comp90054(paired, console)
+    assert "per pair of blocks 12.5x, 8.0x, 9.5x: median 9.5x" in console.export_text()
+    assert paired.as_json()["per_core"] == 9.5
 
 
 @pytest.mark.slow
@@ -352,13 +360,12 @@ def test_bench_tournament_json_breaks_a_game_down_by_part(tmp_path: Path) -> Non
     assert cost["other_ms"] == pytest.approx(cost["profiled_game_ms"] - sum(parts.values()))
     assert cost["game_ms"] > 0
     vs = data["vs_comp90054"]
-    assert vs["blocks"] == 3 and vs["arena_games"] == 4 and vs["comp90054_games"] == 2
+    assert vs["blocks"] == 5 and vs["arena_games"] == 4 and vs["comp90054_games"] == 2
     assert vs["comp90054_actions_per_game"] == 30  # the fake runner's whole games were played
-    assert vs["per_core"] == pytest.approx(
-        vs["comp90054_cpu_ms_per_game"] / vs["arena_cpu_ms_per_game"]
-    )
+    assert len(vs["per_core_blocks"]) == 5 and all(x > 0 for x in vs["per_core_blocks"])
+    assert vs["per_core"] == sorted(vs["per_core_blocks"])[2]  # the median pair's ratio
     assert vs["arena_games_per_cpu_s"] > 0 and vs["one_worker"] > 0
-    assert len(vs["load_average"]) == 6
+    assert len(vs["load_average"]) == 10
 
 
 SCALE = [sys.executable, "-m", "arena.cli", "bench", "scale"]
