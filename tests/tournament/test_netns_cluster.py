@@ -335,7 +335,11 @@ def _waiting_at_gate(host: Host) -> set[str]:
     batch in flight there that cannot finish until the gate opens."""
     waiting = set()
     for log in (host.root / "tmp" / "azul-arena-node-logs").glob("*.stderr.log*"):
-        for line in log.read_text(errors="replace").splitlines():
+        try:  # a bot started again rotates its log: listed, then renamed before this read
+            text = log.read_text(errors="replace")
+        except FileNotFoundError:
+            continue  # its lines are in the rotated copy, listed too or read next time
+        for line in text.splitlines():
             if line.startswith(GATE_WAITING):
                 waiting.add(line.removeprefix(GATE_WAITING).strip())
     return waiting
