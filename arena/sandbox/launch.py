@@ -3,9 +3,9 @@
 The chain is built from small programs that each do one thing and exec the next, so
 no Python runs in the child (no ``preexec_fn``) and spawn stays fast::
 
-    sh -c JOIN (cgroups)  ->  prlimit (rlimits)  ->  bwrap (namespaces, mounts, env,
-        seccomp)  ->  sh /.launch  ->  setpriv (per-bot uid, no caps, no new privileges)
-        ->  the bot
+    setpriv --pdeathsig  ->  sh -c GUARD+JOIN (the spawner alive, cgroups)  ->
+        prlimit (rlimits)  ->  bwrap (namespaces, mounts, env, seccomp)  ->
+        sh /.launch  ->  setpriv (per-bot uid, no caps, no new privileges)  ->  the bot
 
 Any link whose layer is off is simply left out.  Under bubblewrap nothing of the launch
 is readable from inside: bwrap's options come from a memfd (``--args``), so its process
@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import glob
 import os
 import shlex
+import shutil
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +50,10 @@ BASE_ENV = {"PATH": BOT_PATH, "HOME": "/tmp", "LANG": "C.UTF-8"}
 # Joins every cgroup whose cgroup.procs path is given before "--", then execs the rest.
 # Runs as the invoking user (root), before any privilege is dropped or anything forks.
 JOIN_SCRIPT = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+# Run under ``setpriv --pdeathsig=KILL`` with the spawner's pid first: the death signal is
+# armed from the chain's first exec on (bwrap's --die-with-parent arms it only once bwrap
+# runs), and a spawner that died before it was armed is noticed by the new parent's pid.
+GUARD_SCRIPT = '[ "$PPID" = "$1" ] || exit 125; shift; ' + JOIN_SCRIPT
 
 # Root-level paths that are symlinks into /usr on merged-/usr systems (Debian 12).
 USR_ALIASES = ("/bin", "/lib", "/lib64", "/lib32", "/libx32", "/sbin")
@@ -334,6 +340,17 @@ def check_readable(bot_dir: Path, *, through_ancestors: bool) -> None:
         )
 
 
+def parent_guard(plan: Plan) -> str | None:
+    """setpriv, to arm the chain's parent-death signal (see :data:`GUARD_SCRIPT`); any
+    user may set it.  None: not installed, and the chain relies on bwrap's alone."""
+    return plan.setpriv or _setpriv_path()
+
+
+@functools.cache
+def _setpriv_path() -> str | None:
+    return shutil.which("setpriv", path="/usr/bin:/bin")
+
+
 def launch_spec(
     plan: Plan,
     command: str | list[str],
@@ -364,7 +381,11 @@ def launch_spec(
     env = bot_env({**told, **(extra_env or {})})
     ro_binds = [*ro_binds, *((Path(p), p) for p in ro_paths)]
     argv: list[str] = []
-    if procs_files:
+    guard = parent_guard(plan) if plan.bwrap else None
+    if guard is not None:
+        argv += [guard, "--pdeathsig=KILL", "--", "/bin/sh", "-c", GUARD_SCRIPT]
+        argv += ["arena-join", str(os.getpid()), *map(str, procs_files or ()), "--"]
+    elif procs_files:
         argv += ["/bin/sh", "-c", JOIN_SCRIPT, "arena-join", *map(str, procs_files), "--"]
     use_nproc = (uid is not None and uid != 0) if nproc is None else nproc
     packed = None

@@ -23,6 +23,7 @@ from arena.sandbox import (
     build,
     cgroups,
     detect_layers,
+    launch,
     layers,
     process,
     spawn,
@@ -698,3 +699,78 @@ def test_a_bot_file_above_the_file_size_limit_is_unpacked_and_the_limit_still_ho
         proc.wait(20)
     assert out.split()[0] == str(3 << 20), (out, proc.stderr_tail())
     assert out.split()[4:6] == [str(1 << 20), str(1 << 20)], out
+
+
+# ---------------------------------------------------------- a spawner killed mid-spawn
+
+
+def test_a_spawner_gone_before_the_death_signal_is_armed_starts_no_bot(
+    make_bot: MakeBot, require_layer: RequireLayer
+) -> None:
+    """The chain's guard compares its parent with the spawner's pid once the death
+    signal is armed: another parent (a subreaper, or init) means the spawner died in the
+    window, and nothing may start, since no signal would ever stop it."""
+    require_layer(BWRAP)
+    folder = make_bot("guarded", "echo.py")
+    plan = layers.plan(Level.STRICT)
+    spec = launch.launch_spec(plan, ["/bin/sleep", "60"], folder, Limits(), uid=None)
+    argv = list(spec.argv)
+    assert argv[0] == launch.parent_guard(plan)
+    mark = argv.index("arena-join") + 1
+    assert argv[mark] == str(os.getpid())
+    argv[mark] = str(os.getppid())  # as if the spawner were not our parent any more
+    try:
+        chain = subprocess.Popen(
+            argv, env=spec.env, cwd=spec.cwd, pass_fds=spec.pass_fds, start_new_session=True
+        )
+    finally:
+        spec.close()
+    try:
+        assert chain.wait(10) == 125
+    finally:
+        chain.kill()
+        chain.wait()
+
+
+def test_the_chain_dies_with_a_spawner_killed_before_bwrap_runs(
+    require_layer: RequireLayer,
+) -> None:
+    """The guard arms the parent-death signal at the chain's first exec: a spawner killed
+    while the chain is still on its way to bwrap (which arms its own only once it runs)
+    leaves nothing behind.  Here the chain never reaches bwrap: it stops at sleep."""
+    require_layer(BWRAP)
+    guard = launch.parent_guard(layers.plan(Level.STRICT))
+    assert guard is not None
+    script = (
+        "import os, subprocess, sys, time\n"
+        f"argv = [{guard!r}, '--pdeathsig=KILL', '--', '/bin/sh', '-c', {launch.GUARD_SCRIPT!r},"
+        " 'arena-join', str(os.getpid()), '--', '/bin/sleep', '60']\n"
+        "child = subprocess.Popen(argv, start_new_session=True)\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    spawner = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE)
+    try:
+        assert spawner.stdout is not None
+        chain = int(spawner.stdout.readline())
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{chain}/cmdline").read_bytes().split(b"\0")[0] != b"/bin/sleep":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        spawner.kill()
+        spawner.wait()
+        deadline = time.monotonic() + 10
+        while _alive(chain):
+            assert time.monotonic() < deadline, "the chain outlived its spawner"
+            time.sleep(0.01)
+    finally:
+        spawner.kill()
+        spawner.wait()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "zombie" not in status
