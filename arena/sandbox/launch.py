@@ -54,6 +54,23 @@ JOIN_SCRIPT = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done;
 # armed from the chain's first exec on (bwrap's --die-with-parent arms it only once bwrap
 # runs), and a spawner that died before it was armed is noticed by the new parent's pid.
 GUARD_SCRIPT = '[ "$PPID" = "$1" ] || exit 125; shift; ' + JOIN_SCRIPT
+# The start of /.launch (see :func:`lifeline`). Wait (up to ~1 s) until the sandbox's
+# pid 1 has armed its death signal: bwrap's init does it just before it installs the
+# seccomp filter, so its filter count reaching ours (the shell's, pid 2) proves it (no fork
+# or exec unless it has to wait). Then read ``{fd}``, a descriptor on a pipe only the
+# spawner can write to: end of file (dd reads 0 bytes and succeeds) means the spawner is
+# gone, and nothing starts; alive, the non-blocking read fails (EAGAIN).
+ALIVE_CHECK = """\
+arena_filters() {{
+  f=; while IFS= read -r l; do case $l in Seccomp_filters:*) f=$l; return;; esac; done < "$1"
+}}
+arena_filters /proc/self/status; own=$f; waited=0
+while [ -n "$own" ]; do
+  arena_filters /proc/1/status; [ "$f" = "$own" ] && break
+  waited=$((waited + 1)); [ "$waited" -gt 500 ] && break; /usr/bin/sleep 0.002
+done
+/usr/bin/dd if=/dev/fd/{fd} iflag=nonblock bs=1 count=1 status=none 2>/dev/null && exit 125
+"""
 
 # Root-level paths that are symlinks into /usr on merged-/usr systems (Debian 12).
 USR_ALIASES = ("/bin", "/lib", "/lib64", "/lib32", "/libx32", "/sbin")
@@ -340,6 +357,31 @@ def check_readable(bot_dir: Path, *, through_ancestors: bool) -> None:
         )
 
 
+_LIFELINES: dict[int, int] = {}
+"""Per spawning process (by pid: a forked child makes its own): the read end of a pipe
+whose write end it holds, close-on-exec, never written, until it exits."""
+
+
+def lifeline() -> int:
+    """A new descriptor on this process's lifeline, for one launch (the spec closes it).
+
+    Inside bubblewrap, the sandbox's pid 1 arms its death signal (against the bwrap
+    outside) only after setting up the mounts; a spawner killed meanwhile takes the
+    outer bwrap with it and leaves pid 1 and the bot running for good. ``/.launch`` runs
+    :data:`ALIVE_CHECK` once pid 1 is armed: if the spawner is still alive then, so was
+    the outer bwrap when pid 1 armed, and every link dies with the spawner from then on;
+    if not, nothing starts. (One gap is left: a spawner's threads do not all exit at
+    once, and the death signal follows the spawning thread while the lifeline closes
+    with the last one.)"""
+    pid = os.getpid()
+    read_end = _LIFELINES.get(pid)
+    if read_end is None:
+        read_end, _write_end = os.pipe2(os.O_CLOEXEC)  # the write end: kept, never used
+        _LIFELINES.clear()  # (another pid's: inherited through a fork, not ours to use)
+        _LIFELINES[pid] = read_end
+    return os.dup(read_end)
+
+
 def parent_guard(plan: Plan) -> str | None:
     """setpriv, to arm the chain's parent-death signal (see :data:`GUARD_SCRIPT`); any
     user may set it.  None: not installed, and the chain relies on bwrap's alone."""
@@ -382,10 +424,7 @@ def launch_spec(
     ro_binds = [*ro_binds, *((Path(p), p) for p in ro_paths)]
     argv: list[str] = []
     guard = parent_guard(plan) if plan.bwrap else None
-    if guard is not None:
-        argv += [guard, "--pdeathsig=KILL", "--", "/bin/sh", "-c", GUARD_SCRIPT]
-        argv += ["arena-join", str(os.getpid()), *map(str, procs_files or ()), "--"]
-    elif procs_files:
+    if guard is None and procs_files:
         argv += ["/bin/sh", "-c", JOIN_SCRIPT, "arena-join", *map(str, procs_files), "--"]
     use_nproc = (uid is not None and uid != 0) if nproc is None else nproc
     packed = None
@@ -424,7 +463,16 @@ def launch_spec(
             fds.append(bundle_fd)
             area = packed.tmpfs_bytes
             unpack = UNPACK_SCRIPT + f"ulimit -f {limits.file_size_bytes // 512}\n"
-        launch_fd = data_fd(f"{unpack}exec {shlex.join(inner)}\n".encode(), "launch")
+        check = ""
+        if guard is not None:
+            alive_fd = lifeline()
+            fds.append(alive_fd)
+            check = ALIVE_CHECK.format(fd=alive_fd)
+            joins = [str(os.getpid()), *map(str, procs_files or ()), "--"]
+            shell = ["/bin/sh", "-c", GUARD_SCRIPT, "arena-join", *joins]
+            argv = [guard, "--pdeathsig=KILL", "--", *shell, *argv]
+        script = f"{check}{unpack}exec {shlex.join(inner)}\n"
+        launch_fd = data_fd(script.encode(), "launch")
         fds.append(launch_fd)
         seccomp_fd = None
         if plan.seccomp is not None:

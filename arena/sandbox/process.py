@@ -330,8 +330,10 @@ def spawn(
     different slots, and a uid still held by another live bot (say, another arena
     process) falls over to ``61000 + slot + 1000k``.  ``env`` adds variables to the
     cleared environment.
-    If this process dies, bwrap's --die-with-parent (or setpriv's pdeathsig without
-    bwrap) kills the bot; the spawning thread exiting alone does not (checked here).
+    If this process dies, the bot dies with it (under bwrap see
+    :func:`arena.sandbox.launch.lifeline`; without it setpriv's pdeathsig). Spawn from a
+    thread that outlives the bot: the kernel's parent-death signal follows the *thread*
+    that started the bot, whose exit kills it.
     Cgroups orphaned by a crash are swept by the next arena process that spawns.
     Raises SandboxUnavailable (strict level) or SandboxError (bad folder or command).
     """

@@ -732,6 +732,30 @@ def test_a_spawner_gone_before_the_death_signal_is_armed_starts_no_bot(
         chain.wait()
 
 
+def test_a_bot_whose_spawner_is_gone_by_its_launch_never_starts(
+    make_bot: MakeBot, require_layer: RequireLayer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/.launch reads the spawner's lifeline once the sandbox's pid 1 is armed: end of
+    file there (every writer gone, as when the spawner has died) and the bot must not run,
+    since bwrap outside may have died before pid 1 could arm against it."""
+    require_layer(BWRAP)
+    folder = make_bot("orphan", "echo.py")
+
+    def dead_lifeline() -> int:
+        read_end, write_end = os.pipe()
+        os.close(write_end)
+        return read_end
+
+    monkeypatch.setattr(launch, "lifeline", dead_lifeline)
+    with spawn([PYTHON, "echo.py"], folder, level=Level.STRICT) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b""  # the bot never said a word
+        assert proc.wait(10) == 125
+    monkeypatch.undo()
+    with spawn([PYTHON, "echo.py"], folder, level=Level.STRICT) as proc:  # alive: it runs
+        assert read_line(proc).startswith("ready ")
+
+
 def test_the_chain_dies_with_a_spawner_killed_before_bwrap_runs(
     require_layer: RequireLayer,
 ) -> None:
