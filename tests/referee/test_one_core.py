@@ -4,8 +4,11 @@ what the bots inherit through the sandbox, and that everything is given back."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -21,6 +24,18 @@ from arena.sandbox import affinity
 
 CORES = affinity.allowed_cores()
 needs_two_cores = pytest.mark.skipif(len(CORES) < 2, reason="needs a machine with 2+ cores")
+
+
+@pytest.fixture(autouse=True)
+def own_claims(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Core claims in a folder of this test's: other arenas on the machine (another test
+    run, a tournament) hold theirs elsewhere and cannot move these tests' cores. Pool
+    workers are forked, so they see the same folder."""
+    folder = tmp_path / "claims"
+    monkeypatch.setattr(affinity, "CLAIMS_DIR", folder)
+    yield folder
+    affinity.release_claims()
+
 
 T = TypeVar("T")
 
@@ -89,6 +104,89 @@ def test_pool_workers_are_spread_over_the_cores() -> None:
         assert {len(cores) for cores in seen} == {expected}
         if one_core:
             assert len(set(seen)) == 2  # two workers, two different cores
+
+
+def test_claims_spread_over_the_cores_then_stack_evenly() -> None:
+    cores = [3, 5]  # any numbers the machine allows; nothing is pinned here
+    first = [affinity.claim_core(0, cores) for _ in range(2)]
+    assert first == [3, 5]  # one pool's workers, or two arenas' first workers
+    assert affinity.claim_core(1, cores) == 5  # every core has one: round-robin from 1
+    assert affinity.claim_core(1, cores) == 3
+    affinity.release_claims()
+    assert affinity.claim_core(1, cores) == 5  # released: all free again
+
+
+def test_a_claim_is_dropped_when_its_process_is_killed(own_claims: Path) -> None:
+    code = (
+        "import sys; from pathlib import Path; from arena.sandbox import affinity; "
+        "affinity.CLAIMS_DIR = Path(sys.argv[1]); "
+        "print(affinity.claim_core(0, [0, 1]), flush=True); sys.stdin.read()"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, str(own_claims)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "0"
+        assert affinity.claim_core(0, [0, 1]) == 1  # core 0 is the child's
+        affinity.release_claims()
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert affinity.claim_core(0, [0, 1]) == 0  # its claim went with it: nothing to clean
+
+
+def test_a_claims_folder_that_is_not_ours_is_not_used(own_claims: Path) -> None:
+    own_claims.parent.mkdir(exist_ok=True)
+    elsewhere = own_claims.parent / "elsewhere"
+    elsewhere.mkdir()
+    own_claims.symlink_to(elsewhere)  # e.g. planted in a shared /tmp
+    assert [affinity.claim_core(0, [0, 1]) for _ in range(2)] == [0, 0]  # round-robin
+    assert not list(elsewhere.iterdir())
+
+
+_ONE_WORKER_POOL = """
+import sys
+from pathlib import Path
+from arena.play.executors import LocalPoolExecutor
+from arena.sandbox import affinity
+from tests.referee.test_one_core import _my_cores
+affinity.CLAIMS_DIR = Path(sys.argv[1])
+pool = LocalPoolExecutor(1, one_core=True)
+print(*pool._pool.apply(_my_cores, (0,)), flush=True)
+sys.stdin.read()
+pool.close()
+"""
+
+
+@needs_two_cores
+def test_two_arenas_on_one_machine_put_their_workers_on_different_cores(
+    own_claims: Path,
+) -> None:
+    """Two 1-worker tournaments at once (or one beside the server's ladder), each its own
+    process: both numbered their worker 0 and put it, with its bots, on the first core."""
+    root = Path(__file__).resolve().parents[2]
+    arenas, seen = [], []
+    try:
+        for _ in range(2):  # the second starts while the first one's worker runs
+            arena = subprocess.Popen(
+                [sys.executable, "-c", _ONE_WORKER_POOL, str(own_claims)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                cwd=root,
+            )
+            arenas.append(arena)
+            assert arena.stdout is not None
+            seen.append(arena.stdout.readline().split())
+    finally:
+        for arena in arenas:
+            arena.communicate("", timeout=30)
+    assert [len(cores) for cores in seen] == [1, 1]
+    assert seen[0] != seen[1]
 
 
 def _my_cores(_: int) -> tuple[int, ...]:
