@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -19,6 +21,7 @@ from rich.table import Table
 import arena.engine
 from arena.bench.comp90054_runner import Comp90054Runner
 from arena.bench.gamecost import PARTS, GameCost, measure_game_cost
+from arena.errors import ArenaError
 from arena.play.build import build_bot
 from arena.referee import load_bot
 from arena.tournament import Progress, Store, TournamentConfig, run_tournament, store_path
@@ -256,11 +259,15 @@ default seeds is 0.3-0.5 s; runs side by side see the same speed."""
 @dataclass(frozen=True)
 class Scaling:
     """Steady games/s of persistent runs with 1 worker and with every core, in alternating
-    pairs (the first pair is the runs table's)."""
+    pairs (the first pair is the runs table's), and beside each pair the machine's own
+    ceiling: as many independent 1-worker tournaments as cores, at once."""
 
     pairs: list[tuple[float, float]]
     loads: list[float]
     """The load average before each pair."""
+    independent: list[tuple[float | None, float | None]] = field(default_factory=list)
+    """Per pair, games/s of one 1-worker tournament in a process of its own, then of as
+    many as cores at once, together (None: too little overlap to measure)."""
 
     @property
     def speedups(self) -> list[float]:
@@ -270,6 +277,103 @@ class Scaling:
     def speedup(self) -> float:
         """The median pair's speed-up (the target's figure)."""
         return statistics.median(self.speedups)
+
+    @property
+    def ceilings(self) -> list[float | None]:
+        """Per pair, the independent tournaments at once over one alone, each in a process
+        of its own, measured right after the pair: what this machine gives N games that
+        share nothing (benchmarks entry 44 measured 1.45-1.65x on this VM's 2 cores: both
+        busy, they slow each other down)."""
+        return [
+            None if alone is None or together is None else together / alone
+            for alone, together in self.independent
+        ]
+
+    @property
+    def ceiling(self) -> float | None:
+        """The median pair's ceiling."""
+        known = [c for c in self.ceilings if c is not None]
+        return statistics.median(known) if known else None
+
+    @property
+    def of_ceiling(self) -> float | None:
+        """The speed-up over the ceiling: 1.0 means the tournament scales as far as the
+        machine lets independent games scale."""
+        ceiling = self.ceiling
+        return self.speedup / ceiling if ceiling else None
+
+
+def independent_rate(stamps: list[list[float]]) -> float | None:
+    """Games/s of independent tournaments together, each given as when its games ended
+    (the first is its start-up and is left out), counted only while all of them played:
+    the sum of their steady rates inside the window they overlap. None when a tournament
+    ended fewer than two games in that window."""
+    if not stamps or any(len(s) < 3 for s in stamps):
+        return None
+    lo, hi = max(s[1] for s in stamps), min(s[-1] for s in stamps)
+    total = 0.0
+    for s in stamps:
+        inside = [t for t in s if lo <= t <= hi]
+        if len(inside) < 2 or inside[-1] <= inside[0]:
+            return None
+        total += (len(inside) - 1) / (inside[-1] - inside[0])
+    return total
+
+
+def _ceiling_pair(
+    bots: list[Path], seeds: int, cores: int, output: Path
+) -> tuple[float | None, float | None]:
+    """One 1-worker tournament alone, then ``cores`` of them at once (games/s)."""
+    if cores < 2:
+        return None, None
+    alone = _independent(bots, seeds, 1, output / "alone")
+    return alone, _independent(bots, seeds, cores, output / "together")
+
+
+def _independent(bots: list[Path], seeds: int, copies: int, output: Path) -> float | None:
+    """``copies`` 1-worker tournaments at once, each a process of its own
+    (:mod:`arena.bench.solo`) started together once all are loaded: their games/s
+    together (:func:`independent_rate`)."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "arena.bench.solo", str(seeds), str(output / f"solo{i}")]
+            + [str(b) for b in bots],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(copies)
+    ]
+    try:
+        for proc in procs:
+            assert proc.stdout is not None
+            if proc.stdout.readline().strip() != "ready":
+                raise ArenaError(_solo_failure(proc))
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        stamps = []
+        for proc in procs:
+            out, _ = proc.communicate(timeout=600)
+            if proc.returncode != 0 or not out.strip():
+                raise ArenaError(_solo_failure(proc))
+            stamps.append(orjson.loads(out.strip().splitlines()[-1]))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return independent_rate(stamps)
+
+
+def _solo_failure(proc: subprocess.Popen[str]) -> str:
+    if proc.poll() is None:
+        proc.kill()
+    _, err = proc.communicate()
+    last = (err or "").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+    return f"bench tournament: an independent 1-worker tournament failed: {last[0]}"
 
 
 def bench_tournament(
@@ -293,12 +397,14 @@ def bench_tournament(
         ]
         pairs = [(out[0].steady_games_per_s, out[1].steady_games_per_s)]
         loads = [out[0].load_average]
+        independent = [_ceiling_pair(bots, seeds, cores, Path(tmp) / "pair0")]
         for k in range(1, scaling_pairs):
             one = _run(bots, seeds, "", 1, True, Path(tmp) / f"pair{k}-1")
             many = _run(bots, seeds, "", cores, True, Path(tmp) / f"pair{k}-n")
             pairs.append((one.steady_games_per_s, many.steady_games_per_s))
             loads.append(one.load_average)
-    return out, Scaling(pairs, loads), measure_game_cost(bots, seeds)
+            independent.append(_ceiling_pair(bots, seeds, cores, Path(tmp) / f"pair{k}"))
+    return out, Scaling(pairs, loads, independent), measure_game_cost(bots, seeds)
 
 
 def _run(
@@ -363,6 +469,9 @@ def bench_tournament_json(
         "speedup_steady_persistent": scaling.speedup,
         "speedup_steady_persistent_pairs": scaling.speedups,
         "speedup_pair_load_average": scaling.loads,
+        "machine_ceiling": scaling.ceiling,
+        "machine_ceiling_pairs": scaling.ceilings,
+        "speedup_of_ceiling": scaling.of_ceiling,
         "load_average": [r.load_average for r in runs],
         "game_cost": cost.as_json(),
         "vs_comp90054": vs.as_json() if vs is not None else None,
@@ -418,6 +527,13 @@ def print_bench_tournament(
         f"overall: {ratio(many.games_per_s, one.games_per_s)} / "
         f"{ratio(many_fresh.games_per_s, one_fresh.games_per_s)}"
     )
+    if scaling.ceiling is not None and scaling.of_ceiling is not None:
+        ceilings = ", ".join("-" if c is None else f"{c:.2f}x" for c in scaling.ceilings)
+        console.print(
+            f"the machine's ceiling: {many.workers} independent 1-worker tournaments at once "
+            f"(processes of their own) played {scaling.ceiling:.2f}x one alone (after each "
+            f"pair: {ceilings}); the speed-up is {scaling.of_ceiling:.0%} of it"
+        )
 
     def split(run: TournamentBench) -> str:
         return " + ".join(f"{ms:.1f}" for ms in run.cpu_ms_per_game_by_process().values())

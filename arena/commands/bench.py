@@ -106,8 +106,10 @@ def _tournament(bench: Sub) -> None:
         description=(
             "Runs the same small round-robin four times: 1 worker and one per core, with "
             "persistent bot processes and with a fresh process per game; prints games/s and "
-            "the speed-ups (measured in one run), then where one game's time goes (rules, "
-            "encode, pipe wait, record, frames, store...: an inline run under cProfile)."
+            "the speed-ups (measured in one run) beside the machine's own ceiling (as many "
+            "independent 1-worker tournaments as cores at once, against one alone), then "
+            "where one game's time goes (rules, encode, pipe wait, record, frames, store...: "
+            "an inline run under cProfile)."
         ),
     )
     b.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="default: the bundled bots")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from arena.bench.engine import bench_engine, load_reference, reference_playouts
+from arena.bench.tournament import independent_rate
 from arena.cli import main
 from arena.engine import Variant
 
@@ -307,6 +309,19 @@ def test_bench_protocol_json_judges_the_referee_against_a_floor_in_both_placemen
     assert 0 < sum(row["share"] for row in rows) <= 1 + 1e-9
 
 
+def test_independent_tournaments_count_only_while_all_of_them_play() -> None:
+    # A: start-up until 1.0, then a game every 0.1 s to 3.0; B: starts late (2.0) and
+    # plays a game every 0.05 s to 4.0. Together they overlap from 2.0 to 3.0, where A
+    # plays 10 games/s and B 20.
+    a = [0.0, 1.0, *[1.0 + 0.1 * k for k in range(1, 21)]]
+    b = [0.5, 2.0, *[2.0 + 0.05 * k for k in range(1, 41)]]
+    assert independent_rate([a, b]) == pytest.approx(30.0)
+    assert independent_rate([a]) == pytest.approx(10.0)  # alone: its steady rate
+    assert independent_rate([a, [0.0, 3.5, 3.6, 3.7]]) is None  # they never played together
+    assert independent_rate([a, [0.0, 1.0]]) is None  # no steady game at all
+    assert independent_rate([]) is None
+
+
 def test_bench_tournament_json_breaks_a_game_down_by_part(tmp_path: Path) -> None:
     """As a user runs it: the parts are there, none negative, and together no more than
     the profiled game they divide; the user's COMP90054 runner is played in the same run
@@ -331,6 +346,15 @@ def test_bench_tournament_json_breaks_a_game_down_by_part(tmp_path: Path) -> Non
     assert len(pairs) == 3 and len(data["speedup_pair_load_average"]) == 3
     assert pairs[0] == many["steady_games_per_s"] / one["steady_games_per_s"]
     assert data["speedup_steady_persistent"] == sorted(pairs)[1]  # their median
+    # Beside each pair, the machine's own ceiling: independent 1-worker tournaments.
+    ceilings = data["machine_ceiling_pairs"]
+    assert len(ceilings) == 3 and all(c is None or c > 0 for c in ceilings)
+    known = sorted(c for c in ceilings if c is not None)
+    assert known, "no independent tournaments overlapped: the ceiling was not measured"
+    assert data["machine_ceiling"] == pytest.approx(statistics.median(known))
+    assert data["speedup_of_ceiling"] == pytest.approx(
+        data["speedup_steady_persistent"] / data["machine_ceiling"]
+    )
     assert data["load_average"] == [r["load_average"] for r in data["runs"]]
     for run in data["runs"]:  # CPU of every process: the bots' and workers' counted too
         assert run["cpu_s"] > 0
