@@ -347,8 +347,9 @@ def init_pool_worker(
     worker_id: int | None = None, one_core: bool = False, parent: int | None = None
 ) -> None:
     """Pool initializer: own bot processes, die with the parent (pid ``parent``), leave
-    Ctrl-C to it; with ``one_core``, run on one core (with the bots it starts), workers
-    spread round-robin over the cores (see :mod:`arena.sandbox.affinity`)."""
+    Ctrl-C to it; with ``one_core``, run on one core (with the bots it starts), a core no
+    other arena worker on this machine holds where there is one (see
+    :func:`arena.sandbox.affinity.pin_worker`)."""
     global _STATE
     if worker_id is None:
         import multiprocess
