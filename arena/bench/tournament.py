@@ -304,10 +304,11 @@ class Scaling:
 
 
 def independent_rate(stamps: list[list[float]]) -> float | None:
-    """Games/s of independent tournaments together, each given as when its games ended
-    (the first is its start-up and is left out), counted only while all of them played:
-    the sum of their steady rates inside the window they overlap. None when a tournament
-    ended fewer than two games in that window."""
+    """Games/s of independent tournaments together, each given as its progress stamps
+    (when it started, then when each of its games ended; its first game, which carries
+    the start-up, is left out), counted only while all of them played: the sum of their
+    steady rates inside the window they overlap. None when a tournament ended fewer than
+    two games in that window."""
     if not stamps or any(len(s) < 3 for s in stamps):
         return None
     lo, hi = max(s[1] for s in stamps), min(s[-1] for s in stamps)
