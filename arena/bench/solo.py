@@ -5,9 +5,10 @@ together they play what this machine allows independent games, against which the
 tournament's own 1 → N workers speed-up is read.
 
 ``python -m arena.bench.solo SEEDS OUTPUT BOT_DIR...``: says ``ready`` once its imports
-are done, waits for a line on stdin (so that every copy starts playing together), plays,
-and prints a JSON list: when each game ended (``time.monotonic``, one clock for every
-process of the machine).
+are done, waits for a line on stdin (so that every copy starts playing together), then
+plays, printing a line as it starts and as each game ends: the time (``time.monotonic``,
+one clock for every process of the machine). The bench stops it with SIGINT once it has
+counted enough games while all copies played.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-
-import orjson
 
 from arena.tournament import Progress, TournamentConfig, run_tournament
 
@@ -32,15 +31,17 @@ def main(argv: list[str]) -> int:
         persistent=True,
         output=output,
     )
-    stamps: list[float] = []
 
     def stamp(_: Progress) -> None:
-        stamps.append(time.monotonic())
+        sys.stdout.write(f"{time.monotonic()!r}\n")
+        sys.stdout.flush()
 
     print("ready", flush=True)
     sys.stdin.readline()
-    run_tournament(config, on_progress=stamp)
-    print(orjson.dumps(stamps).decode(), flush=True)
+    try:
+        run_tournament(config, on_progress=stamp)
+    except KeyboardInterrupt:  # the bench has what it needs
+        return 0
     return 0
 
 

@@ -4,15 +4,20 @@ one game's time goes (:mod:`arena.bench.gamecost`)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
+import selectors
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import IO
 
 import orjson
 from rich.console import Console
@@ -321,59 +326,122 @@ def independent_rate(stamps: list[list[float]]) -> float | None:
     return total
 
 
+SOLO_SEEDS_FACTOR = 10
+"""An independent tournament gets this many times the bench's seeds, so that it is still
+playing when the bench has counted its games (it is stopped then)."""
+
+
 def _ceiling_pair(
-    bots: list[Path], seeds: int, cores: int, output: Path
+    bots: list[Path], seeds: int, games: int, cores: int, output: Path
 ) -> tuple[float | None, float | None]:
-    """One 1-worker tournament alone, then ``cores`` of them at once (games/s)."""
+    """One 1-worker tournament alone, then ``cores`` of them at once (games/s), each
+    counted over ``games`` games (a pair's run) once all of them play."""
     if cores < 2:
         return None, None
-    alone = _independent(bots, seeds, 1, output / "alone")
-    return alone, _independent(bots, seeds, cores, output / "together")
+    alone = _independent(bots, seeds, games, 1, output / "alone")
+    return alone, _independent(bots, seeds, games, cores, output / "together")
 
 
-def _independent(bots: list[Path], seeds: int, copies: int, output: Path) -> float | None:
+def _independent(
+    bots: list[Path], seeds: int, games: int, copies: int, output: Path
+) -> float | None:
     """``copies`` 1-worker tournaments at once, each a process of its own
-    (:mod:`arena.bench.solo`) started together once all are loaded: their games/s
-    together (:func:`independent_rate`)."""
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "arena.bench.solo", str(seeds), str(output / f"solo{i}")]
-            + [str(b) for b in bots],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(copies)
-    ]
-    try:
-        for proc in procs:
-            assert proc.stdout is not None
-            if proc.stdout.readline().strip() != "ready":
-                raise ArenaError(_solo_failure(proc))
-        for proc in procs:
-            assert proc.stdin is not None
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-        stamps = []
-        for proc in procs:
-            out, _ = proc.communicate(timeout=600)
-            if proc.returncode != 0 or not out.strip():
-                raise ArenaError(_solo_failure(proc))
-            stamps.append(orjson.loads(out.strip().splitlines()[-1]))
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    (:mod:`arena.bench.solo`) started together once all are loaded, stopped once each
+    has ended ``games`` games after the last one's first: their games/s together
+    (:func:`independent_rate`)."""
+    with contextlib.ExitStack() as stack:
+        # Their stderr goes to files: a pipe nobody reads while they play could fill.
+        logs = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(copies)]
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "arena.bench.solo",
+                    str(seeds * SOLO_SEEDS_FACTOR),
+                    str(output / f"solo{i}"),
+                    *(str(b) for b in bots),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+            )
+            for i, log in enumerate(logs)
+        ]
+        stamps: list[list[float]] = [[] for _ in procs]
+        try:
+            for proc, log in zip(procs, logs, strict=True):
+                assert proc.stdout is not None
+                if proc.stdout.readline().strip() != b"ready":
+                    raise ArenaError(_solo_failure(proc, log))
+            for proc in procs:
+                assert proc.stdin is not None
+                proc.stdin.write(b"go\n")
+                proc.stdin.flush()
+            _collect(procs, logs, stamps, games)
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGINT)  # its workers and bots stop with it
+            for proc in procs:
+                try:
+                    proc.communicate(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.communicate()
     return independent_rate(stamps)
 
 
-def _solo_failure(proc: subprocess.Popen[str]) -> str:
+def _collect(
+    procs: list[subprocess.Popen[bytes]],
+    logs: Sequence[IO[bytes]],
+    stamps: list[list[float]],
+    games: int,
+) -> None:
+    """Read the tournaments' stamps until each has ended ``games`` games after every one
+    of them ended its first (or one ended its whole tournament)."""
+    deadline = time.monotonic() + SOLO_TIMEOUT_S
+    partial = [b"" for _ in procs]
+    with selectors.DefaultSelector() as sel:
+        for i, proc in enumerate(procs):
+            assert proc.stdout is not None
+            os.set_blocking(proc.stdout.fileno(), False)
+            sel.register(proc.stdout, selectors.EVENT_READ, i)
+        while True:
+            if all(len(s) >= 2 for s in stamps):
+                lo = max(s[1] for s in stamps)
+                if all(sum(1 for t in s if t > lo) >= games for s in stamps):
+                    return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ArenaError(
+                    f"bench tournament: independent 1-worker tournaments played fewer than "
+                    f"{games} games each in {SOLO_TIMEOUT_S:g} s"
+                )
+            for key, _ in sel.select(timeout=left):
+                i = key.data
+                chunk = os.read(key.fd, 65536)
+                if not chunk:  # its tournament ended (or it failed)
+                    if procs[i].wait() != 0 or len(stamps[i]) < 2:
+                        raise ArenaError(_solo_failure(procs[i], logs[i]))
+                    return
+                *lines, partial[i] = (partial[i] + chunk).split(b"\n")
+                for line in lines:
+                    with contextlib.suppress(ValueError):  # not a stamp: not ours to read
+                        stamps[i].append(float(line))
+
+
+SOLO_TIMEOUT_S = 600.0
+"""How long the independent tournaments of one measurement may take."""
+
+
+def _solo_failure(proc: subprocess.Popen[bytes], log: IO[bytes]) -> str:
     if proc.poll() is None:
         proc.kill()
-    _, err = proc.communicate()
-    last = (err or "").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+    proc.wait()
+    log.seek(0)
+    lines = log.read().decode(errors="replace").strip().splitlines()
+    last = lines[-1:] or [f"exit status {proc.returncode}"]
     return f"bench tournament: an independent 1-worker tournament failed: {last[0]}"
 
 
@@ -398,13 +466,14 @@ def bench_tournament(
         ]
         pairs = [(out[0].steady_games_per_s, out[1].steady_games_per_s)]
         loads = [out[0].load_average]
-        independent = [_ceiling_pair(bots, seeds, cores, Path(tmp) / "pair0")]
+        games = out[0].games  # each independent tournament is counted over a pair's run
+        independent = [_ceiling_pair(bots, seeds, games, cores, Path(tmp) / "pair0")]
         for k in range(1, scaling_pairs):
             one = _run(bots, seeds, "", 1, True, Path(tmp) / f"pair{k}-1")
             many = _run(bots, seeds, "", cores, True, Path(tmp) / f"pair{k}-n")
             pairs.append((one.steady_games_per_s, many.steady_games_per_s))
             loads.append(one.load_average)
-            independent.append(_ceiling_pair(bots, seeds, cores, Path(tmp) / f"pair{k}"))
+            independent.append(_ceiling_pair(bots, seeds, games, cores, Path(tmp) / f"pair{k}"))
     return out, Scaling(pairs, loads, independent), measure_game_cost(bots, seeds)
 
 
