@@ -226,12 +226,13 @@ class LocalPoolExecutor:
         The sandbox's probe of the machine (bubblewrap, seccomp, cgroups: ~25 ms of CPU,
         mostly in the programs it runs) is made before the workers are forked, so no
         worker of this pool, nor of the next one this process starts, makes it again."""
-        from arena.sandbox import layers
+        from arena.sandbox import affinity, layers
 
         layers.detection()  # probed here once: every worker forked below inherits it
         self.workers = workers
+        order = affinity.claim_order() if one_core else None  # free cores first
         self._pool: Any = quiet_pool(
-            workers, initializer=init_pool_worker, initargs=(None, one_core, os.getpid())
+            workers, initializer=init_pool_worker, initargs=(None, one_core, os.getpid(), order)
         )
         self._done: queue.SimpleQueue[GameResult | BaseException] = queue.SimpleQueue()
         self._pickler = JobPickler()

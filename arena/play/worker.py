@@ -344,12 +344,16 @@ def _close_state() -> None:
 
 
 def init_pool_worker(
-    worker_id: int | None = None, one_core: bool = False, parent: int | None = None
+    worker_id: int | None = None,
+    one_core: bool = False,
+    parent: int | None = None,
+    core_order: list[int] | None = None,
 ) -> None:
     """Pool initializer: own bot processes, die with the parent (pid ``parent``), leave
     Ctrl-C to it; with ``one_core``, run on one core (with the bots it starts), a core no
     other arena worker on this machine holds where there is one (see
-    :func:`arena.sandbox.affinity.pin_worker`)."""
+    :func:`arena.sandbox.affinity.pin_worker`; ``core_order``: the pool's
+    :func:`~arena.sandbox.affinity.claim_order`)."""
     global _STATE
     if worker_id is None:
         import multiprocess
@@ -360,7 +364,7 @@ def init_pool_worker(
         worker_id = identity[-1] if identity else 0
     _STATE = WorkerState(worker_id)
     if one_core:
-        pin_worker(max(0, worker_id - 1))  # pool identities count from 1
+        pin_worker(max(0, worker_id - 1), core_order)  # pool identities count from 1
     from multiprocess import util
 
     util.Finalize(None, _close_state, exitpriority=10)

@@ -88,6 +88,23 @@ def claim_core(index: int, cores: list[int]) -> int:
     return cores[index % n]
 
 
+def claim_order(cores: list[int] | None = None) -> list[int]:
+    """``cores`` (default: every core this thread may use) with those no worker claims
+    first: what a pool's parent hands its workers before it forks them, so that worker
+    ``i`` starts its search at the ``i``-th (:func:`claim_core`). Without it a worker
+    pushed off a claimed core takes its sibling's, and the sibling stacks on top."""
+    cores = allowed_cores() if cores is None else cores
+    folder = _claims_folder()
+    if folder is None:
+        return list(cores)
+    free = []
+    for core in cores:
+        if _claim(folder / f"core-{core}.0"):
+            os.close(_CLAIMS.pop())  # only a look: released at once
+            free.append(core)
+    return free + [c for c in cores if c not in free]
+
+
 def release_claims() -> None:
     """Drop this process's claims (tests; a worker's are dropped with it)."""
     while _CLAIMS:
@@ -124,13 +141,16 @@ def _claim(path: Path) -> bool:
     return True
 
 
-def pin_worker(index: int) -> int | None:
+def pin_worker(index: int, order: list[int] | None = None) -> int | None:
     """Pin a pool worker (numbered from 0) to a core of its own where the machine has
-    one free of other arena workers (:func:`claim_core`), else to the least-claimed.
-    Returns the core, None when nothing was pinned."""
-    cores = allowed_cores()
-    if len(cores) < 2:
+    one free of other arena workers (:func:`claim_core`), else to the least-claimed;
+    ``order``: its pool's :func:`claim_order`. Returns the core, None when nothing was
+    pinned."""
+    allowed = allowed_cores()
+    if len(allowed) < 2:
         return None  # one core already: nothing to choose
+    cores = [c for c in order or () if c in allowed]
+    cores += [c for c in allowed if c not in cores]
     core = claim_core(index, cores)
     return core if pin(core) else None
 

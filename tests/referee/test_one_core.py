@@ -116,6 +116,16 @@ def test_claims_spread_over_the_cores_then_stack_evenly() -> None:
     assert affinity.claim_core(1, cores) == 5  # released: all free again
 
 
+def test_a_pool_beside_a_claimed_core_spreads_its_workers_over_the_others() -> None:
+    cores = [3, 5]
+    assert affinity.claim_core(0, cores) == 3  # another arena's worker, idle or not
+    order = affinity.claim_order(cores)  # the pool's parent, before it forks
+    assert order == [5, 3]
+    siblings = [affinity.claim_core(i, order) for i in range(2)]
+    assert siblings == [5, 3]  # not both on 5: the first took the second's first choice
+    assert affinity.claim_order(cores) == cores  # every core claimed: the plain order
+
+
 def test_a_claim_is_dropped_when_its_process_is_killed(own_claims: Path) -> None:
     code = (
         "import sys; from pathlib import Path; from arena.sandbox import affinity; "
