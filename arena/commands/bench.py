@@ -167,6 +167,7 @@ def run_tournament(args: argparse.Namespace) -> int:
     )
 
     seeds = args.seeds or 30
+    _check_bots(folders, seeds)
     vs = _vs_comp90054(args.baseline_comp90054, folders, seeds)
     with console.status(
         "running the same tournament four ways, two more 1-worker/all-core pairs, then profiled…"
@@ -180,6 +181,20 @@ def run_tournament(args: argparse.Namespace) -> int:
     if vs is not None:
         print_vs_comp90054(vs, console)
     return 0
+
+
+def _check_bots(folders: list[Path], seeds: int) -> None:
+    """The bench's tournaments refuse what ``arena tournament`` refuses (the same folder
+    twice, ...): say so in one line before the first run, not as a traceback from it."""
+    from pydantic import ValidationError
+
+    from arena.tournament import TournamentConfig
+    from arena.tournament.config import explain
+
+    try:
+        TournamentConfig(bots=folders, players=[2], variants=["coloured"], seeds=seeds)
+    except ValidationError as exc:
+        raise UserError(explain(exc, "command line")) from None
 
 
 def _vs_comp90054(framework: Path | None, folders: list[Path], seeds: int) -> VsComp90054 | None:

@@ -309,6 +309,22 @@ def test_bench_protocol_json_judges_the_referee_against_a_floor_in_both_placemen
     assert 0 < sum(row["share"] for row in rows) <= 1 + 1e-9
 
 
+def test_bench_tournament_refuses_a_bot_listed_twice_in_one_line() -> None:
+    root = Path(__file__).resolve().parents[2]
+    bot = str(root / "bots" / "python-random")
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "bench", "tournament", "--bots", bot, bot],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=os.environ | {"PYTHONPATH": str(root)},
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "listed twice" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 def test_independent_tournaments_count_only_while_all_of_them_play() -> None:
     # A: start-up until 1.0, then a game every 0.1 s to 3.0; B: starts late (2.0) and
     # plays a game every 0.05 s to 4.0. Together they overlap from 2.0 to 3.0, where A
