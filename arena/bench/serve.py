@@ -30,7 +30,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,9 +185,16 @@ class LiveServer:
             time.sleep(0.2)
 
     def health(self) -> dict[str, Any]:
+        """``/api/health`` as it is now: signed in, so that the page cache, which may answer
+        a visitor with a page up to ``stale_seconds`` old, does not (the bench counts the
+        ladder's games in windows of seconds)."""
         import httpx
 
-        reply = httpx.get(self.url + "/api/health", timeout=30)
+        reply = httpx.get(
+            self.url + "/api/health",
+            headers={"Authorization": f"Bearer {self.organiser_token()}"},
+            timeout=30,
+        )
         reply.raise_for_status()
         data: dict[str, Any] = reply.json()
         return data
@@ -431,13 +438,31 @@ def routes(bots: Iterable[str], games: Iterable[str]) -> list[tuple[str, str]]:
 
 
 async def _client(
-    client: Any, offset: int, mix: list[tuple[str, str]], start: float, seconds: float
+    client: Any,
+    offset: int,
+    mix: list[tuple[str, str]],
+    start: float,
+    seconds: float,
+    interval: float | None = None,
+    first: float = 0.0,
 ) -> list[Sample]:
+    """One client walking ``mix`` until ``seconds`` are over: asking again as soon as it
+    is answered or, with ``interval``, once every ``interval`` seconds from ``first``
+    seconds in (a schedule of its own, restarted when it falls :data:`BACKLOG_S` behind,
+    as wrk's pacing does)."""
     import httpx
 
     samples = []
     k = offset
+    due = start + first
     while (now := time.perf_counter()) < start + seconds:
+        if interval is not None:
+            if due > now:
+                await asyncio.sleep(due - now)
+                now = time.perf_counter()
+                if now >= start + seconds:
+                    break
+            due = max(due, now - BACKLOG_S) + interval
         label, path = mix[k % len(mix)]
         k += 1
         error = None
@@ -451,12 +476,24 @@ async def _client(
     return samples
 
 
-async def _load(url: str, clients: int, seconds: float, mix: list[tuple[str, str]]) -> list[Sample]:
+BACKLOG_S = 1.0
+"""A paced client this far behind its schedule starts a new one (no burst of missed
+requests; the achieved rate then shows fewer than offered)."""
+
+
+async def _load(
+    url: str,
+    clients: int,
+    seconds: float,
+    mix: list[tuple[str, str]],
+    rate: float | None = None,
+) -> list[Sample]:
     """Every client is made and connected before the clock starts: making 50 httpx clients
     blocks the event loop for seconds on a loaded machine, which would be charged to the
-    first requests as server latency."""
+    first requests as server latency. With ``rate``, the clients share it evenly."""
     import httpx
 
+    interval = clients / rate if rate else None
     async with contextlib.AsyncExitStack() as stack:
         pool = [
             await stack.enter_async_context(httpx.AsyncClient(base_url=url, timeout=30))
@@ -466,7 +503,10 @@ async def _load(url: str, clients: int, seconds: float, mix: list[tuple[str, str
             await pool[0].get(path)
         await asyncio.gather(*(client.get("/api/health") for client in pool))  # connected
         start = time.perf_counter()
-        runs = [_client(client, i * 7, mix, start, seconds) for i, client in enumerate(pool)]
+        runs = [
+            _client(client, i * 7, mix, start, seconds, interval, (interval or 0) * i / clients)
+            for i, client in enumerate(pool)
+        ]
         return [s for run in await asyncio.gather(*runs) for s in run]
 
 
@@ -579,6 +619,11 @@ def competition_store_url(data_dir: Path, store: str) -> str:
     return load_competition(data_dir.parent / "competition.toml").store_url
 
 
+DEFAULT_RATE = 1000.0
+"""The paced load's requests a second: the rate a deadline night's visitors must be served
+at (issue 25), the ladder's games/min beside it the figure that load must leave alone."""
+
+
 BASELINE_KEYS = ("requests", "errors", "p50_ms", "p95_ms", "p99_ms", "max_ms")
 
 
@@ -591,10 +636,12 @@ def bench_serve(
     client: str = "auto",
     games: int = 0,
     tree: Path | None = None,
+    rate: float | None = DEFAULT_RATE,
 ) -> dict[str, Any]:
     """The figures of one run; ``client`` is ``wrk``, ``httpx`` or ``auto`` (wrk when on
     PATH); ``games`` finished games are put in the store (SQL, :mod:`arena.bench.fill`)
-    before the server starts."""
+    before the server starts; ``rate`` (None: not measured): the requests a second of the
+    paced load, measured before the clients that ask as fast as they are answered."""
     from arena.bench import wrkload
 
     if client == "auto":
@@ -625,6 +672,13 @@ def bench_serve(
             else:
                 alone = asyncio.run(_load(server.url, 1, baseline_s, mix))
                 alone_block = summarise(alone, baseline_s)
+            paced = None
+            if rate is not None:
+                progress(
+                    f"the ladder alone and beside {clients} clients paced at {rate:g} "
+                    f"requests/s, in turn, {seconds:g} s each…"
+                )
+                paced = _paced_load(server, client, mix, clients, seconds, rate)
             before = server.health()
             cache_before = server.page_cache_counts()
             progress(f"{clients} clients ({client}) for {seconds:g} s…")
@@ -675,6 +729,8 @@ def bench_serve(
         "ladder_games_per_min_loaded": round(
             60 * (after["games_finished"] - before["games_finished"]) / seconds, 1
         ),
+        "ladder_ratio_loaded": _ratio(after["games_finished"] - before["games_finished"], quiet),
+        "paced": paced,
         "client_cpu_s": round(cpu[0], 2) if client == "httpx" else None,
         "server_cpu_s": round(cpu[1], 2),
         "server_cpu_ms_per_request": round(1000 * cpu[1] / max(1, loaded["requests"]), 2),
@@ -693,6 +749,161 @@ def bench_serve(
         "server_exit_status": status,
     }
     return result
+
+
+def _paced_load(
+    server: LiveServer,
+    client: str,
+    mix: list[tuple[str, str]],
+    clients: int,
+    seconds: float,
+    rate: float,
+) -> dict[str, Any]:
+    """``clients`` clients sending ``rate`` requests a second in all (the load the targets
+    speak of, not as much as the clients can get) for ``seconds``, in two halves. Each half
+    comes after as long with no load and before as long beside idle burners
+    (:data:`BURNER`) using the CPU that half's load used (server and clients): the ladder's
+    games beside the load against its games alone, alternating so that a drift of the
+    ladder's own rate (which bots its games pair) lands on every side, and against what
+    the machine leaves it beside the same CPU used only when the ladder does not want it."""
+    from arena.bench.wrkload import WrkRun, run_wrk
+
+    assert server.process is not None
+    pid = server.process.pid
+    half = seconds / 2
+    paths, cookie = [path for _, path in mix], browser_cookie(server.url)
+    games = {"alone": 0, "load": 0, "burners": 0}
+    lasted = {"alone": 0.0, "load": 0.0, "burners": 0.0}
+    """Per kind of window, the ladder's games and the seconds they were counted over (a
+    window is a little longer than ``half``: starting wrk, the health requests)."""
+    wrk_runs, samples = WrkRun(), []
+    own = busy = clients_cpu = burned = 0.0
+
+    def window(kind: str, run: Callable[[], None]) -> None:
+        start, before = time.monotonic(), server.health()["games_finished"]
+        run()
+        games[kind] += server.health()["games_finished"] - before
+        lasted[kind] += time.monotonic() - start
+
+    def load() -> None:
+        nonlocal wrk_runs, samples, own, busy, clients_cpu
+        tree, busy_at = tree_cpu(pid), machine_busy_s()
+        mine, children = time.process_time(), _children_cpu_s()
+        if client == "wrk":
+            wrk_runs = wrk_runs.plus(run_wrk(server.url, paths, clients, half, cookie, rate=rate))
+        else:
+            samples += asyncio.run(_load(server.url, clients, half, mix, rate))
+        spent = _tree_delta(tree, tree_cpu(pid)).own
+        own += spent
+        busy += machine_busy_s() - busy_at
+        used = _children_cpu_s() - children if client == "wrk" else time.process_time() - mine
+        clients_cpu += used
+        wanted[0] = (spent + used) / half
+
+    wanted = [0.0]
+    """The cores the last load used (server and clients): what the burners spin next."""
+    for _ in range(2):
+        window("alone", lambda: time.sleep(half))
+        window("load", load)
+        before = _children_cpu_s()
+        with idle_burners(wanted[0]):
+            window("burners", lambda: time.sleep(half))
+        burned += _children_cpu_s() - before
+
+    def per_s(kind: str) -> float:
+        return games[kind] / lasted[kind] if lasted[kind] else 0.0
+
+    if client == "wrk":
+        block = {
+            **wrk_runs.block(),
+            "error_examples": [f"{kind}: {n}" for kind, n in wrk_runs.errors.items()],
+        }
+    else:
+        block = summarise(samples, seconds)
+    requests = block["requests"]
+    beside_load = _ratio(per_s("load"), per_s("alone"))
+    beside_burners = _ratio(per_s("burners"), per_s("alone"))
+    return {
+        "offered_per_s": rate,
+        "requests_per_s": round(requests / seconds, 1),
+        **{k: block[k] for k in BASELINE_KEYS},
+        "error_examples": block["error_examples"],
+        "server_cpu_ms_per_request": round(1000 * own / max(1, requests), 2),
+        "server_cores": round(own / seconds, 2),
+        "clients_cores": round(clients_cpu / seconds, 2),
+        "machine_busy_cores": round(busy / seconds, 2),
+        "burner_cores": round(burned / seconds, 2),
+        "ladder_games": games["load"],
+        "ladder_games_alone": games["alone"],
+        "ladder_games_beside_burners": games["burners"],
+        "ladder_games_per_min": round(60 * per_s("load"), 1),
+        "ladder_games_per_min_alone": round(60 * per_s("alone"), 1),
+        "ladder_games_per_min_beside_burners": round(60 * per_s("burners"), 1),
+        "ladder_ratio": beside_load,
+        "ladder_ratio_beside_burners": beside_burners,
+        "ladder_ratio_of_machine_bound": (
+            round(beside_load / beside_burners, 3) if beside_load and beside_burners else None
+        ),
+    }
+
+
+BURNER = r"""
+import os, sys, time
+try:
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+except (AttributeError, OSError):
+    os.nice(19)
+duty, period, clock = float(sys.argv[1]), 0.01, time.perf_counter
+sys.stdout.write("ready\n")
+sys.stdout.flush()
+while True:
+    start = clock()
+    while clock() - start < duty * period:
+        pass
+    time.sleep((1 - duty) * period)
+"""
+"""A process that spins ``duty`` of every 10 ms and sleeps the rest, at the idle
+scheduling class (nice 19 where there is none): it runs only on CPU nothing else wants,
+so what the ladder loses beside it is what using that much CPU costs on this machine
+whatever the priority (vCPUs sharing a host core or its power budget: see
+docs/benchmarks.md)."""
+
+
+@contextlib.contextmanager
+def idle_burners(cores: float) -> Iterator[list[int]]:
+    """Idle-class burners (:data:`BURNER`) spinning ``cores`` of CPU in all, one per core
+    each a share, from when all have started until the block ends (their pids); none when
+    ``cores`` is 0."""
+    count = os.cpu_count() or 1
+    duty = min(1.0, max(0.0, cores / count))
+    if duty <= 0:
+        yield []
+        return
+    burners: list[subprocess.Popen[bytes]] = []
+    try:
+        for _ in range(count):
+            burners.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", BURNER, f"{duty:.4f}"],
+                    stdout=subprocess.PIPE,
+                    stdin=subprocess.DEVNULL,
+                )
+            )
+        for burner in burners:
+            assert burner.stdout is not None
+            if burner.stdout.readline() != b"ready\n":
+                raise ArenaError("an idle burner of bench serve did not start")
+        yield [burner.pid for burner in burners]
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+
+
+def _ratio(games: float, games_alone: float) -> float | None:
+    """The ladder's games under a load over its games alone (in windows of one length, or
+    both a second)."""
+    return round(games / games_alone, 3) if games_alone else None
 
 
 def _tree_delta(before: TreeCpu, after: TreeCpu) -> TreeCpu:
@@ -834,17 +1045,22 @@ def run(
     client: str = "auto",
     games: int = 0,
     tree: Path | None = None,
+    rate: float = DEFAULT_RATE,
 ) -> int:
     import json
 
     if clients < 1 or seconds <= 0:
         raise ArenaError("--clients must be at least 1 and --seconds positive")
+    if not rate >= 0 or rate == float("inf"):
+        raise ArenaError(f"--rate must be 0 (no paced load) or a positive number, not {rate:g}")
     if games < 0:
         raise ArenaError("--games must not be negative")
     if tree is not None and not (tree / "arena" / "cli.py").is_file():
         raise ArenaError(f"--server-tree {tree}: no arena/cli.py there (a source tree's root)")
     if as_json:
-        result = bench_serve(clients, seconds, store=store, client=client, games=games, tree=tree)
+        result = bench_serve(
+            clients, seconds, store=store, client=client, games=games, tree=tree, rate=rate or None
+        )
         print(json.dumps(result, indent=2))
     else:
         with console.status("preparing…") as status:
@@ -857,12 +1073,18 @@ def run(
                 client=client,
                 games=games,
                 tree=tree,
+                rate=rate or None,
             )
         print_result(result, console)
     failed = result["errors"] or result["baseline"]["errors"] or not result["server_alive"]
+    failed = failed or (result.get("paced") or {}).get("errors")
     failed = failed or result.get("bot_page_made", {}).get("errors")
     failed = failed or result.get("server_exit_status") == -signal.SIGKILL
     return 1 if failed else 0
+
+
+def _share(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{ratio:.0%}"
 
 
 def print_result(result: dict[str, Any], console: Any) -> None:
@@ -923,8 +1145,31 @@ def print_result(result: dict[str, Any], console: Any) -> None:
         f"ladder: {result['games_finished_during']} games finished during the load "
         f"({result['games_finished_before']} before): "
         f"{result['ladder_games_per_min_loaded']} games/min against "
-        f"{result['ladder_games_per_min_alone']} with no page load just before"
+        f"{result['ladder_games_per_min_alone']} with no page load just before "
+        f"({_share(result['ladder_ratio_loaded'])} of it)"
     )
+    paced = result.get("paced")
+    if paced:
+        console.print(
+            f"paced load, {result['clients']} clients sending {paced['offered_per_s']:g} "
+            f"requests/s in all for {result['seconds']:g} s in two halves (before the load "
+            f"above): {paced['requests_per_s']} requests/s answered, {paced['errors']} "
+            f"errors, p50 {paced['p50_ms']} ms, p99 {paced['p99_ms']} ms; server "
+            f"{paced['server_cpu_ms_per_request']} ms of CPU a request ({paced['server_cores']} "
+            f"of a core), clients {paced['clients_cores']}, machine "
+            f"{paced['machine_busy_cores']} cores busy"
+        )
+        console.print(
+            f"the ladder in turn alone, beside the paced load and beside idle-class burners "
+            f"spinning what the load used ({paced['burner_cores']} cores): "
+            f"{paced['ladder_games_per_min_alone']}, {paced['ladder_games_per_min']} and "
+            f"{paced['ladder_games_per_min_beside_burners']} games/min: beside the load "
+            f"{_share(paced['ladder_ratio'])} of its rate alone, beside CPU it never had to "
+            f"yield {_share(paced['ladder_ratio_beside_burners'])} (the machine's bound), the "
+            f"load {_share(paced['ladder_ratio_of_machine_bound'])} of that bound"
+        )
+        for example in paced["error_examples"]:
+            console.print(f"[red]error (paced)[/red] {escape(example)}")
     cores = result.get("cores")
     if cores:
         alone, loaded = cores["alone"], cores["loaded"]

@@ -24,6 +24,7 @@ from typing import Any
 from arena.errors import ArenaError
 
 SCRIPT = r"""
+%(pacing)s
 local paths = {%(paths)s}
 local cookie = %(cookie)s
 local counter = 0
@@ -56,6 +57,35 @@ end
 """Walks ``paths`` (each thread from its own offset), sends ``cookie``; prints the
 summary, the largest latency and the latency at each 0.1 % of the requests (microseconds)
 on a ``WRK-RESULT`` line (wrk's Lua gives percentiles, not the samples)."""
+
+PACING = r"""
+local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_nsec; } arena_timespec;
+int clock_gettime(int clk_id, arena_timespec *tp);
+]]
+local clock_reading = ffi.new("arena_timespec")
+local interval_ms = %(interval_ms)r
+local due = nil
+function delay()
+  ffi.C.clock_gettime(1, clock_reading)
+  local now = tonumber(clock_reading.tv_sec) * 1000 + tonumber(clock_reading.tv_nsec) / 1e6
+  if due == nil or due < now - %(backlog_ms)d then due = now end
+  due = due + interval_ms
+  if due <= now then return 0 end
+  return math.floor(due - now)
+end
+"""
+"""With a rate: wrk calls ``delay()`` before each request of a thread's connections and
+waits that many milliseconds, so each thread sends on a schedule of its own (one request
+every ``interval_ms``, CLOCK_MONOTONIC through LuaJIT's ffi) whatever the answers' speed:
+a constant offered load, as visitors who each refresh now and then make it, instead of
+connections that ask again the moment they are answered. A thread more than
+``backlog_ms`` behind its schedule (every connection waiting on the server) starts a new
+one rather than sending the missed requests in a burst; then fewer requests are sent than
+offered, which the achieved rate shows."""
+
+BACKLOG_MS = 1000
 
 
 def available() -> bool:
@@ -136,17 +166,32 @@ def parse(stdout: str) -> WrkRun:
 
 
 def run_wrk(
-    url: str, paths: list[str], connections: int, seconds: float, cookie: str = "", threads: int = 2
+    url: str,
+    paths: list[str],
+    connections: int,
+    seconds: float,
+    cookie: str = "",
+    threads: int = 2,
+    rate: float | None = None,
 ) -> WrkRun:
-    """``wrk`` with ``connections`` connections over ``paths`` for ``seconds``."""
+    """``wrk`` with ``connections`` connections over ``paths`` for ``seconds``: each asks
+    again as soon as it is answered, or, with ``rate``, the requests are sent at ``rate``
+    a second in all (:data:`PACING`)."""
+    threads = min(threads, connections)
+    pacing = ""
+    if rate is not None:
+        if rate <= 0:
+            raise ArenaError(f"a paced load needs a positive rate, not {rate:g}")
+        pacing = PACING % {"interval_ms": 1000.0 * threads / rate, "backlog_ms": BACKLOG_MS}
     script = SCRIPT % {
+        "pacing": pacing,
         "paths": ", ".join(lua_string(p) for p in paths),
         "cookie": lua_string(cookie),
     }
     with tempfile.TemporaryDirectory(prefix="arena-wrk-") as tmp:
         lua = Path(tmp) / "walk.lua"
         lua.write_text(script)
-        command = ["wrk", f"-t{min(threads, connections)}", f"-c{connections}"]
+        command = ["wrk", f"-t{threads}", f"-c{connections}"]
         command += [f"-d{max(1, round(seconds))}s", "--timeout", "30s", "-s", str(lua), url]
         try:
             done = subprocess.run(

@@ -326,9 +326,11 @@ def _serve(bench: Sub) -> None:
             "Starts the real `arena serve` on a loopback port with a temporary competition "
             "(three bundled bots uploaded through the API, the ladder playing), then runs "
             "CLIENTS concurrent clients (wrk when on PATH, else httpx) over a mix of pages and "
-            "API routes for SECONDS. Prints requests, errors and p50/p95/p99 latency overall, "
-            "per route and per half of the run, the bot page as made without the cache, and "
-            "the ladder's games/min alone and under the load. Exit status 1 on any error. "
+            "API routes for SECONDS: first paced to RATE requests/s in all, then asking as "
+            "fast as they are answered. Prints requests, errors and p50/p95/p99 latency "
+            "overall, per route and per half of the run, the bot page as made without the "
+            "cache, and the ladder's games/min alone, beside the paced load and beside the "
+            "full one. Exit status 1 on any error. "
             "Needs the server extra (pip install -e '.[server]')."
         ),
     )
@@ -362,11 +364,20 @@ def _serve(bench: Sub) -> None:
         help="run the server from another source tree (e.g. a checkout of main): the "
         "before of a before/after in one run",
     )
+    b.add_argument(
+        "--rate",
+        type=float,
+        metavar="N",
+        help="first, the same clients paced to send N requests/s in all for SECONDS (the "
+        "ladder's games/min beside a given load, as visitors who refresh now and then "
+        "make it; default 1000, 0 = skip)",
+    )
     b.add_argument("--json", action="store_true", help="print one JSON document")
     b.set_defaults(bench_run=run_serve)
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from arena.bench.serve import DEFAULT_RATE
     from arena.bench.serve import run as bench_serve
 
     return bench_serve(
@@ -378,6 +389,7 @@ def run_serve(args: argparse.Namespace) -> int:
         args.client,
         args.games,
         args.server_tree,
+        DEFAULT_RATE if args.rate is None else args.rate,
     )
 
 

@@ -89,3 +89,26 @@ def test_wrk_walks_the_paths_and_counts_failures(
     assert 0 < block["p50_ms"] <= block["p99_ms"] <= block["max_ms"]
     assert {path for path, _ in seen} == {"/a", "/missing"}
     assert {cookie for _, cookie in seen} == {"c=1"}
+
+
+def test_a_rate_is_refused_unless_positive() -> None:
+    from arena.errors import ArenaError
+
+    for rate in (0.0, -5.0):
+        with pytest.raises(ArenaError, match="positive rate"):
+            run_wrk("http://127.0.0.1:9", ["/"], connections=2, seconds=1, rate=rate)
+
+
+@pytest.mark.skipif(not available(), reason="wrk is not installed")
+def test_a_paced_wrk_sends_the_rate_it_is_given_not_as_much_as_it_can(
+    tiny_server: tuple[str, list[tuple[str, str | None]]],
+) -> None:
+    """The same connections asking as soon as answered send hundreds of requests a second to
+    this server; paced at 20 a second for 2 s, about 40 (wrk's timers are in whole ms and
+    its run stops on a whole second: a margin, no timing threshold on the machine)."""
+    url, _ = tiny_server
+    free = run_wrk(url, ["/a"], connections=4, seconds=1)
+    paced = run_wrk(url, ["/a"], connections=4, seconds=2, rate=20)
+    assert free.requests > 150
+    assert 10 <= paced.requests <= 60
+    assert paced.block()["errors"] == 0

@@ -8,11 +8,13 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from arena.bench.serve import Sample, TreeCpu, percentiles, routes, summarise, tree_cpu
+from arena.errors import ArenaError
 
 
 def test_percentiles_and_halves_from_known_samples() -> None:
@@ -103,6 +105,18 @@ def test_bench_serve_json_against_the_real_server(capsys: pytest.CaptureFixture[
     assert cores["loaded"]["clients"] > 0
     if data["ladder_games_per_min_alone"] > 0:
         assert cores["ladder_cpu_ms_per_game_alone"] > 0
+    # The paced load (default 1,000 requests/s), the ladder alone and the idle burners in
+    # turn: all measured, the burners spinning what the load used.
+    paced = data["paced"]
+    assert paced["offered_per_s"] == 1000 and paced["errors"] == 0 and paced["requests"] > 10
+    assert 0 < paced["p50_ms"] <= paced["p99_ms"] <= paced["max_ms"]
+    assert paced["server_cores"] > 0 and paced["clients_cores"] > 0
+    assert paced["burner_cores"] > 0
+    assert paced["ladder_games_alone"] >= 0 and paced["ladder_games_beside_burners"] >= 0
+    if paced["ladder_games_alone"]:
+        assert (
+            paced["ladder_ratio"] is not None and paced["ladder_ratio_beside_burners"] is not None
+        )
 
 
 def test_bench_serve_refuses_a_tree_without_arena_and_a_missing_wrk(
@@ -142,6 +156,13 @@ def test_any_error_fails_the_benchmark(
     assert json.loads(capsys.readouterr().out)["error_examples"] == ["GET /: HTTP 500"]
     result.update(summarise(samples[:1], 1.0))
     assert bench.run(2, 1.0, True, None) == 0
+    result["paced"] = {"errors": 0}
+    assert bench.run(2, 1.0, True, None) == 0
+    result["paced"] = {"errors": 3}  # an error under the paced load fails it too
+    assert bench.run(2, 1.0, True, None) == 1
+    result["paced"] = None
+    with pytest.raises(ArenaError, match="--rate"):
+        bench.run(2, 1.0, True, None, rate=-1)
     result["server_alive"] = False
     assert bench.run(2, 1.0, True, None) == 1
 
@@ -192,3 +213,51 @@ def test_a_server_that_ignores_sigterm_is_killed_and_said(tmp_path: Path) -> Non
     )
     assert server.process.stdout is not None and server.process.stdout.readline()  # ignoring
     assert server.terminate(timeout=0.5) == -9
+
+
+def test_idle_burners_spin_the_cpu_they_are_given_at_the_idle_class() -> None:
+    """The machine's bound beside the paced load: CPU spent only when nothing else wants
+    it, as much as the load used."""
+    from arena.bench.serve import _children_cpu_s, idle_burners
+
+    before = _children_cpu_s()
+    with idle_burners(0.5) as pids:
+        assert len(pids) == (os.cpu_count() or 1)
+        if hasattr(os, "SCHED_IDLE"):
+            assert {os.sched_getscheduler(pid) for pid in pids} == {os.SCHED_IDLE}
+        time.sleep(1.0)
+    spun = _children_cpu_s() - before
+    assert 0.1 < spun < 1.0 + 0.5  # about half a core for a second (and their start-up)
+    with idle_burners(0.0) as none:
+        assert none == []
+
+
+def test_paced_httpx_clients_send_the_rate_they_are_given() -> None:
+    """The fallback client paces too: 4 clients sharing 20 requests/s for 2 s."""
+    import asyncio
+    import http.server
+    import threading
+
+    from arena.bench.serve import _load
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        mix = [("GET /", "/"), ("GET /api/health", "/api/health")]
+        samples = asyncio.run(_load(url, 4, 2.0, mix, rate=20))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert 20 <= len(samples) <= 50 and not any(s.error for s in samples)
+    assert max(s.started for s in samples) < 2.0
