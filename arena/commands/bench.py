@@ -329,8 +329,9 @@ def _serve(bench: Sub) -> None:
             "API routes for SECONDS: first paced to RATE requests/s in all, then asking as "
             "fast as they are answered. Prints requests, errors and p50/p95/p99 latency "
             "overall, per route and per half of the run, the bot page as made without the "
-            "cache, and the ladder's games/min alone, beside the paced load and beside the "
-            "full one. Exit status 1 on any error. "
+            "cache, and the ladder's games/min alone, beside the paced load, beside idle "
+            "processes using as much CPU (the machine's bound) and beside the full load. "
+            "Exit status 1 on any error. "
             "Needs the server extra (pip install -e '.[server]')."
         ),
     )
@@ -368,9 +369,10 @@ def _serve(bench: Sub) -> None:
         "--rate",
         type=float,
         metavar="N",
-        help="first, the same clients paced to send N requests/s in all for SECONDS (the "
-        "ladder's games/min beside a given load, as visitors who refresh now and then "
-        "make it; default 1000, 0 = skip)",
+        help="first, the same clients paced to send N requests/s in all for SECONDS, in "
+        "turn with the ladder alone and with idle-priority processes spinning what the load "
+        "used: the ladder's games/min beside a given load, as visitors who refresh now and "
+        "then make it, and the machine's bound for it (default 1000, 0 = skip)",
     )
     b.add_argument("--json", action="store_true", help="print one JSON document")
     b.set_defaults(bench_run=run_serve)
