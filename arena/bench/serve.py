@@ -854,16 +854,18 @@ try:
 except (AttributeError, OSError):
     os.nice(19)
 duty, period, clock = float(sys.argv[1]), 0.01, time.perf_counter
+parent = os.getppid()
 sys.stdout.write("ready\n")
 sys.stdout.flush()
-while True:
+while os.getppid() == parent:  # the bench gone (kill -9 too): stop
     start = clock()
     while clock() - start < duty * period:
         pass
     time.sleep((1 - duty) * period)
 """
 """A process that spins ``duty`` of every 10 ms and sleeps the rest, at the idle
-scheduling class (nice 19 where there is none): it runs only on CPU nothing else wants,
+scheduling class (nice 19 where there is none), until its parent is gone (a bench killed
+with ``kill -9`` leaves no spinner behind): it runs only on CPU nothing else wants,
 so what the ladder loses beside it is what using that much CPU costs on this machine
 whatever the priority (vCPUs sharing a host core or its power budget: see
 docs/benchmarks.md)."""

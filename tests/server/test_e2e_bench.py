@@ -3,9 +3,11 @@ benchmark's output, never in tests)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -110,8 +112,8 @@ def test_bench_serve_json_against_the_real_server(capsys: pytest.CaptureFixture[
     paced = data["paced"]
     assert paced["offered_per_s"] == 1000 and paced["errors"] == 0 and paced["requests"] > 10
     assert 0 < paced["p50_ms"] <= paced["p99_ms"] <= paced["max_ms"]
-    assert paced["server_cores"] > 0 and paced["clients_cores"] > 0
-    assert paced["burner_cores"] > 0
+    assert paced["server_cores"] > 0 and paced["clients_cores"] >= 0
+    assert paced["burner_cores"] >= 0  # idle-class: what they get depends on the machine
     assert paced["ladder_games_alone"] >= 0 and paced["ladder_games_beside_burners"] >= 0
     if paced["ladder_games_alone"]:
         assert (
@@ -215,21 +217,51 @@ def test_a_server_that_ignores_sigterm_is_killed_and_said(tmp_path: Path) -> Non
     assert server.terminate(timeout=0.5) == -9
 
 
-def test_idle_burners_spin_the_cpu_they_are_given_at_the_idle_class() -> None:
+def test_idle_burners_spin_their_share_at_the_idle_class_and_die_with_the_bench() -> None:
     """The machine's bound beside the paced load: CPU spent only when nothing else wants
-    it, as much as the load used."""
-    from arena.bench.serve import _children_cpu_s, idle_burners
+    it (so how much they get depends on the machine: not asserted), as much as the load
+    used, split over one burner per core; none outlives the process that started it."""
+    from arena.bench.serve import BURNER, idle_burners
 
-    before = _children_cpu_s()
+    cores = os.cpu_count() or 1
     with idle_burners(0.5) as pids:
-        assert len(pids) == (os.cpu_count() or 1)
-        if hasattr(os, "SCHED_IDLE"):
-            assert {os.sched_getscheduler(pid) for pid in pids} == {os.SCHED_IDLE}
-        time.sleep(1.0)
-    spun = _children_cpu_s() - before
-    assert 0.1 < spun < 1.0 + 0.5  # about half a core for a second (and their start-up)
+        assert len(pids) == cores
+        for pid in pids:
+            if hasattr(os, "SCHED_IDLE"):
+                assert os.sched_getscheduler(pid) == os.SCHED_IDLE
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            assert float(argv[-2]) == pytest.approx(min(1.0, 0.5 / cores), abs=1e-4)
+    for pid in pids:  # stopped and reaped at the end of the block
+        assert not Path(f"/proc/{pid}").exists()
     with idle_burners(0.0) as none:
         assert none == []
+    # A burner whose parent dies (the bench killed with kill -9) stops on its own.
+    orphaner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys; "
+            f"p = subprocess.Popen([sys.executable, '-c', {BURNER!r}, '0.1'], "
+            "stdout=subprocess.PIPE); p.stdout.readline(); print(p.pid, flush=True)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert orphaner.stdout is not None
+    burner = int(orphaner.stdout.readline())
+    orphaner.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    try:
+        while Path(f"/proc/{burner}").exists() and time.monotonic() < deadline:
+            stat = Path(f"/proc/{burner}/stat").read_text(errors="replace")
+            if stat.rsplit(")", 1)[-1].split()[0] == "Z":
+                break  # exited, waiting to be reaped by whoever adopted it
+            time.sleep(0.05)
+        else:
+            assert not Path(f"/proc/{burner}").exists(), "the orphaned burner kept spinning"
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(burner, signal.SIGKILL)
 
 
 def test_paced_httpx_clients_send_the_rate_they_are_given() -> None:
