@@ -326,7 +326,7 @@ def _serve(bench: Sub) -> None:
             "Starts the real `arena serve` on a loopback port with a temporary competition "
             "(three bundled bots uploaded through the API, the ladder playing), then runs "
             "CLIENTS concurrent clients (wrk when on PATH, else httpx) over a mix of pages and "
-            "API routes for SECONDS: first paced to RATE requests/s in all, then asking as "
+            "API routes for SECONDS: first paced to --rate requests/s in all, then asking as "
             "fast as they are answered. Prints requests, errors and p50/p95/p99 latency "
             "overall, per route and per half of the run, the bot page as made without the "
             "cache, and the ladder's games/min alone, beside the paced load, beside idle "
