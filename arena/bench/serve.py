@@ -674,10 +674,8 @@ def bench_serve(
                 alone_block = summarise(alone, baseline_s)
             paced = None
             if rate is not None:
-                progress(
-                    f"the ladder alone and beside {clients} clients paced at {rate:g} "
-                    f"requests/s, in turn, {seconds:g} s each…"
-                )
+                # (one spinner line: it fits 80 columns)
+                progress(f"paced load, {rate:g} requests/s, in turn with the ladder alone…")
                 paced = _paced_load(server, client, mix, clients, seconds, rate)
             before = server.health()
             cache_before = server.page_cache_counts()
