@@ -267,10 +267,13 @@ def _play_block(
     figures = []
     for g in range(games):
         outcome, wall, first, cpu_s = played[g]
-        if outcome.record.faults:
-            raise ArenaError(f"bench bot faulted: {outcome.record.faults[0].message}")
+        if outcome.faults:
+            raise ArenaError(f"bench bot faulted: {outcome.faults[0].message}")
         think_ms = [
-            d.think_ms for r in outcome.record.rounds for d in r.decisions if d.think_ms is not None
+            d["think_ms"]
+            for r in outcome.data["rounds"]
+            for d in r["decisions"]
+            if d["think_ms"] is not None
         ]
         n = len(think_ms)
         # Gaps inside this game; the first gap of the next game is this game's fixed cost
@@ -424,7 +427,7 @@ def _profile(
         profiler.enable()
         outcome = play_game(seats, game, f"bench-profile-{g}")
         profiler.disable()
-        decisions += sum(len(r.decisions) for r in outcome.record.rounds)
+        decisions += sum(len(r["decisions"]) for r in outcome.data["rounds"])
     by_module: dict[str, float] = defaultdict(float)
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     for (filename, _, function), (_, _, own, _, callers) in stats.items():

@@ -19,7 +19,7 @@ from types import FrameType
 
 import orjson
 
-from arena.engine import Game, GameRecord, ReplayError
+from arena.engine import Game, ReplayError
 from arena.engine.tables import AnyMove
 from arena.play.job import (
     Announcement,
@@ -39,7 +39,7 @@ from arena.referee.referee import GameOutcome
 from arena.referee.seats import Choice
 from arena.sandbox import abort_all
 from arena.sandbox.affinity import pin_worker, unpin
-from arena.viewer.frames import Snapshot, frames_of, replay_frames, snapshot
+from arena.viewer.frames import Snapshot, fault_steps, frames_of, replay_frames, snapshot
 
 MAX_LIVE_BOTS = 8
 """Bot processes one worker keeps alive at most (least recently used ones are closed):
@@ -157,12 +157,15 @@ class _Positions:
         """A :func:`snapshot` before each decision, drawn after the game."""
         self.game: Game | None = None
 
-    def frames(self, record: GameRecord) -> dict[str, object] | None:
-        """The frames :func:`replay_frames` draws, or None when a decision was played
-        for a seat without asking it (a forfeited seat's): that position was not seen."""
-        if self.game is None or len(self.before) != sum(len(r.decisions) for r in record.rounds):
+    def frames(self, outcome: GameOutcome, decisions: int) -> dict[str, object] | None:
+        """The frames :func:`replay_frames` draws for the game's ``decisions``, or None when
+        a decision was played for a seat without asking it (a forfeited seat's): that
+        position was not seen."""
+        if self.game is None or len(self.before) != decisions:
             return None
-        return frames_of([*self.before, snapshot(self.game)], record)
+        # Without faults there are no steps to find: no need to read the record.
+        steps = fault_steps(outcome.record) if outcome.faults else []
+        return frames_of([*self.before, snapshot(self.game)], steps)
 
 
 class _Watched:
@@ -238,64 +241,68 @@ def game_result(
     re-run the engine for it (None for a record that does not verify: a report says so).
     Frames come from the positions ``watched`` during play where it saw them all, else
     from a replay of the record."""
-    record = outcome.record
+    data = outcome.data  # plain data: validating it into a GameRecord costs ~100 µs a game
+    players: list[str] = data["players"]
     first_fault: dict[int, str] = {}
-    for f in record.faults:
+    for f in outcome.faults:
         first_fault.setdefault(f.seat, f.kind)
-    forfeits = {f.seat for f in record.faults if f.forfeit}
-    warned = [0] * len(record.players)
-    for w in record.warnings:
+    forfeits = {f.seat for f in outcome.faults if f.forfeit}
+    warned = [0] * len(players)
+    for w in outcome.warnings:
         warned[w.seat] += 1
     rows = []
-    cpu: list[list[float]] = [[] for _ in record.players]
-    for rnd in record.rounds:
-        for d in rnd.decisions:
-            if d.cpu_ms is not None:
-                cpu[d.seat].append(d.cpu_ms)
-    for final, think in zip(record.final, outcome.think, strict=True):
-        used = cpu[final.seat]
-        full_rows = final.full_rows if final.full_rows is not None else final.rows // 2
+    cpu: list[list[float]] = [[] for _ in players]
+    decisions = 0
+    for rnd in data["rounds"]:
+        decisions += len(rnd["decisions"])
+        for d in rnd["decisions"]:
+            if d["cpu_ms"] is not None:
+                cpu[d["seat"]].append(d["cpu_ms"])
+    for final, think in zip(data["final"], outcome.think, strict=True):
+        seat = final["seat"]
+        used = cpu[seat]
+        full_rows = final.get("full_rows")
         rows.append(
             SeatRow(
-                seat=final.seat,
-                bot=final.player,
-                score=final.total,
-                round_score=final.rounds,
-                bonus_rows=final.rows,
-                bonus_columns=final.columns,
-                bonus_colours=final.colours,
-                rank=final.rank,
-                full_rows=full_rows,
-                forfeit=final.seat in forfeits,
-                fault=first_fault.get(final.seat),
+                seat=seat,
+                bot=final["player"],
+                score=final["total"],
+                round_score=final["rounds"],
+                bonus_rows=final["rows"],
+                bonus_columns=final["columns"],
+                bonus_colours=final["colours"],
+                rank=final["rank"],
+                full_rows=full_rows if full_rows is not None else final["rows"] // 2,
+                forfeit=seat in forfeits,
+                fault=first_fault.get(seat),
                 decisions=think.decisions,
                 think_mean_ms=think.mean_ms,
                 think_p95_ms=think.p95_ms,
                 think_max_ms=think.max_ms,
                 cpu_mean_ms=sum(used) / len(used) if used else None,
                 cpu_max_ms=max(used) if used else None,
-                warnings=warned[final.seat],
+                warnings=warned[seat],
             )
         )
     faults = tuple(
-        FaultRow(f.seat, record.players[f.seat], f.kind, f.round, f.message, f.forfeit)
-        for f in record.faults
+        FaultRow(f.seat, players[f.seat], f.kind, f.round, f.message, f.forfeit)
+        for f in outcome.faults
     )
     drawn: bytes | None = None
     if frames:
-        seen = watched.frames(record) if watched is not None else None
+        seen = watched.frames(outcome, decisions) if watched is not None else None
         if seen is not None:
             drawn = orjson.dumps(seen)
         else:
             with contextlib.suppress(ReplayError):
-                drawn = orjson.dumps(replay_frames(record))
+                drawn = orjson.dumps(replay_frames(outcome.record))
     return GameResult(
         game_index=game_index,
         duration_s=duration_s,
-        end_reason=record.end_reason,
-        rounds=len(record.rounds),
+        end_reason=data["end_reason"],
+        rounds=len(data["rounds"]),
         worker=worker,
-        record_json=record.model_dump_json().encode(),
+        record_json=outcome.record_json,
         seats=tuple(rows),
         faults=faults,
         announced=announced,

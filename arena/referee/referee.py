@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from arena.engine import Game, Variant
 from arena.engine.record import FaultRecord, GameRecord, WarningRecord, record_data
@@ -48,14 +51,33 @@ class ThinkStats:
 
 @dataclass(frozen=True)
 class GameOutcome:
-    """What a refereed game produced: the verifiable record and per-seat statistics."""
+    """What a refereed game produced: the verifiable record and per-seat statistics.
 
-    record: GameRecord
+    The record is kept as the plain data the referee built, laid out as
+    ``GameRecord.model_dump_json`` writes it (fields in order, defaults present, the
+    excluded ones absent), so that storing it takes one ``orjson.dumps``
+    (:attr:`record_json`). Validating it into a :class:`GameRecord` (~100 µs a game, a
+    model per decision) is left to those who read it as one (:attr:`record`), which a
+    tournament's worker does not: that check is of the referee's own code, and
+    ``tests/referee/test_outcome_record.py`` makes it on games with every kind of
+    decision a record holds.
+    """
+
+    data: dict[str, Any]
+    """The record as JSON-ready data (do not change it: :attr:`record` is made from it)."""
+    faults: list[FaultRecord]
+    warnings: list[WarningRecord]
     think: list[ThinkStats]
 
-    @property
-    def faults(self) -> list[FaultRecord]:
-        return self.record.faults
+    @functools.cached_property
+    def record(self) -> GameRecord:
+        """The record, validated (strictly: the referee's own data needs no coercion)."""
+        return GameRecord.model_validate(self.data, strict=True)
+
+    @functools.cached_property
+    def record_json(self) -> bytes:
+        """The record as JSON, byte for byte what ``record.model_dump_json()`` gives."""
+        return orjson.dumps(self.data)
 
 
 def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> GameOutcome:
@@ -180,46 +202,67 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
     settle_cpu()
     lost_seats = [i for i in range(n) if forfeited[i]]
     data = record_data(game, names, lost_seats)
-    # Add the referee's facts (think times, auto flags, ...) to the decisions, in order.
+    # The decisions again, with the referee's facts (think times, auto flags, ...), in
+    # order: each made once, in ``DecisionRecord``'s field order (see ``GameOutcome``).
     it = iter(decisions)
     for rnd in data["rounds"]:
+        made = []
         for decision in rnd["decisions"]:
             entry = next(it)
-            if type(entry) is not tuple:
-                decision.update(entry)
+            if type(entry) is not tuple:  # played for the seat: no answer to time
+                made.append(
+                    {
+                        "seat": decision["seat"],
+                        "move": decision["move"],
+                        "think_ms": None,
+                        "cpu_ms": None,
+                        "auto": True,
+                    }
+                )
                 continue
             seat_index, answer = entry
-            decision["think_ms"] = int(answer.think_ms * 1000.0 + 0.5) / 1000.0  # _ms3, inlined
-            decision["auto"] = False
             cpu_ms = answer.cpu_ms
-            if cpu_ms is not None:
-                decision["cpu_ms"] = int(cpu_ms * 1000.0 + 0.5) / 1000.0
+            made_one = {
+                "seat": seat_index,
+                "move": decision["move"],
+                "think_ms": int(answer.think_ms * 1000.0 + 0.5) / 1000.0,  # _ms3, inlined
+                "cpu_ms": None if cpu_ms is None else int(cpu_ms * 1000.0 + 0.5) / 1000.0,
+            }
             if answer.between_ms >= 0.001:  # (charged; µs for a bot that waited)
-                decision["between_ms"] = int(answer.between_ms * 1000.0 + 0.5) / 1000.0
-            if answer.stderr is not None and stderr_room[seat_index] > 0:
-                decision["stderr"] = _capped(answer.stderr, stderr_room[seat_index])
-                stderr_room[seat_index] -= len(answer.stderr)
+                made_one["between_ms"] = int(answer.between_ms * 1000.0 + 0.5) / 1000.0
+            made_one["auto"] = False
+            text = answer.stderr
+            if text is not None and stderr_room[seat_index] > 0:
+                made_one["stderr"] = _capped(text, stderr_room[seat_index])
+                stderr_room[seat_index] -= len(text)
+            made.append(made_one)
+        rnd["decisions"] = made
     data["faults"] = [f.model_dump() for f in faults]
+    data["clock"] = settings.time_control.clock.value
     if warnings:
         data["warnings"] = [w.model_dump() for w in warnings]
-    data["clock"] = settings.time_control.clock.value
-    record = GameRecord.model_validate(data, strict=True)  # our own data: no coercion
 
     fault_of = {f.seat: f.kind for f in faults if f.forfeit}
     end = GameEnd(
         game_id=game_id,
-        end_reason=record.end_reason,
+        end_reason=data["end_reason"],
         results=[
             SeatResult(
-                seat=f.seat, player=f.player, score=f.total, rank=f.rank, fault=fault_of.get(f.seat)
+                seat=f["seat"],
+                player=f["player"],
+                score=f["total"],
+                rank=f["rank"],
+                fault=fault_of.get(f["seat"]),
             )
-            for f in record.final
+            for f in data["final"]
         ],
     )
     for i, seat in enumerate(seats):
         if not forfeited[i]:
             seat.end(end)
-    return GameOutcome(record=record, think=[ThinkStats.of(t) for t in think])
+    return GameOutcome(
+        data=data, faults=faults, warnings=warnings, think=[ThinkStats.of(t) for t in think]
+    )
 
 
 def _ms3(ms: float) -> float:

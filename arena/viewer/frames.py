@@ -318,17 +318,14 @@ def replay_frames(record: GameRecord) -> dict[str, Any]:
 
     final = replay(record, on_decision=before)
     taken.append(snapshot(final))
-    return frames_of(taken, record)
+    return frames_of(taken, fault_steps(record))
 
 
-def frames_of(taken: list[Snapshot], record: GameRecord) -> dict[str, Any]:
+def frames_of(taken: list[Snapshot], steps: list[int | None]) -> dict[str, Any]:
     """:func:`replay_frames` from the :func:`snapshot` before each decision and the final
-    one, already known: a worker takes them live instead of re-running the game."""
-    return {
-        "frames_encoding": "delta",
-        "frames": encode_frames(taken),
-        "fault_steps": fault_steps(record),
-    }
+    one, already known (a worker takes them live instead of re-running the game), and the
+    game's :func:`fault_steps`."""
+    return {"frames_encoding": "delta", "frames": encode_frames(taken), "fault_steps": steps}
 
 
 def assemble(record: dict[str, Any], frames: dict[str, Any], game_id: str | None) -> dict[str, Any]:
