@@ -71,7 +71,11 @@ def _in(folder: str) -> Callable[[Key], bool]:
 
 
 def _builtin(*names: str) -> Callable[[Key], bool]:
-    return lambda key: key[0] == "~" and key[2] in names
+    """A built-in by the name cProfile gives it: ``<built-in method posix.read>``. An
+    extension's function may instead go by ``<orjson.dumps>`` (orjson 3.11 and later),
+    which matches ``<built-in method orjson.dumps>`` here too."""
+    short = {f"<{name.removeprefix('<built-in method ')}" for name in names}
+    return lambda key: key[0] == "~" and (key[2] in names or key[2] in short)
 
 
 def _named(folder: str, *names: str) -> Callable[[Key], bool]:
@@ -119,8 +123,12 @@ _PART_EDGES: dict[str, list[tuple[Callable[[Key], bool], Callable[[Key], bool]]]
     "serialise": [
         (
             _named("play/worker.py", "game_result"),
-            lambda k: k[2] == "model_dump_json" or k[2] == "<built-in method orjson.dumps>",
-        )
+            lambda k: k[2] == "model_dump_json" or _builtin("<built-in method orjson.dumps>")(k),
+        ),
+        (  # the record's JSON, made once from the referee's data (GameOutcome.record_json)
+            _named("referee/referee.py", "record_json"),
+            _builtin("<built-in method orjson.dumps>"),
+        ),
     ],
     "store": [(lambda k: k == ROOT or _in("tournament/")(k), _in("store/"))],
 }

@@ -394,7 +394,7 @@ def test_bench_tournament_json_breaks_a_game_down_by_part(tmp_path: Path) -> Non
         "store",
     }
     assert all(ms >= 0 for ms in parts.values()), parts
-    for played in ("rules", "encode", "pipe", "record", "frames", "store"):
+    for played in ("rules", "encode", "pipe", "record", "frames", "serialise", "store"):
         assert parts[played] > 0, played  # each part of a real game is found in the profile
     assert sum(parts.values()) <= cost["profiled_game_ms"]
     assert cost["other_ms"] == pytest.approx(cost["profiled_game_ms"] - sum(parts.values()))
