@@ -215,8 +215,9 @@ def record_data(
 ) -> dict[str, Any]:
     """The record of ``game`` (which must be over) as plain JSON-ready data.
 
-    The referee adds its per-decision facts (``think_ms``, ``auto``, ...) to the
-    decision dicts and its ``faults``, then validates the whole once (:func:`build_record`).
+    The referee makes the decisions again with its per-decision facts (``think_ms``,
+    ``auto``, ...) and adds its ``faults`` (``arena.referee.GameOutcome``);
+    :func:`build_record` validates it as it is.
     """
     if not game.is_over() or game.end_reason is None:
         raise ValueError("the game is not over yet")
