@@ -114,8 +114,9 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
     forfeited: list[bool] = [False] * n
     faults: list[FaultRecord] = []
     think: list[list[float]] = [[] for _ in seats]
-    decisions: list[dict[str, Any] | tuple[int, Choice]] = []
-    """Plain data on the per-decision path, made dicts and validated once at the end."""
+    decisions: list[tuple[int, Choice] | None] = []
+    """Per decision, in order: (seat, its answer), or None where the referee played for a
+    forfeited or faulted seat; made the record's decisions once the game is over."""
     stderr_room = [GAME_STDERR_BYTES] * n
 
     def fault(seat: int, f: Fault, always_forfeit: bool = False) -> None:
@@ -157,7 +158,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
         options = legal_moves()
         if forfeited[current]:
             index = auto_index(current, len(options))
-            decisions.append({"think_ms": None, "auto": True})
+            decisions.append(None)
         else:
             req_id += 1
             first = round_start and last_round[current] != game.round
@@ -196,7 +197,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
                 # Over a hard limit forfeits at once, whatever the fault policy.
                 fault(current, answer, always_forfeit=hard_limit and answer.kind == "timeout")
                 index = auto_index(current, len(options))
-                decisions.append({"think_ms": None, "auto": True})
+                decisions.append(None)
         apply(options[index])
 
     settle_cpu()
@@ -209,7 +210,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
         made = []
         for decision in rnd["decisions"]:
             entry = next(it)
-            if type(entry) is not tuple:  # played for the seat: no answer to time
+            if entry is None:  # played for the seat: no answer to time
                 made.append(
                     {
                         "seat": decision["seat"],
