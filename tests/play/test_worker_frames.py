@@ -42,12 +42,19 @@ def renamed(bot: Built, name: str) -> Built:
     return dataclasses.replace(bot, spec=bot.spec.model_copy(update={"name": name}))
 
 
-def _play(bots: list[Built], variant: str, seed: int, tmp_path: Path) -> tuple[bytes | None, bytes]:
+def _play(
+    bots: list[Built],
+    variant: str,
+    seed: int,
+    tmp_path: Path,
+    settings: PlaySettings | None = None,
+) -> tuple[bytes | None, bytes]:
     names = tuple(b.spec.name for b in bots)
     game = ScheduledGame(seed, f"g{seed}", len(bots), variant, 0, seed, 0, names)
     state = WorkerState(worker_id=0)
+    job = GameJob(game, tuple(bots), settings or PlaySettings(), True, tmp_path)
     try:
-        result = run_job(state, GameJob(game, tuple(bots), PlaySettings(), True, tmp_path))
+        result = run_job(state, job)
     finally:
         state.close()
     return result.replay_json, result.record_json
@@ -82,6 +89,34 @@ def test_a_forfeited_seat_s_game_is_replayed_for_its_frames(
     record = GameRecord.model_validate_json(record_json)
     assert [f.forfeit for f in record.faults] == [True]
     assert len(replayed) == 1
+    assert drawn == orjson.dumps(replay_frames(record))
+
+
+def test_a_forgiven_fault_is_placed_among_the_frames_seen_during_play(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A fault forgiven by strikes: the referee asked the seat (so the position was seen)
+    and played a random move for it; the frames seen live place the fault on that decision,
+    as replaying the record does."""
+    replayed = _replays(monkeypatch)
+    script = REPO / "tests" / "referee" / "fixtures" / "scripted_bot.py"
+    folder = tmp_path / "illegal"
+    folder.mkdir()
+    (folder / "bot.py").write_text(script.read_text())
+    (folder / "bot.toml").write_text(
+        'name = "illegal"\ncommand = "/usr/bin/python3 bot.py illegal 4"\n'
+    )
+    folder.chmod(0o755)
+    tmp_path.chmod(0o755)
+    bots = [build_bot(load_bot(folder)), build_bot(load_bot(REPO / "bots" / "python-random"))]
+    settings = PlaySettings.model_validate({"fault_policy": "strikes:2"})
+    drawn, record_json = _play(bots, "coloured", 5, tmp_path, settings)
+    record = GameRecord.model_validate_json(record_json)
+    assert [(f.kind, f.forfeit) for f in record.faults] == [("illegal", False)]
+    assert replayed == []  # seen live, not replayed
+    assert drawn is not None
+    steps = orjson.loads(drawn)["fault_steps"]
+    assert steps == [6]  # the illegal bot's 4th decision, seat 0 moving first: the 7th (from 0: 6)
     assert drawn == orjson.dumps(replay_frames(record))
 
 

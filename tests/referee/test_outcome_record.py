@@ -21,7 +21,7 @@ from arena.protocol.messages import GameEnd, GameStart
 from arena.referee import RandomSeat, play_game
 from arena.referee.clock import ClockKind, TimeControl
 from arena.referee.faults import Fault, FaultPolicy
-from arena.referee.referee import GameSettings
+from arena.referee.referee import GameOutcome, GameSettings
 from arena.referee.seats import Choice
 
 HOSTILE = [
@@ -80,20 +80,26 @@ def _games() -> list[tuple[int, Variant, bool]]:
     ]
 
 
+def _outcome(players: int, variant: Variant, faults: bool, seed: int) -> GameOutcome:
+    seats = [VariedSeat(f"bot{i}", seed * 10 + i, faults) for i in range(players)]
+    settings = GameSettings(
+        variant=variant,
+        seed=seed,
+        time_control=TimeControl(clock=ClockKind.CPU, hard_move_ms=3000, move_ms=1000),
+        fault_policy=FaultPolicy(strikes=3),
+    )
+    return play_game(seats, settings, f"g{seed}")
+
+
+SEEDS = range(4)
+
+
 @pytest.mark.parametrize(("players", "variant", "faults"), _games())
 def test_the_stored_json_is_what_the_validated_record_writes(
     players: int, variant: Variant, faults: bool
 ) -> None:
-    for seed in range(4):
-        seats = [VariedSeat(f"bot{i}", seed * 10 + i, faults) for i in range(players)]
-        control = TimeControl(clock=ClockKind.CPU, hard_move_ms=3000, move_ms=1000)
-        settings = GameSettings(
-            variant=variant,
-            seed=seed,
-            time_control=control,
-            fault_policy=FaultPolicy(strikes=3),
-        )
-        outcome = play_game(seats, settings, f"g{seed}")
+    for seed in SEEDS:
+        outcome = _outcome(players, variant, faults, seed)
         validated = GameRecord.model_validate(outcome.data, strict=True)
         assert outcome.record_json == validated.model_dump_json().encode()
         assert outcome.record == validated
@@ -108,26 +114,21 @@ def test_every_optional_fact_occurs_in_the_games_above() -> None:
     less than it says)."""
     seen: set[str] = set()
     for players, variant, faults in _games():
-        seats = [VariedSeat(f"bot{i}", i, faults) for i in range(players)]
-        control = TimeControl(clock=ClockKind.CPU, hard_move_ms=3000, move_ms=1000)
-        outcome = play_game(
-            seats,
-            GameSettings(variant=variant, time_control=control, fault_policy=FaultPolicy()),
-            "g",
-        )
-        data = outcome.data
-        for rnd in data["rounds"]:
-            for d in rnd["decisions"]:
-                seen.update(k for k, v in d.items() if v is not None and v is not False)
-                if d["auto"]:
-                    seen.add("auto")
-                if d["cpu_ms"] is None:
-                    seen.add("no cpu_ms")
-        if data["faults"]:
-            seen.add("faults")
-        if "warnings" in data:
-            seen.add("warnings")
-    assert {"between_ms", "stderr", "cpu_ms", "no cpu_ms", "auto", "faults", "warnings"} <= seen
+        for seed in SEEDS:
+            data = _outcome(players, variant, faults, seed).data
+            for rnd in data["rounds"]:
+                for d in rnd["decisions"]:
+                    seen.update(k for k, v in d.items() if v is not None and v is not False)
+                    if d["cpu_ms"] is None:
+                        seen.add("no cpu_ms")
+            if any(f["forfeit"] for f in data["faults"]):
+                seen.add("forfeit")
+            if any(not f["forfeit"] for f in data["faults"]):
+                seen.add("forgiven fault")
+            if "warnings" in data:
+                seen.add("warnings")
+    wanted = {"between_ms", "stderr", "cpu_ms", "no cpu_ms", "auto", "warnings"}
+    assert wanted | {"forfeit", "forgiven fault"} <= seen
 
 
 def test_a_worker_stores_the_same_bytes_and_rows_as_from_the_validated_record(
