@@ -72,8 +72,8 @@ def _in(folder: str) -> Callable[[Key], bool]:
 
 def _builtin(*names: str) -> Callable[[Key], bool]:
     """A built-in by the name cProfile gives it: ``<built-in method posix.read>``. An
-    extension's function may instead go by ``<orjson.dumps>`` (orjson 3.11 and later),
-    which matches ``<built-in method orjson.dumps>`` here too."""
+    extension's function may go by ``<orjson.dumps>`` instead (orjson 3.13 does, where
+    earlier sessions saw the long form), which matches the long name here too."""
     short = {f"<{name.removeprefix('<built-in method ')}" for name in names}
     return lambda key: key[0] == "~" and (key[2] in names or key[2] in short)
 
