@@ -34,7 +34,7 @@ PARTS = {
     "encode": "messages to the bots built and their replies parsed",
     "pipe": "waiting on the bots' pipes (poll, read, write): their think time",
     "bot_processes": "the sandbox around each decision: freezing/thawing bots, CPU clocks",
-    "record": "the game record built and validated",
+    "record": "the game record built (as plain data)",
     "frames": "the replay's frames drawn (positions noted live, or the record re-run)",
     "serialise": "the record and frames dumped to JSON for the store",
     "store": "the store: the game's result and the ratings written",
