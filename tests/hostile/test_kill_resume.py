@@ -42,7 +42,11 @@ from .hostile_support import (
 )
 
 BOTS = ("python-greedy", "c-greedy", "python-random")
-SEEDS = 22
+SEEDS = 88
+"""Enough games that the five killed runs cannot play them all: together they play for up
+to ~10 s (the seeded delays), and at ~250 games/s (2 workers, 2 cores, this machine's
+fast spells once the record was stored unvalidated) 22 seeds' 528 games were all played
+by the fourth kill, so the fifth run found nothing to do and ended before it."""
 PLAYERS = (2, 3)
 VARIANTS = ("coloured", "gray")
 KILLS = 5
