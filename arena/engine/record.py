@@ -212,31 +212,42 @@ def record_data(
     game: Game,
     players: Sequence[str] | None = None,
     forfeited: Sequence[int] = (),
+    decisions: Sequence[list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """The record of ``game`` (which must be over) as plain JSON-ready data.
 
-    The referee makes the decisions again with its per-decision facts (``think_ms``,
-    ``auto``, ...) and adds its ``faults`` (``arena.referee.GameOutcome``);
-    :func:`build_record` validates it as it is.
+    ``decisions``: per round, its decisions as the caller made them (the referee's,
+    with its per-decision facts: ``think_ms``, ``auto``, ...; each move spelled by
+    :data:`MOVE_TEXT`), so that each is built once; else ``{"seat", "move"}`` only.
+    The referee adds its ``faults`` (``arena.referee.GameOutcome``); :func:`build_record`
+    validates the data as it is.
     """
     if not game.is_over() or game.end_reason is None:
         raise ValueError("the game is not over yet")
     names = list(players) if players is not None else [f"seat{i}" for i in range(game.n_players)]
     if len(names) != game.n_players:
         raise ValueError(f"{len(names)} player names for {game.n_players} players")
-    notation = _NOTATION
+    logs = game.rounds
+    if decisions is None:
+        notation = MOVE_TEXT
+        decisions = [
+            [
+                {"seat": seat, "move": notation.get(move) or str(move)}
+                for seat, move in log.decisions
+            ]
+            for log in logs
+        ]
+    elif len(decisions) != len(logs):
+        raise ValueError(f"decisions for {len(decisions)} rounds, the game had {len(logs)}")
     rounds = [
         {
             "number": log.number,
             "first_player": log.first_player,
             "factories": [_CODE_TEXT[code] for code in log.codes],
-            "decisions": [
-                {"seat": seat, "move": notation.get(move) or str(move)}
-                for seat, move in log.decisions
-            ],
+            "decisions": made,
             "scores": list(log.scores),
         }
-        for log in game.rounds
+        for log, made in zip(logs, decisions, strict=True)
     ]
     breakdowns = game.breakdowns()
     ranks = rank_seats(
@@ -281,8 +292,10 @@ def build_record(
     return GameRecord.model_validate(record_data(game, players, forfeited))
 
 
-_NOTATION: dict[AnyMove, str] = {move: str(move) for move in MOVE_OF.values()}
-_NOTATION.update({place: str(place) for place in PLACES})
+MOVE_TEXT: dict[AnyMove, str] = {move: str(move) for move in MOVE_OF.values()}
+"""Every move (draft and placement) in the record's notation: ``MOVE_TEXT[move]`` is
+``str(move)`` without the call."""
+MOVE_TEXT.update({place: str(place) for place in PLACES})
 _CODE_TEXT: tuple[str, ...] = tuple(
     "".join(LETTERS[c] * counts[c] for c in range(N_COLOURS)) for counts in CODE_COUNTS
 )
@@ -291,6 +304,7 @@ _CODE_TEXT: tuple[str, ...] = tuple(
 
 __all__ = [
     "FAULT_KINDS",
+    "MOVE_TEXT",
     "RECORD_FORMAT",
     "RECORD_VERSION",
     "DecisionRecord",

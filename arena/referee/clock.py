@@ -28,7 +28,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -41,6 +41,10 @@ class ClockKind(enum.Enum):
 
 
 DEFAULT_CLOCK = ClockKind.CPU
+_CPU: Final = ClockKind.CPU
+_WALL: Final = ClockKind.WALL
+"""For the per-decision paths: an enum member through its class costs a metaclass
+``__getattr__`` hook on Python 3.11."""
 """CPU clocks by default: scores and ratings must measure the bot, not the host's load."""
 WALL_CEILING = 5.0
 """CPU clocks: a decision also ends after this many times its allowance of wall time."""
@@ -208,6 +212,8 @@ class Clock:
     def __init__(self, control: TimeControl) -> None:
         self.control = control
         self.bank_ms = float(control.bank_ms) if control.bank_ms is not None else None
+        self._move_ms = control.move_ms
+        """``control`` is frozen: read once, not through a pydantic attribute per decision."""
 
     def allowance_ms(self, round_start: bool = False) -> int:
         """Time announced for the next decision (``round_start``: the seat's first of
@@ -215,8 +221,8 @@ class Clock:
         if self.bank_ms is None:
             if round_start and self.control.round_start_ms is not None:
                 return self.control.round_start_ms
-            return self.control.move_ms
-        return max(0, int(min(self.bank_ms, self.control.move_ms)))
+            return self._move_ms
+        return max(0, int(min(self.bank_ms, self._move_ms)))
 
     def charge(self, spent: Spent) -> None:
         if self.bank_ms is not None:
@@ -395,7 +401,7 @@ class Stopwatch:
         control = self._control
         allowance_ms = self._allowance_in
         self.clock = clock
-        key = (allowance_ms, id(control), cores, clock is ClockKind.CPU)  # (Enum hash: slow)
+        key = (allowance_ms, id(control), cores, clock is _CPU)  # (Enum hash: slow)
         plan = _PLANS.get(key)
         if plan is None or plan[0] is not control:
             plan = _plan(allowance_ms, control, cores, clock)
@@ -422,13 +428,13 @@ class Stopwatch:
         meter = self._meter
         cpu0 = self._cpu0 = meter.cpu_ns() if meter is not None else None
         if cpu0 is None:
-            if self.clock is not ClockKind.WALL:
-                self._set_clock(ClockKind.WALL, self._cores)
+            if self.clock is not _WALL:
+                self._set_clock(_WALL, self._cores)
             return
         prior = self._prior
         if prior is not None and cpu0 > prior:
             between = self.between_ms = (cpu0 - prior) / 1e6
-            if self.clock is ClockKind.CPU:  # less is left: look sooner
+            if self.clock is _CPU:  # less is left: look sooner
                 left_s = max(0.0, self.budget_ms - between) / self._cores / 1000
                 self.wake_at = min(self.wake_at, self.start + left_s)
 

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from arena.engine import Game, Variant
-from arena.engine.record import FaultRecord, GameRecord, WarningRecord, record_data
+from arena.engine.record import MOVE_TEXT, FaultRecord, GameRecord, WarningRecord, record_data
 from arena.engine.tables import DEFAULT_ROUND_LIMIT
 from arena.protocol.messages import GameEnd, GameStart, SeatResult
 from arena.referee.clock import Clock, TimeControl
@@ -114,8 +114,8 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
     forfeited: list[bool] = [False] * n
     faults: list[FaultRecord] = []
     think: list[list[float]] = [[] for _ in seats]
-    decisions: list[tuple[int, Choice] | None] = []
-    """Per decision, in order: (seat, its answer), or None where the referee played for a
+    decisions: list[Choice | None] = []
+    """Per decision, in order: the seat's answer, or None where the referee played for a
     forfeited or faulted seat; made the record's decisions once the game is over."""
     stderr_room = [GAME_STDERR_BYTES] * n
 
@@ -175,7 +175,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
                 if banked:
                     clocks[current].charge(answer.spent)
                 think[current].append(answer.think_ms)
-                decisions.append((current, answer))  # its CPU time may be read later
+                decisions.append(answer)  # its CPU time may be read later
                 if answer.warning is not None:
                     warnings.append(
                         WarningRecord(seat=current, round=game.round, message=answer.warning)
@@ -202,42 +202,44 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
 
     settle_cpu()
     lost_seats = [i for i in range(n) if forfeited[i]]
-    data = record_data(game, names, lost_seats)
-    # The decisions again, with the referee's facts (think times, auto flags, ...), in
-    # order: each made once, in ``DecisionRecord``'s field order (see ``GameOutcome``).
+    # The record's decisions, each made once with the referee's facts (think times, auto
+    # flags, ...) in ``DecisionRecord``'s field order (see ``GameOutcome``).
+    notation = MOVE_TEXT
     it = iter(decisions)
-    for rnd in data["rounds"]:
+    made_rounds = []
+    for log in game.rounds:
         made = []
-        for decision in rnd["decisions"]:
+        for seat_index, move in log.decisions:
             entry = next(it)
+            text = notation.get(move) or str(move)
             if entry is None:  # played for the seat: no answer to time
                 made.append(
                     {
-                        "seat": decision["seat"],
-                        "move": decision["move"],
+                        "seat": seat_index,
+                        "move": text,
                         "think_ms": None,
                         "cpu_ms": None,
                         "auto": True,
                     }
                 )
                 continue
-            seat_index, answer = entry
-            cpu_ms = answer.cpu_ms
+            cpu_ms = entry.cpu_ms
             made_one = {
                 "seat": seat_index,
-                "move": decision["move"],
-                "think_ms": int(answer.think_ms * 1000.0 + 0.5) / 1000.0,  # _ms3, inlined
+                "move": text,
+                "think_ms": int(entry.think_ms * 1000.0 + 0.5) / 1000.0,  # _ms3, inlined
                 "cpu_ms": None if cpu_ms is None else int(cpu_ms * 1000.0 + 0.5) / 1000.0,
             }
-            if answer.between_ms >= 0.001:  # (charged; µs for a bot that waited)
-                made_one["between_ms"] = int(answer.between_ms * 1000.0 + 0.5) / 1000.0
+            if entry.between_ms >= 0.001:  # (charged; µs for a bot that waited)
+                made_one["between_ms"] = int(entry.between_ms * 1000.0 + 0.5) / 1000.0
             made_one["auto"] = False
-            text = answer.stderr
-            if text is not None and stderr_room[seat_index] > 0:
-                made_one["stderr"] = _capped(text, stderr_room[seat_index])
-                stderr_room[seat_index] -= len(text)
+            stderr = entry.stderr
+            if stderr is not None and stderr_room[seat_index] > 0:
+                made_one["stderr"] = _capped(stderr, stderr_room[seat_index])
+                stderr_room[seat_index] -= len(stderr)
             made.append(made_one)
-        rnd["decisions"] = made
+        made_rounds.append(made)
+    data = record_data(game, names, lost_seats, made_rounds)
     data["faults"] = [f.model_dump() for f in faults]
     data["clock"] = settings.time_control.clock.value
     if warnings:

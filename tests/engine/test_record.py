@@ -23,7 +23,7 @@ from arena.engine import (
     parse_move,
     replay,
 )
-from arena.engine.record import parse_deal
+from arena.engine.record import MOVE_TEXT, parse_deal, record_data
 
 from .helpers import play_out, random_policy
 from .reference import RefGame, RefIllegal
@@ -153,6 +153,26 @@ def test_record_needs_a_finished_game_and_one_name_per_seat() -> None:
     with pytest.raises(ValueError):
         game.record(["a", "b"])
     assert game.record().players == ["seat0", "seat1", "seat2"]
+
+
+def test_record_data_takes_the_callers_decisions_one_list_per_round() -> None:
+    game = Game.new(players=2, seed=5)
+    play_out(game, random_policy(random.Random(5)))
+    made = [
+        [
+            {"seat": seat, "move": MOVE_TEXT[move], "note": i}
+            for i, (seat, move) in enumerate(log.decisions)
+        ]
+        for log in game.rounds
+    ]
+    data = record_data(game, ["a", "b"], decisions=made)
+    assert [r["decisions"] for r in data["rounds"]] == made
+    plain = record_data(game, ["a", "b"])
+    assert [[{k: d[k] for k in ("seat", "move")} for d in r] for r in made] == [
+        r["decisions"] for r in plain["rounds"]
+    ]
+    with pytest.raises(ValueError, match="rounds"):
+        record_data(game, ["a", "b"], decisions=made[:-1])
 
 
 def all_notations() -> list[Move | Place]:
