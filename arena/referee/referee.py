@@ -223,7 +223,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
                     }
                 )
                 continue
-            cpu_ms = entry.cpu_ms
+            cpu_ms, stderr = entry.settled()
             made_one = {
                 "seat": seat_index,
                 "move": text,
@@ -233,7 +233,6 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
             if entry.between_ms >= 0.001:  # (charged; µs for a bot that waited)
                 made_one["between_ms"] = int(entry.between_ms * 1000.0 + 0.5) / 1000.0
             made_one["auto"] = False
-            stderr = entry.stderr
             if stderr is not None and stderr_room[seat_index] > 0:
                 made_one["stderr"] = _capped(stderr, stderr_room[seat_index])
                 stderr_room[seat_index] -= len(stderr)

@@ -109,6 +109,13 @@ class Choice:
             self.settle()
         return self._stderr
 
+    def settled(self) -> tuple[float | None, str | None]:
+        """(:attr:`cpu_ms`, :attr:`stderr`) in one call: the record reads both of every
+        decision."""
+        if self._pending is not None:
+            self.settle()
+        return self._cpu_ms, self._stderr
+
     def settle(self, reading: int | None = None, *, read: bool = True, freeze: bool = True) -> None:
         """Take the closing CPU reading now (or use ``reading``, taken while the bot was
         idle), let the bot rest until its next request (frozen once another decision runs
