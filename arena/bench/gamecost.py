@@ -117,6 +117,7 @@ _PART_EDGES: dict[str, list[tuple[Callable[[Key], bool], Callable[[Key], bool]]]
     "bot_processes": [(_in("referee/"), _in("sandbox/"))],
     "record": [
         (_in("referee/referee.py"), _record_data),
+        (_in("referee/referee.py"), _named("referee/referee.py", "_decision_records")),
         (_in("referee/referee.py"), lambda k: k[2] == "model_validate"),
     ],
     "frames": [(_in("play/worker.py"), _in("viewer/frames.py"))],

@@ -117,7 +117,6 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
     decisions: list[Choice | None] = []
     """Per decision, in order: the seat's answer, or None where the referee played for a
     forfeited or faulted seat; made the record's decisions once the game is over."""
-    stderr_room = [GAME_STDERR_BYTES] * n
 
     def fault(seat: int, f: Fault, always_forfeit: bool = False) -> None:
         strikes[seat] += 1
@@ -202,11 +201,45 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
 
     settle_cpu()
     lost_seats = [i for i in range(n) if forfeited[i]]
-    # The record's decisions, each made once with the referee's facts (think times, auto
-    # flags, ...) in ``DecisionRecord``'s field order (see ``GameOutcome``).
+    made_rounds = _decision_records(game, decisions, [GAME_STDERR_BYTES] * n)
+    data = record_data(game, names, lost_seats, made_rounds)
+    data["faults"] = [f.model_dump() for f in faults]
+    data["clock"] = settings.time_control.clock.value
+    if warnings:
+        data["warnings"] = [w.model_dump() for w in warnings]
+
+    fault_of = {f.seat: f.kind for f in faults if f.forfeit}
+    end = GameEnd(
+        game_id=game_id,
+        end_reason=data["end_reason"],
+        results=[
+            SeatResult(
+                seat=f["seat"],
+                player=f["player"],
+                score=f["total"],
+                rank=f["rank"],
+                fault=fault_of.get(f["seat"]),
+            )
+            for f in data["final"]
+        ],
+    )
+    for i, seat in enumerate(seats):
+        if not forfeited[i]:
+            seat.end(end)
+    return GameOutcome(
+        data=data, faults=faults, warnings=warnings, think=[ThinkStats.of(t) for t in think]
+    )
+
+
+def _decision_records(
+    game: Game, decisions: list[Choice | None], stderr_room: list[int]
+) -> list[list[dict[str, Any]]]:
+    """Per round, the record's decisions: each made once, with the referee's facts (think
+    times, auto flags, ...), in ``DecisionRecord``'s field order (see ``GameOutcome``).
+    ``decisions``: the game's answers in order (None: played for the seat)."""
     notation = MOVE_TEXT
     it = iter(decisions)
-    made_rounds = []
+    made_rounds: list[list[dict[str, Any]]] = []
     for log in game.rounds:
         made = []
         for seat_index, move in log.decisions:
@@ -238,33 +271,7 @@ def play_game(seats: Sequence[Seat], settings: GameSettings, game_id: str) -> Ga
                 stderr_room[seat_index] -= len(stderr)
             made.append(made_one)
         made_rounds.append(made)
-    data = record_data(game, names, lost_seats, made_rounds)
-    data["faults"] = [f.model_dump() for f in faults]
-    data["clock"] = settings.time_control.clock.value
-    if warnings:
-        data["warnings"] = [w.model_dump() for w in warnings]
-
-    fault_of = {f.seat: f.kind for f in faults if f.forfeit}
-    end = GameEnd(
-        game_id=game_id,
-        end_reason=data["end_reason"],
-        results=[
-            SeatResult(
-                seat=f["seat"],
-                player=f["player"],
-                score=f["total"],
-                rank=f["rank"],
-                fault=fault_of.get(f["seat"]),
-            )
-            for f in data["final"]
-        ],
-    )
-    for i, seat in enumerate(seats):
-        if not forfeited[i]:
-            seat.end(end)
-    return GameOutcome(
-        data=data, faults=faults, warnings=warnings, think=[ThinkStats.of(t) for t in think]
-    )
+    return made_rounds
 
 
 def _ms3(ms: float) -> float:

@@ -36,6 +36,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from arena.gz import gzip_small
 from arena.ratings.games import seatings_to_games
 from arena.ratings.kernel import update_one
 from arena.ratings.model import DEFAULT_PARAMS
@@ -1676,7 +1677,7 @@ class CompetitionStore:
                 )
             conn.execute(
                 sa.insert(records).values(
-                    game_id=game_id, record=gzip.compress(outcome.record_json, 6)
+                    game_id=game_id, record=gzip_small(outcome.record_json, 6)
                 )
             )
             for seat, text in outcome.stderr:
@@ -1684,7 +1685,7 @@ class CompetitionStore:
                     capped = _cap_tail(text, STDERR_KEEP_BYTES).encode("utf-8", "replace")
                     conn.execute(
                         sa.insert(stderr_logs).values(
-                            game_id=game_id, seat=seat, text=gzip.compress(capped, 6)
+                            game_id=game_id, seat=seat, text=gzip_small(capped, 6)
                         )
                     )
             if row.rated:

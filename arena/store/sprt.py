@@ -14,6 +14,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from arena.gz import gzip_small
 from arena.store.engine import (
     DB_ERRORS,
     StoreError,
@@ -131,7 +132,7 @@ class SprtStore:
             "old_score": leg.old_score,
             "end_reason": leg.end_reason,
             "faults": leg.faults,
-            "record": gzip.compress(leg.record_json),
+            "record": gzip_small(leg.record_json, 9),
         }
         try:
             with self.engine.begin() as conn:
