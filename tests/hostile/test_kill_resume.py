@@ -3,7 +3,9 @@
 The parent (the CLI process started by the test, found by its Popen pid) is killed
 five times at seeded random moments: odd attempts at a random delay after start (start-up,
 building c-greedy, writing the schedule, starting the workers, or play), even attempts
-at a random delay after that run stored its first game (mid-play).  After each kill:
+at a random delay after that run stored its first game (mid-play). A run is killed sooner
+once it has stored its share of the games still to play, so that every later kill finds
+games left however fast the machine plays them.  After each kill:
 the store passes its integrity checks, no game is lost or half-written, and no process
 of the tournament survives (workers and bots die with the parent).  The last run
 completes; the result is exactly the scheduled games, each once, with seat results
@@ -42,11 +44,11 @@ from .hostile_support import (
 )
 
 BOTS = ("python-greedy", "c-greedy", "python-random")
-SEEDS = 88
-"""Enough games that the five killed runs cannot play them all: together they play for up
-to ~10 s (the seeded delays), and at ~250 games/s (2 workers, 2 cores, this machine's
-fast spells once the record was stored unvalidated) 22 seeds' 528 games were all played
-by the fourth kill, so the fifth run found nothing to do and ended before it."""
+SEEDS = 22
+"""528 games. A killed run stops once it has stored its share of those left
+(:func:`kill_at_random_moment`): with delays alone, a fast spell of this machine (~250
+games/s) played all of them by the fourth kill, and 88 seeds to avoid that took 75 s on a
+slow spell."""
 PLAYERS = (2, 3)
 VARIANTS = ("coloured", "gray")
 KILLS = 5
@@ -72,10 +74,12 @@ class Kill:
 def kill_at_random_moment(
     cmd: list[str], out: Path, attempt: int, rng: random.Random
 ) -> tuple[Kill, str]:
-    """Start the tournament and SIGKILL its parent process at a seeded random moment."""
+    """Start the tournament and SIGKILL its parent process at a seeded random moment, or
+    once it has stored its share of the games left (this kill's and the later ones')."""
     mid_play = attempt % 2 == 0
     delay = rng.uniform(0.0, 1.5) if mid_play else rng.uniform(0.1, 2.5)
     before = stored_games(out)
+    share = before + max(1, (SCHEDULED - before) // (KILLS - attempt + 2))
     log = out.parent / f"kill-{attempt}.log"
     with open(log, "wb") as sink:  # a file, not a pipe: survivors could hold a pipe open
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT)
@@ -85,9 +89,11 @@ def kill_at_random_moment(
             if time.monotonic() - began > 60:
                 break
             time.sleep(0.01)
-        time.sleep(delay)
-    else:
-        time.sleep(max(0.0, began + delay - time.monotonic()))
+        began = time.monotonic()
+    while time.monotonic() < began + delay and proc.poll() is None:
+        if stored_games(out) >= share:
+            break
+        time.sleep(0.01)
     pids = frozenset(descendants(proc.pid))
     alive = proc.poll() is None
     if alive:
