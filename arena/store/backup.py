@@ -36,8 +36,10 @@ MANIFEST = "manifest.json"
 SQLITE_COPY = "store.sqlite"
 PG_DUMP = "store.pgdump"
 DATA = "data"
-SKIPPED = frozenset({"build-cache"})
-"""Top-level entries of the data folder a backup leaves out (regenerated on demand)."""
+SKIPPED = frozenset({"build-cache", "game-logs"})
+"""Top-level entries of the data folder a backup leaves out: the build cache (it refills
+itself) and the logs of games in flight (a game's stderr is stored with its result; the
+folder of a game is gone once it ends)."""
 PATH_COLUMNS = (("versions", "archive_path"), ("versions", "built_path"))
 """Stored absolute paths into the data folder, moved on restore."""
 
@@ -178,18 +180,7 @@ def _backup_into(url: str, store_file: Path | None, data_dir: Path, dest: Path) 
             if store_file is not None and store_file.parent == data_dir
             else set()
         )
-        if data_dir.is_dir():
-            shutil.copytree(
-                data_dir,
-                dest / DATA,
-                symlinks=True,
-                copy_function=_copy_if_present,
-                ignore=lambda folder, names: [
-                    n for n in names if Path(folder) == data_dir and n in skipped
-                ],
-            )
-        else:
-            (dest / DATA).mkdir()
+        _copy_data(data_dir, dest / DATA, skipped)
         files = {str(p.relative_to(dest)): _sha256(p) for p in _files(dest) if p != dest / MANIFEST}
         manifest: dict[str, Any] = {
             "format": FORMAT,
@@ -206,10 +197,26 @@ def _backup_into(url: str, store_file: Path | None, data_dir: Path, dest: Path) 
     return BackupSummary(dest, counts, len(files))
 
 
-def _copy_if_present(source: str, target: str) -> None:
-    """A file the running server deleted meanwhile (a spent upload) is simply not copied."""
-    with contextlib.suppress(FileNotFoundError):
-        shutil.copy2(source, target)
+def _copy_data(source: Path, target: Path, skipped: set[str] | frozenset[str]) -> None:
+    """The data folder's files as they are now. The server goes on running: a file or a
+    folder it removes meanwhile (a spent upload, a replaced build) is simply not copied."""
+    target.mkdir()
+    for folder, dirs, names in os.walk(source):  # a folder gone meanwhile: walk skips it
+        here = Path(folder)
+        into = target / here.relative_to(source)
+        if here == source:
+            dirs[:] = [d for d in dirs if d not in skipped]
+            names = [n for n in names if n not in skipped]
+        for name in [*dirs, *names]:
+            path = here / name
+            with contextlib.suppress(FileNotFoundError):
+                if path.is_symlink():
+                    os.symlink(os.readlink(path), into / name)
+                elif name in dirs:
+                    (into / name).mkdir()
+                else:
+                    shutil.copy2(path, into / name)
+        dirs[:] = [d for d in dirs if (into / d).is_dir() and not (into / d).is_symlink()]
 
 
 def _sqlite_backup(source: Path, target: Path) -> None:

@@ -302,3 +302,40 @@ def test_a_failed_backup_leaves_no_folder_that_looks_like_one(tmp_path: Path) ->
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "cannot back up the store" in done.stderr
     assert not dest.exists()
+
+
+def test_files_and_folders_the_server_removes_during_a_backup_are_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server goes on while a backup copies: an upload spent, a game's log folder
+    gone. The backup holds what was still there, and restores."""
+    from arena.store import backup as backup_module
+
+    old = _populated(tmp_path)
+    data_dir = load_competition(old).data_dir
+    logs = data_dir / "game-logs" / "0123abcd"
+    logs.mkdir(parents=True)
+    (logs / "alpha.w0.stderr.log").write_text("thinking\n")
+    doomed = data_dir / "submissions" / "doomed"
+    (doomed / "inner").mkdir(parents=True)
+    (doomed / "inner" / "bot.py").write_text("pass\n")
+    spent = data_dir / "submissions" / "spent.zip"
+    spent.write_bytes(b"zip")
+    real_copy = shutil.copy2
+
+    def copy_while_the_server_cleans_up(source: str | Path, target: str | Path) -> object:
+        shutil.rmtree(doomed, ignore_errors=True)
+        spent.unlink(missing_ok=True)
+        return real_copy(source, target)
+
+    monkeypatch.setattr(shutil, "copy2", copy_while_the_server_cleans_up)
+    dest = tmp_path / "backup"
+    summary = backup_module.backup(load_competition(old).store_url, data_dir, dest)
+    monkeypatch.undo()
+    files = set(json.loads((dest / "manifest.json").read_text())["files"])
+    assert "data/uploads/alpha.zip" in files
+    assert any(f.startswith("data/submissions/") and f.endswith("/manifest.json") for f in files)
+    assert not any("game-logs" in f or "doomed" in f or "spent" in f for f in files)
+    assert summary.files == len(files)
+    done = arena("restore", dest, competition(tmp_path / "new", "restored"))
+    assert done.returncode == 0, done.stderr
