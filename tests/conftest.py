@@ -10,6 +10,7 @@ turns into a failure. Every test gets a database of its own (``postgres_url``).
 from __future__ import annotations
 
 import glob
+import json
 import os
 import pwd
 import secrets
@@ -19,6 +20,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -34,6 +36,71 @@ collect_ignore_glob = ["*/fixtures/*"]
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("dev", print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+GROUPS_ENV = "ARENA_TEST_GROUPS"
+"""A folder where each pytest-xdist worker writes the groups it collected (see below)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("dist", "no") == "loadgroup" and not hasattr(config, "workerinput"):
+        os.environ[GROUPS_ENV] = tempfile.mkdtemp(prefix="arena-test-groups-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and GROUPS_ENV in os.environ:
+        shutil.rmtree(os.environ.pop(GROUPS_ENV), ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``make test``: a worker per core, ``--dist loadgroup``), the
+    tests of a module that share a module-scoped fixture (a live server, a played
+    tournament) run on one worker, in the module's order: that fixture is built once, and
+    the tests that build on its state (the finals, then their results page) see it.
+
+    xdist's own ``loadgroup`` reads the groups from the test ids, which pytest 9 no longer
+    lets it rewrite; so each worker writes them to a file and :func:`pytest_xdist_make_scheduler`
+    reads them."""
+    groups: dict[str, str] = {}
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        shared = info is not None and any(
+            defs[-1].scope in ("module", "class", "package")
+            for defs in info.name2fixturedefs.values()
+            if defs
+        )
+        if shared:
+            groups[item.nodeid] = item.nodeid.split("::")[0]
+        for mark in item.iter_markers("xdist_group"):
+            groups[item.nodeid] = str(mark.args[0] if mark.args else mark.kwargs["name"])
+    folder = os.environ.get(GROUPS_ENV)
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if folder and worker:
+        part = Path(folder) / f"{worker}.json.part"
+        part.write_text(json.dumps(groups))
+        part.rename(part.with_suffix(""))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``: xdist's load-by-scope scheduling, scoped by the groups the
+    workers wrote (a test without a group is a scope of its own)."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    folder = Path(os.environ[GROUPS_ENV])
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        _groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self._groups is None:  # read once every worker has collected
+                self._groups = {}
+                for written in sorted(folder.glob("*.json")):
+                    self._groups.update(json.loads(written.read_text()))
+            return self._groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
+
 
 POSTGRES_URL_ENV = "ARENA_TEST_POSTGRES_URL"
 REQUIRE_ENV = "ARENA_REQUIRE_POSTGRES"
