@@ -179,9 +179,14 @@ def main(toml: str, server_pid: int) -> int:
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)
-    stopping = threading.Event()  # (set by a handler: no lock shared with the loop below)
+    stopping = threading.Event()  # set by the wake thread when the server is gone
+    # SIGTERM only notes itself: a handler runs on the main thread wherever it is, inside
+    # ``stopping.wait()`` too, holding that Event's lock, so ``stopping.set()`` there
+    # waited for ever. Several SIGTERMs come when the server is killed: the parent-death
+    # signal fires as each of its threads exits.
+    terminated: list[int] = []
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
-    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGTERM, lambda signum, _: terminated.append(signum))
     die_with_parent(signal.SIGTERM, server_pid)  # (the server may be pid 1 of a namespace)
 
     def say(line: str) -> None:
@@ -237,7 +242,7 @@ def main(toml: str, server_pid: int) -> int:
         threading.Thread(target=listen, name="ladder-wake", daemon=True).start()
         thread = threading.Thread(target=ladder.run, name="ladder", daemon=True)
         thread.start()
-        while not stopping.wait(POLL_S):
+        while not terminated and not stopping.wait(POLL_S):
             if not thread.is_alive():  # Ladder.run survives its own errors: not expected
                 _log.error("ladder process: the ladder stopped on its own")
                 break
