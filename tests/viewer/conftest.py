@@ -40,8 +40,11 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Chromium, for one module: Playwright's sync API keeps an event loop running while
+    it is open, so a test after it that calls ``asyncio.run()`` (on the same pytest-xdist
+    worker) would fail."""
     executable = _chromium()
     if executable is None:
         _unavailable("no chromium on this machine (apt-get install chromium)")
