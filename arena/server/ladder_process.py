@@ -162,6 +162,36 @@ class LadderProcess:
         return self._requeued
 
 
+class Terminated:
+    """SIGTERM, noted for the main loop (:func:`wait_for_stop`) to see.
+
+    The handler only appends to a list. A handler runs on the main thread wherever that
+    thread is, inside ``threading.Event.wait()`` too, holding the Event's lock: setting
+    that Event from the handler waited for ever when a second SIGTERM came inside the
+    first one's handler. Several come when the server is killed: the parent-death signal
+    fires as each of the server's threads exits."""
+
+    def __init__(self) -> None:
+        self._signals: list[int] = []
+        signal.signal(signal.SIGTERM, self._note)
+
+    def _note(self, signum: int, _frame: object) -> None:
+        self._signals.append(signum)
+
+    def __bool__(self) -> bool:
+        return bool(self._signals)
+
+
+def wait_for_stop(
+    terminated: Terminated, stopping: threading.Event, ladder: threading.Thread | None
+) -> None:
+    """Until SIGTERM, the server's end (``stopping``) or the ``ladder`` thread's."""
+    while not terminated and not stopping.wait(POLL_S):
+        if ladder is not None and not ladder.is_alive():  # Ladder.run survives its errors
+            _log.error("ladder process: the ladder stopped on its own")
+            return
+
+
 def main(toml: str, server_pid: int) -> int:
     """The child: the ladder, its store connection and its game workers, until SIGTERM
     or the end of stdin (the server is gone)."""
@@ -180,13 +210,8 @@ def main(toml: str, server_pid: int) -> int:
     os.close(null)
     os.dup2(2, 1)
     stopping = threading.Event()  # set by the wake thread when the server is gone
-    # SIGTERM only notes itself: a handler runs on the main thread wherever it is, inside
-    # ``stopping.wait()`` too, holding that Event's lock, so ``stopping.set()`` there
-    # waited for ever. Several SIGTERMs come when the server is killed: the parent-death
-    # signal fires as each of its threads exits.
-    terminated: list[int] = []
+    terminated = Terminated()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
-    signal.signal(signal.SIGTERM, lambda signum, _: terminated.append(signum))
     die_with_parent(signal.SIGTERM, server_pid)  # (the server may be pid 1 of a namespace)
 
     def say(line: str) -> None:
@@ -242,10 +267,7 @@ def main(toml: str, server_pid: int) -> int:
         threading.Thread(target=listen, name="ladder-wake", daemon=True).start()
         thread = threading.Thread(target=ladder.run, name="ladder", daemon=True)
         thread.start()
-        while not terminated and not stopping.wait(POLL_S):
-            if not thread.is_alive():  # Ladder.run survives its own errors: not expected
-                _log.error("ladder process: the ladder stopped on its own")
-                break
+        wait_for_stop(terminated, stopping, thread)
         say(f"requeued {ladder.shutdown(abort=True)}")
         thread.join(STOP_WAIT_S)
     finally:

@@ -385,6 +385,7 @@ def test_real_games_on_the_local_pool(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("ray")  # one Ray cluster at a time (tests/conftest.py)
 def test_real_games_on_ray(tmp_path: Path) -> None:
     """The ladder's games on a one-host Ray, in batches of several games per task."""
     import os

@@ -52,7 +52,8 @@ from tests.tournament.test_netns_cluster import (  # noqa: E402
     cluster,  # noqa: F401 (the fixture)
 )
 
-pytestmark = pytest.mark.slow
+# Ray clusters of their own: one at a time under pytest-xdist (tests/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("netns")]
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 BOTS = ("python-greedy", "python-random", "c-greedy")

@@ -335,36 +335,6 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.slow
-def test_a_burst_of_sigterms_stops_the_ladder_process(
-    sqlite_competition: tuple[Path, int], tmp_path: Path
-) -> None:
-    """A killed server's ladder process gets a SIGTERM as each of the server's threads
-    exits (the parent-death signal): however many come, however close together, it stops
-    within seconds, and the server's next one plays on. (Its handler once set an Event the
-    main thread was waiting on, holding that Event's lock: a second SIGTERM in the first
-    one's handler waited for ever, now and then.)"""
-    toml, port = sqlite_competition
-    server = Server(toml, port, tmp_path / "serve.log")
-    server.start()
-    assert server.proc is not None
-    try:
-        server.wait(lambda h: h["games_finished"] >= 1, "a game finished")
-        (ladder,) = _ladder_processes(server.proc.pid)
-        with contextlib.suppress(ProcessLookupError):
-            for _ in range(5000):  # back to back, as the kernel sends them
-                os.kill(ladder, signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        while _alive(ladder):
-            assert time.monotonic() < deadline, "the ladder process hangs after SIGTERMs"
-            time.sleep(0.1)
-        played = len(_finished_ids(load_competition(toml).store_url))
-        server.wait(lambda h: h["games_finished"] >= played + 1, "a game by the next one")
-        assert "the ladder process stopped (exit code 0)" in server.tail()
-    finally:
-        server.stop(signal.SIGTERM)
-
-
-@pytest.mark.slow
 def test_the_ladder_process_is_started_again_and_dies_with_the_server(
     sqlite_competition: tuple[Path, int], tmp_path: Path
 ) -> None:

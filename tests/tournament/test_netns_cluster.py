@@ -45,7 +45,8 @@ from arena.tournament import STORE_NAME, Store
 
 from .test_resume import make_public, ratings, results, stored
 
-pytestmark = pytest.mark.slow
+# Ray clusters of their own: one at a time under pytest-xdist (tests/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("netns")]
 
 REPO = Path(__file__).resolve().parents[2]
 BOTS = ["python-greedy", "python-random", "c-greedy"]

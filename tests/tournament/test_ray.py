@@ -27,7 +27,8 @@ from arena.tournament.runner import Progress, build_bots
 
 from .test_resume import leftovers, make_public, ratings, results, stored
 
-pytestmark = pytest.mark.slow
+# Ray clusters of their own: one at a time under pytest-xdist (tests/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 REPO = Path(__file__).resolve().parents[2]
 BOTS = ["python-greedy", "python-random", "c-greedy"]
