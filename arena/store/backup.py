@@ -201,6 +201,8 @@ def _copy_data(source: Path, target: Path, skipped: set[str] | frozenset[str]) -
     """The data folder's files as they are now. The server goes on running: a file or a
     folder it removes meanwhile (a spent upload, a replaced build) is simply not copied."""
     target.mkdir()
+    with contextlib.suppress(FileNotFoundError):
+        shutil.copystat(source, target)
     for folder, dirs, names in os.walk(source):  # a folder gone meanwhile: walk skips it
         here = Path(folder)
         into = target / here.relative_to(source)
@@ -214,6 +216,7 @@ def _copy_data(source: Path, target: Path, skipped: set[str] | frozenset[str]) -
                     os.symlink(os.readlink(path), into / name)
                 elif name in dirs:
                     (into / name).mkdir()
+                    shutil.copystat(path, into / name)  # private folders stay private
                 else:
                     shutil.copy2(path, into / name)
         dirs[:] = [d for d in dirs if (into / d).is_dir() and not (into / d).is_symlink()]

@@ -321,6 +321,7 @@ def test_files_and_folders_the_server_removes_during_a_backup_are_left_out(
     (doomed / "inner" / "bot.py").write_text("pass\n")
     spent = data_dir / "submissions" / "spent.zip"
     spent.write_bytes(b"zip")
+    (data_dir / "uploads").chmod(0o700)  # as the server keeps it
     real_copy = shutil.copy2
 
     def copy_while_the_server_cleans_up(source: str | Path, target: str | Path) -> object:
@@ -337,5 +338,6 @@ def test_files_and_folders_the_server_removes_during_a_backup_are_left_out(
     assert any(f.startswith("data/submissions/") and f.endswith("/manifest.json") for f in files)
     assert not any("game-logs" in f or "doomed" in f or "spent" in f for f in files)
     assert summary.files == len(files)
+    assert (dest / "data" / "uploads").stat().st_mode & 0o777 == 0o700  # private stays so
     done = arena("restore", dest, competition(tmp_path / "new", "restored"))
     assert done.returncode == 0, done.stderr
