@@ -406,7 +406,9 @@ def test_real_games_on_ray(tmp_path: Path) -> None:
     try:
         _real_bots(store, tmp_path, ["python-greedy", "python-random"])
         config = LadderSection(players={2: 1.0}, games_in_flight=2)
-        executor = RayExecutor(num_cpus=2)
+        # Batches sized to 6 s of games (10 tasks, 155-170 games here): several games a
+        # batch even on a busy machine (the default 3 s gave 14 tasks for 36 games there).
+        executor = RayExecutor(num_cpus=2, batch_seconds=6.0)
         ladder = Ladder(store, config, PlaySettings(), tmp_path / "data", executor)
         _run_until(ladder, store, 24)
         _check_real_games(store, 24)
