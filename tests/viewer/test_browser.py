@@ -11,6 +11,10 @@ from arena.viewer.frames import viewer_data
 from .helpers import HOSTILE, random_record
 
 
+PAGE_TIME = 1_800_000_000_000
+"""The fake clock's start (ms since the epoch)."""
+
+
 def _open(page: Any, tmp_path: Path, record: Any, name: str = "replay") -> None:
     path = tmp_path / f"{name}.html"
     path.write_text(replay_html(record, "g-7"), encoding="utf-8")
@@ -78,8 +82,11 @@ def test_timeline_speed_first_fault_and_no_spoiler(page: Any, tmp_path: Path, sh
     record = random_record(2, "coloured", seed=5, names=["ann", "faulty"], fault_seat=1)
     data = viewer_data(record)
     total = sum(len(r.decisions) for r in record.rounds)
-    page.clock.install()  # playback runs on a fake clock: no test waits on real time
+    # Playback runs on a fake clock, paused: only run_for() moves it, whatever the load
+    # (installed alone, it also ticks with real time: 2 steps too many on a busy machine).
+    page.clock.install(time=PAGE_TIME)
     _open(page, tmp_path, record)
+    page.clock.pause_at(PAGE_TIME + 60_000)
     # No spoiler: the result is not on the page before the final position...
     assert page.locator("[data-testid=final]").is_hidden()
     assert page.locator("[data-testid=final-total-0]").is_hidden()
