@@ -10,7 +10,6 @@ from arena.viewer.frames import viewer_data
 
 from .helpers import HOSTILE, random_record
 
-
 PAGE_TIME = 1_800_000_000_000
 """The fake clock's start (ms since the epoch)."""
 
