@@ -33,8 +33,10 @@ collect_ignore_glob = ["*/fixtures/*"]
 
 # CI must be deterministic: the same examples on every run (`derandomize`), no example
 # database carried between runs.  Locally the default profile explores new examples.
-settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
-settings.register_profile("dev", print_blob=True)
+# No deadline: an example's time is the machine's load (the suite runs on every core),
+# never what a property test checks.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True, deadline=None)
+settings.register_profile("dev", print_blob=True, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 GROUPS_ENV = "ARENA_TEST_GROUPS"
