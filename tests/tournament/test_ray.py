@@ -25,7 +25,7 @@ import pytest
 from arena.tournament import STORE_NAME, Store, load_config, run_tournament
 from arena.tournament.runner import Progress, build_bots
 
-from .test_resume import leftovers, make_public, ratings, results, stored
+from .test_resume import leftovers, make_public, ratings, results, settled, stored
 
 # Ray clusters of their own: one at a time under pytest-xdist (tests/conftest.py)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
@@ -85,9 +85,8 @@ def cluster(root: Path) -> Iterator[Any]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        time.sleep(1.0)
-        assert leftovers(root) == []
-        assert _ray_workers_of(os.getpid()) == []
+        assert settled(lambda: leftovers(root)) == []
+        assert settled(lambda: _ray_workers_of(os.getpid())) == []
 
 
 def _ray_workers_of(pid: int) -> list[str]:
