@@ -249,13 +249,6 @@ class LiveServer:
         self.process.kill()
         self.process.wait(30)
 
-    def cpu_seconds(self) -> float:
-        """CPU time of the server process (web, ladder and build threads; not its game
-        workers) so far."""
-        assert self.process is not None
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
     def stragglers(self) -> list[int]:
         """Live processes of the current server's process group."""
         if self.process is None:
@@ -280,7 +273,9 @@ class TreeCpu:
     """CPU seconds so far of a process and of everything it started (Linux /proc)."""
 
     own: float
-    """The process itself (``arena serve``: its web, ladder and build threads)."""
+    """The process itself (``arena serve``: its web, ladder and build threads) and its
+    page-making process (:mod:`arena.server.pagemaker`: the server's work, moved out of
+    its interpreter lock)."""
     descendants: float
     """Its live descendants (their children reaped included) and the children it has
     reaped: for ``arena serve``, the ladder's game workers and their bots."""
@@ -307,13 +302,28 @@ def tree_cpu(root: int) -> TreeCpu:
     children: dict[int, list[int]] = {}
     for pid, ppid in parent.items():
         children.setdefault(ppid, []).append(pid)
-    below, stack = 0, list(children.get(root, []))
+    own, reaped = times[root]
+    below, stack = 0, []
+    for pid in children.get(root, []):
+        if _is_page_maker(pid):
+            own += sum(times[pid])
+        else:
+            stack.append(pid)
     while stack:
         pid = stack.pop()
         below += sum(times[pid])
         stack.extend(children.get(pid, []))
-    own, reaped = times[root]
     return TreeCpu(own / tick, (below + reaped) / tick)
+
+
+def _is_page_maker(pid: int) -> bool:
+    """Whether ``pid`` is a child the server spawned through ``multiprocessing`` (its
+    page-making process, :mod:`arena.server.pagemaker`, and that module's resource
+    tracker); the ladder is ``python -m arena.server.ladder_process``."""
+    try:
+        return b"multiprocessing" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def machine_busy_s() -> float:
@@ -680,7 +690,7 @@ def bench_serve(
             before = server.health()
             cache_before = server.page_cache_counts()
             progress(f"{clients} clients ({client}) for {seconds:g} s…")
-            cpu = time.process_time(), server.cpu_seconds()
+            mine = time.process_time()
             tree_loaded, wrk_cpu = tree_cpu(pid), _children_cpu_s()
             busy_loaded = machine_busy_s()
             if client == "wrk":
@@ -688,8 +698,8 @@ def bench_serve(
             else:
                 samples = asyncio.run(_load(server.url, clients, seconds, mix))
                 loaded = summarise(samples, seconds)
-            cpu = time.process_time() - cpu[0], server.cpu_seconds() - cpu[1]
             tree_loaded = _tree_delta(tree_loaded, tree_cpu(pid))
+            cpu = time.process_time() - mine, tree_loaded.own
             busy_loaded = machine_busy_s() - busy_loaded
             wrk_cpu = _children_cpu_s() - wrk_cpu
             after = server.health()

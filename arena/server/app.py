@@ -38,6 +38,7 @@ from arena.textsafe import visible
 
 if TYPE_CHECKING:
     from arena.competition.events import Events
+    from arena.server.pagemaker import PageMaker
 
 SMALL_BODY = 64 * 1024
 """Largest request body outside the upload routes (forms, JSON)."""
@@ -90,6 +91,9 @@ class ServerContext:
     :attr:`events` as their finals runner)."""
     events: Events | None = None
     """Finals and rounds; None: built here over the store (a test's context)."""
+    page_maker: PageMaker | None = None
+    """Where the page cache has its pages made (``arena serve``: a process of its own);
+    None: on the server's route threads."""
 
     def event_keeper(self) -> Events:
         """The competition's events (one per context: they share a lock)."""
@@ -210,9 +214,12 @@ def _static(package: str) -> StaticFiles:
     return StaticFiles(directory=str(resources.files(package).joinpath("static")))
 
 
-def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastAPI:
+def create_app(
+    ctx: ServerContext, settings: WebSettings | None = None, *, page_cache: bool = True
+) -> FastAPI:
     """The ASGI app over ``ctx`` (see the module docstring); ``settings`` defaults to
-    those of ``ctx.config``."""
+    those of ``ctx.config``. Without ``page_cache`` every request reaches the routes (the
+    app of the page-making process, :mod:`arena.server.pagemaker`)."""
     from arena.server import api, event_pages, metrics, pages
 
     if settings is None:
@@ -239,7 +246,7 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
     app.state.arena = state
     app.mount("/static/viewer", _static("arena.viewer"), name="viewer-static")
     app.mount("/static/site", _static("arena.server"), name="site-static")
-    registry, requests, page_cache = metrics.registry_for(ctx.store)
+    registry, requests, cache_results = metrics.registry_for(ctx.store)
     app.include_router(metrics.router(ctx.store, registry))
     app.include_router(api.router(state))
     app.include_router(pages.router(state))
@@ -255,7 +262,7 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.RequestCounter, requests=requests)
     hit_responses = requests.labels("GET", "200")
-    by_result = {result: page_cache.labels(result) for result in ("hit", "stale", "miss")}
+    by_result = {result: cache_results.labels(result) for result in ("hit", "stale", "miss")}
 
     def counted(result: str) -> None:
         by_result[result].inc()  # children looked up once: labels() takes a lock each call
@@ -264,13 +271,16 @@ def create_app(ctx: ServerContext, settings: WebSettings | None = None) -> FastA
 
     # outermost: a hit is answered before any other middleware runs
     app.state.page_cache = None  # the cache once the stack is made (arena serve's protocol)
-    app.add_middleware(
-        PageCache,
-        stamp=ctx.store.stamp,
-        stale_seconds=ctx.config.server.stale_seconds,
-        counted=counted,
-        built=lambda cache: setattr(app.state, "page_cache", cache),
-    )
+    if page_cache:
+        app.add_middleware(
+            PageCache,
+            stamp=ctx.store.stamp,
+            stale_seconds=ctx.config.server.stale_seconds,
+            counted=counted,
+            built=lambda cache: setattr(app.state, "page_cache", cache),
+            maker=ctx.page_maker.make if ctx.page_maker is not None else None,
+            answered=lambda status: requests.labels("GET", str(status)).inc(),
+        )
     return app
 
 

@@ -33,6 +33,10 @@ game was most of the server's work besides the answers themselves (docs/benchmar
 A kept answer says how old it is (``Age``) and keeps ``Cache-Control: no-store``, so that
 no browser or proxy adds its own staleness to the bound.
 
+Under ``arena serve`` the pages are made in a process of their own
+(:mod:`arena.server.pagemaker`), so that making them never holds the server's interpreter
+lock; the app here makes a page only when that process cannot.
+
 The cache wraps the whole app, so a hit costs no routing and no middleware: the kept
 answer already carries the headers the app's middleware added. ``arena serve``'s protocol
 (:mod:`arena.server.guard`) goes further and answers what :meth:`PageCache.answer_at_once`
@@ -45,7 +49,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -138,9 +142,16 @@ class PageCache:
         counted: Callable[[str], None] = lambda result: None,
         clock: Callable[[], float] = time.monotonic,
         built: Callable[[PageCache], None] = lambda cache: None,
+        maker: Callable[[Scope], Awaitable[tuple[Message, bytes] | None]] | None = None,
+        answered: Callable[[int], None] = lambda status: None,
     ) -> None:
-        """``built`` is told of the new cache (the app's stack is made at its first call)."""
+        """``built`` is told of the new cache (the app's stack is made at its first call).
+        ``maker`` makes a page elsewhere (:class:`arena.server.pagemaker.PageMaker`; None
+        from it, or no maker: the app here makes it); ``answered`` is told the status of
+        each visitor's page it made (the app's request counter did not see them)."""
         self.app = app
+        self.maker = maker
+        self.answered = answered
         self.stamp = stamp
         self.stale_seconds = stale_seconds
         """How long an outdated entry is still answered while it is made anew (0: never)."""
@@ -282,7 +293,16 @@ class PageCache:
             await send(message)
 
         try:
-            await self.app(scope, receive, kept)
+            answer = await self.maker(scope) if self.maker is not None else None
+            if answer is not None:
+                start, body = answer
+                await send(start)
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+                if not scope.get(REFRESH):
+                    self.answered(start["status"])
+                chunks.append(body)
+            else:
+                await self.app(scope, receive, kept)
             if start is not None and _shareable(start):
                 entry = Entry(topics, stamp, made, start, b"".join(chunks))
                 if len(self.entries) >= MAX_ENTRIES:

@@ -40,6 +40,7 @@ from arena.errors import ArenaError
 from arena.play.executors import Executor
 from arena.server.ladder_process import LadderProcess
 from arena.server.logs import configure_logging
+from arena.server.pagemaker import PageMaker
 from arena.store.competition import CompetitionStore, Conflict
 from arena.store.competition_models import Version
 
@@ -419,7 +420,7 @@ def _default_app_factory(ctx: Any) -> Any:
     return create_app(ctx)
 
 
-def _context(service: Service) -> Any:
+def _context(service: Service, page_maker: PageMaker | None = None) -> Any:
     from arena.server.app import ServerContext
 
     return ServerContext(
@@ -430,6 +431,7 @@ def _context(service: Service) -> Any:
         service.ladder.wake,
         service.phases,
         events=service.events,
+        page_maker=page_maker,
     )
 
 
@@ -537,9 +539,12 @@ def serve(
     # service (Service.start, after the games a previous run left are requeued).
     ladder = LadderProcess(toml)
     service = make_service(config, store, ladder)
+    # The public pages are made in a process of their own too (see its module).
+    page_maker = PageMaker(toml)
     try:
         ensure_organiser(store, config, out)
-        app = app_factory(_context(service))
+        page_maker.start()
+        app = app_factory(_context(service, page_maker))
         service.start()
         out.write(
             f"Serving {config.competition.name!r} on http://{config.server.host}:"
@@ -557,6 +562,7 @@ def serve(
             signal.signal(signal.SIGTERM, previous)
     finally:
         requeued = 0
+        page_maker.stop()
         if service.threads:
             requeued = service.stop()
         store.close()
