@@ -230,6 +230,15 @@ class LadderSection(_Table):
         description="A new version plays in every game until it has this many.",
     )
     master_seed: int = Field(default=1, ge=0, description="Seeds the ladder's choices and deals.")
+    nice: int = Field(
+        default=10,
+        ge=0,
+        le=19,
+        description="Added to the niceness of arena serve's ladder process, its game workers "
+        "and bots: on a busy machine the web server answers first (p99 65 against 108 ms "
+        "at 1,000 requests/s, docs/benchmarks.md); bots on CPU clocks are charged only their "
+        "own CPU. 0: games at the server's priority.",
+    )
 
     @field_validator("players")
     @classmethod

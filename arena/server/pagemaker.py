@@ -27,13 +27,17 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Message, Scope
 
 from arena.errors import ArenaError
+
+if TYPE_CHECKING:
+    from arena.store.competition import CompetitionStore
 
 _log = logging.getLogger("arena.server")
 
@@ -69,8 +73,12 @@ class PageMaker:
     """The server's side: :meth:`make` sends a request to the child and gives its answer,
     or None when the server should make the page itself."""
 
-    def __init__(self, toml: Path) -> None:
+    def __init__(self, toml: Path, generation: Callable[[], int] = lambda: 0) -> None:
+        """``generation``: the server's store generation (``CompetitionStore.generation``),
+        read before each page is asked for: when it moved, the child's store takes it as a
+        write of its own, so that no part of a page it derived before is reused."""
         self.toml = toml
+        self.generation = generation
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         self._failed_at: float | None = None
 
@@ -107,8 +115,10 @@ class PageMaker:
         if pool is None:
             return None
         plain = {key: scope[key] for key in SCOPE_KEYS if key in scope}
+        generation = self.generation()  # before the child reads the store
         try:
-            future = asyncio.get_running_loop().run_in_executor(pool, _child_make, plain)
+            loop = asyncio.get_running_loop()
+            future = loop.run_in_executor(pool, _child_make, plain, generation)
             return await asyncio.wait_for(future, MAKE_TIMEOUT_S)
         except Exception as error:  # it died, hangs, cannot start, or the pool is shut down
             if pool is self._pool:
@@ -160,13 +170,16 @@ class CannotMakePages(ArenaError):
 
 _app: ASGIApp | None = None
 _loop: asyncio.AbstractEventLoop | None = None
+_store: CompetitionStore | None = None
+_server_generation = 0
+"""The server's store generation at the last page (see :class:`PageMaker`)."""
 _start_error: str | None = None
 
 
 def _child_start(toml: str, server_pid: int) -> None:
     """The child's start: die with the server, open the store, build the app. A failure
     is kept for the first request to report (the pool would print a traceback)."""
-    global _app, _loop, _start_error
+    global _app, _loop, _store, _start_error
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     try:
         from arena.competition.config import load_competition
@@ -178,8 +191,8 @@ def _child_start(toml: str, server_pid: int) -> None:
         die_with_parent(signal.SIGTERM, server_pid)
         config = load_competition(Path(toml))
         configure_logging(config.server.log_format)
-        store = open_store(config)
-        _app = create_app(ServerContext(config, store, config.data_dir), page_cache=False)
+        _store = open_store(config)
+        _app = create_app(ServerContext(config, _store, config.data_dir), page_cache=False)
         _loop = asyncio.new_event_loop()
     except Exception as error:
         _start_error = f"{type(error).__name__}: {error}"
@@ -189,10 +202,14 @@ def _child_ready() -> bool:
     return _app is not None
 
 
-def _child_make(scope: dict[str, Any]) -> Answer:
+def _child_make(scope: dict[str, Any], server_generation: int) -> Answer:
     """Run the app on one request and keep its answer."""
-    if _app is None or _loop is None:
+    global _server_generation
+    if _app is None or _loop is None or _store is None:
         raise CannotMakePages(_start_error or "the page-making process did not start")
+    if server_generation != _server_generation:
+        _server_generation = server_generation
+        _store.note_write_elsewhere()
     return _loop.run_until_complete(_answer(_app, {**scope, "state": {}}))
 
 

@@ -540,7 +540,7 @@ def serve(
     ladder = LadderProcess(toml)
     service = make_service(config, store, ladder)
     # The public pages are made in a process of their own too (see its module).
-    page_maker = PageMaker(toml)
+    page_maker = PageMaker(toml, lambda: store.generation)
     try:
         ensure_organiser(store, config, out)
         page_maker.start()

@@ -594,6 +594,13 @@ class CompetitionStore:
         that show none of them stay valid. Only for a method whose every write is covered."""
         conn.info.setdefault(TOPICS, set()).update(topics)
 
+    def note_write_elsewhere(self) -> None:
+        """Another process wrote something this one cannot name (the web server, for its
+        page-making process): whatever was derived from the store before is stale."""
+        with self._write_lock:
+            self.generation += 1
+            self._topic_generations[ANYTHING] = self.generation
+
     def stamp(self, topics: Iterable[str]) -> int:
         """The generation of the newest write that changed any of ``topics`` (or anything
         undeclared): equal stamps mean nothing they name has changed in between (the web

@@ -5,6 +5,7 @@ cannot, a dead process replaced, and no process left once the server is gone."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -118,6 +119,32 @@ def test_the_child_makes_the_same_pages_as_the_server(competition: Path) -> None
     assert all(status == 200 for status, _ in there.values())
     assert b"alpha" in there["/api/bots/alpha"][1]
     _wait_for("the stopped child to end", lambda: not _alive(child))
+
+
+@pytest.mark.slow
+def test_a_write_of_the_server_reaches_the_next_page_at_once(competition: Path) -> None:
+    """The child keeps parts of bot pages while its store's stamps say nothing changed; the
+    server's writes are not its own, so the server's generation, sent with each page,
+    tells it: the page made after a new version is accepted lists it."""
+    config = load_competition(competition)
+    server_store = CompetitionStore.open(config.store_url)
+    maker = PageMaker(competition, lambda: server_store.generation)
+    maker.start()
+    try:
+
+        async def versions() -> int:
+            answer = await maker.make(_scope("/api/bots/alpha"))
+            assert answer is not None and answer[0]["status"] == 200
+            return len(json.loads(answer[1])["versions"])
+
+        assert asyncio.run(versions()) == 1
+        alice = server_store.author_by_name("alice")
+        assert alice is not None
+        activate(server_store, alice.id, "alpha")  # a second version, accepted
+        assert asyncio.run(versions()) == 2
+    finally:
+        maker.stop()
+        server_store.close()
 
 
 @pytest.mark.slow

@@ -350,6 +350,9 @@ def test_the_ladder_process_is_started_again_and_dies_with_the_server(
     server.wait(lambda h: h["games_finished"] >= 2, "2 games finished")
     first = _ladder_processes(server.proc.pid)
     assert len(first) == 1
+    # [ladder] nice (default 10) over the server's own niceness: visitors first
+    server_nice = os.getpriority(os.PRIO_PROCESS, server.proc.pid)
+    assert os.getpriority(os.PRIO_PROCESS, first[0]) == min(19, server_nice + 10)
     os.kill(first[0], signal.SIGKILL)
     played = len(_finished_ids(load_competition(toml).store_url))
     server.wait(lambda h: h["games_finished"] >= played + 2, "2 games by a new ladder process")
@@ -363,6 +366,7 @@ def test_the_ladder_process_is_started_again_and_dies_with_the_server(
         and s.read_text().rsplit(")", 1)[1].split()[1] == str(second[0])
     ]
     assert workers  # the ladder process's game workers
+    assert {os.getpriority(os.PRIO_PROCESS, w) for w in workers} == {min(19, server_nice + 10)}
     server.proc.kill()  # kill -9 of the server alone, not its process group
     server.proc.wait(30)
     deadline = time.monotonic() + 30 + arena.server.ladder_process.STOP_WAIT_S
@@ -374,3 +378,45 @@ def test_the_ladder_process_is_started_again_and_dies_with_the_server(
         assert store.game_counts().get("running", 0) == 0  # re-queued on its way out
     finally:
         store.close()
+
+
+def _page_makers(server_pid: int) -> list[int]:
+    """The server's page-making process (``arena.server.pagemaker``: a ``spawn`` worker)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (stat.parent / "cmdline").read_bytes()
+            if ppid == server_pid and b"multiprocessing.spawn" in cmdline:
+                found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.slow
+def test_pages_come_from_the_page_process_and_from_the_server_while_it_is_down(
+    sqlite_competition: tuple[Path, int], tmp_path: Path
+) -> None:
+    """``arena serve`` makes its public pages in a process of its own; killed, the server
+    says so and answers the pages itself; the server killed with -9, it exits too."""
+    toml, port = sqlite_competition
+    server = Server(toml, port, tmp_path / "serve.log")
+    server.start()
+    assert server.proc is not None
+    server.wait(lambda h: h["games_finished"] >= 1, "a game finished")
+    url = f"http://127.0.0.1:{port}"
+    assert httpx.get(f"{url}/api/bots/python-greedy", timeout=30).status_code == 200
+    makers = _page_makers(server.proc.pid)
+    assert len(makers) == 1
+    os.kill(makers[0], signal.SIGKILL)
+    # a page the cache has not kept yet: made by the server, the failure said in one line
+    answer = httpx.get(f"{url}/api/bots/python-random", timeout=30)
+    assert answer.status_code == 200 and "python-random" in answer.text
+    log = server.tail()
+    assert "the page-making process failed (BrokenProcessPool)" in log
+    assert "Traceback" not in log
+    server.proc.kill()
+    server.proc.wait(30)
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in makers + _page_makers(server.proc.pid)):
+        assert time.monotonic() < deadline, "the page process outlived the server"
+        time.sleep(0.2)
