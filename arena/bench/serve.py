@@ -1140,7 +1140,7 @@ def print_result(result: dict[str, Any], console: Any) -> None:
         f"these clients {result['client_cpu_s']} s" if result["client_cpu_s"] is not None else "wrk"
     )
     console.print(
-        f"CPU during the load: server process {result['server_cpu_s']} s "
+        f"CPU during the load: server (its page process included) {result['server_cpu_s']} s "
         f"({result['server_cpu_ms_per_request']} ms a request), "
         f"{clients_cpu} (of {result['seconds']:g} s); "
         f"page cache hits: {result['page_cache_hit_ratio']}; "
@@ -1186,7 +1186,7 @@ def print_result(result: dict[str, Any], console: Any) -> None:
         console.print(
             f"cores busy (of {cores['machine']}): {alone['busy']} alone, {loaded['busy']} under "
             f"the load; the ladder's games (workers and bots) {alone['ladder_games']} alone, "
-            f"{loaded['ladder_games']} under the load, beside the server process "
+            f"{loaded['ladder_games']} under the load, beside the server (and its page process) "
             f"{alone['server']} → {loaded['server']} and the clients {loaded['clients']}; "
             f"the ladder's CPU a game {cores['ladder_cpu_ms_per_game_alone']} ms alone, "
             f"{cores['ladder_cpu_ms_per_game_loaded']} ms under the load"
