@@ -26,6 +26,7 @@ from arena.server.app import ServerContext, create_app
 from arena.server.pagecache import REFRESH, PageCache
 from arena.server.pagemaker import PageMaker
 from arena.store.competition import CompetitionStore, sqlite_url
+from tests.server.procs import alive
 from tests.server.test_pagecache_stale import Clock, Store, _get, _refreshed
 from tests.server.web_helpers import activate, play
 
@@ -39,14 +40,6 @@ def _wait_for(what: str, done: Callable[[], bool]) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def _scope(path: str) -> Scope:
@@ -118,7 +111,7 @@ def test_the_child_makes_the_same_pages_as_the_server(competition: Path) -> None
     assert there == here
     assert all(status == 200 for status, _ in there.values())
     assert b"alpha" in there["/api/bots/alpha"][1]
-    _wait_for("the stopped child to end", lambda: not _alive(child))
+    _wait_for("the stopped child to end", lambda: not alive(child))
 
 
 @pytest.mark.slow
@@ -157,7 +150,7 @@ def test_a_dead_child_is_replaced_and_the_server_makes_pages_meanwhile(
         first = maker.child_pid()
         assert first is not None
         os.kill(first, signal.SIGKILL)
-        _wait_for("the killed child to end", lambda: not _alive(first))
+        _wait_for("the killed child to end", lambda: not alive(first))
         assert asyncio.run(maker.make(_scope("/api/leaderboard"))) is None
         assert "the page-making process failed" in caplog.text
         # within the pause the server makes its pages itself, without asking again
@@ -169,7 +162,7 @@ def test_a_dead_child_is_replaced_and_the_server_makes_pages_meanwhile(
         assert second is not None and second != first
     finally:
         maker.stop()
-    _wait_for("the stopped child to end", lambda: not _alive(second))
+    _wait_for("the stopped child to end", lambda: not alive(second))
 
 
 @pytest.mark.slow
@@ -213,12 +206,12 @@ def test_the_child_dies_with_the_server(competition: Path) -> None:
     try:
         assert server.stdout is not None
         child = int(server.stdout.readline())
-        assert _alive(child)
+        assert alive(child)
     finally:
         server.kill()
     # the pipes end once every process holding them has (the child, the resource tracker)
     _, stderr = server.communicate(timeout=PATIENCE_S)
-    assert not _alive(child)
+    assert not alive(child)
     assert "Warning" not in stderr and "Traceback" not in stderr, stderr
 
 

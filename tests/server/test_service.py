@@ -21,6 +21,7 @@ from arena.competition.config import CompetitionConfigError, load_competition  #
 from arena.play.build import build_bot  # noqa: E402
 from arena.referee.manifest import load_bot  # noqa: E402
 from arena.store.competition import CompetitionStore  # noqa: E402
+from tests.server.procs import alive, children_with  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 ARENA = [sys.executable, "-m", "arena.cli"]
@@ -316,22 +317,7 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
 
 def _ladder_processes(server_pid: int) -> list[int]:
     """The server's ladder process (its game workers are that process's children)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            cmdline = (stat.parent / "cmdline").read_bytes()
-            if ppid == server_pid and b"arena.server.ladder_process" in cmdline:
-                found.append(int(stat.parent.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    return children_with(server_pid, b"arena.server.ladder_process")
 
 
 @pytest.mark.slow
@@ -362,7 +348,7 @@ def test_the_ladder_process_is_started_again_and_dies_with_the_server(
     workers = [
         int(s.parent.name)
         for s in Path("/proc").glob("[0-9]*/stat")
-        if _alive(int(s.parent.name))
+        if alive(int(s.parent.name))
         and s.read_text().rsplit(")", 1)[1].split()[1] == str(second[0])
     ]
     assert workers  # the ladder process's game workers
@@ -370,7 +356,7 @@ def test_the_ladder_process_is_started_again_and_dies_with_the_server(
     server.proc.kill()  # kill -9 of the server alone, not its process group
     server.proc.wait(30)
     deadline = time.monotonic() + 30 + arena.server.ladder_process.STOP_WAIT_S
-    while any(_alive(pid) for pid in (*second, *workers)):
+    while any(alive(pid) for pid in (*second, *workers)):
         assert time.monotonic() < deadline, "the ladder process outlived the server"
         time.sleep(0.2)
     store = CompetitionStore.open(load_competition(toml).store_url)
@@ -382,14 +368,7 @@ def test_the_ladder_process_is_started_again_and_dies_with_the_server(
 
 def _page_makers(server_pid: int) -> list[int]:
     """The server's page-making process (``arena.server.pagemaker``: a ``spawn`` worker)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            cmdline = (stat.parent / "cmdline").read_bytes()
-            if ppid == server_pid and b"multiprocessing.spawn" in cmdline:
-                found.append(int(stat.parent.name))
-    return found
+    return children_with(server_pid, b"multiprocessing.spawn")
 
 
 @pytest.mark.slow
@@ -417,6 +396,6 @@ def test_pages_come_from_the_page_process_and_from_the_server_while_it_is_down(
     server.proc.kill()
     server.proc.wait(30)
     deadline = time.monotonic() + 30
-    while any(_alive(pid) for pid in makers + _page_makers(server.proc.pid)):
+    while any(alive(pid) for pid in makers + _page_makers(server.proc.pid)):
         assert time.monotonic() < deadline, "the page process outlived the server"
         time.sleep(0.2)
