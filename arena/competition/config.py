@@ -235,9 +235,10 @@ class LadderSection(_Table):
         ge=0,
         le=19,
         description="Added to the niceness of arena serve's ladder process, its game workers "
-        "and bots: on a busy machine the web server answers first (p99 65 against 108 ms "
-        "at 1,000 requests/s, docs/benchmarks.md); bots on CPU clocks are charged only their "
-        "own CPU. 0: games at the server's priority.",
+        "and bots (executor local: the games share the server's machine): on a busy machine "
+        "the web server answers first (p99 65 against 108 ms at 1,000 requests/s, "
+        "docs/benchmarks.md); bots on CPU clocks are charged only their own CPU. 0: games "
+        "at the server's priority.",
     )
 
     @field_validator("players")

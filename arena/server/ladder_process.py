@@ -224,7 +224,8 @@ def main(toml: str, server_pid: int) -> int:
         _log.error("the ladder process cannot start: %s", exc)
         return 1
     configure_logging(config.server.log_format)
-    os.nice(config.ladder.nice)  # games yield to the web server; the workers inherit it
+    if config.ladder.executor == "local":  # Ray plays elsewhere: its driver keeps pace
+        os.nice(config.ladder.nice)  # games yield to the web server; the workers inherit it
     try:
         pool = make_pool(config)  # forks its workers before this process has threads
     except ArenaError as exc:
