@@ -144,6 +144,7 @@ def test_a_write_of_the_server_reaches_the_next_page_at_once(competition: Path) 
 def test_a_dead_child_is_replaced_and_the_server_makes_pages_meanwhile(
     competition: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
+    monkeypatch.setattr(pagemaker, "RESTART_PAUSE_S", 3600.0)  # no restart until told
     maker = PageMaker(competition)
     maker.start()
     try:
