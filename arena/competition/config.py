@@ -178,6 +178,14 @@ class ServerSection(_Table):
         description="Failed sign-ins (bad tokens) per client address per hour; then HTTP "
         "429 until the hour passes. Each failure is logged.",
     )
+    page_process: bool = Field(
+        default=False,
+        description="Make the public pages in a process of the server's own "
+        "(arena/server/pagemaker.py), so that making them never holds up the answers from "
+        "memory (a paced load's p99 under 1,000 requests/s: docs/benchmarks.md, entry 50). "
+        "Off by default: with it on, the namespace-cluster competition test (Ray, "
+        "PostgreSQL) timed out in two full CI runs, for a reason not found yet.",
+    )
     stale_seconds: float = Field(
         default=1.0,
         ge=0,

@@ -539,11 +539,12 @@ def serve(
     # service (Service.start, after the games a previous run left are requeued).
     ladder = LadderProcess(toml)
     service = make_service(config, store, ladder)
-    # The public pages are made in a process of their own too (see its module).
-    page_maker = PageMaker(toml, lambda: store.generation)
+    # [server] page_process: the public pages made in a process of their own (its module)
+    page_maker = PageMaker(toml, lambda: store.generation) if config.server.page_process else None
     try:
         ensure_organiser(store, config, out)
-        page_maker.start()
+        if page_maker is not None:
+            page_maker.start()
         app = app_factory(_context(service, page_maker))
         service.start()
         out.write(
@@ -562,7 +563,8 @@ def serve(
             signal.signal(signal.SIGTERM, previous)
     finally:
         requeued = 0
-        page_maker.stop()
+        if page_maker is not None:
+            page_maker.stop()
         if service.threads:
             requeued = service.stop()
         store.close()

@@ -378,6 +378,7 @@ def test_pages_come_from_the_page_process_and_from_the_server_while_it_is_down(
     """``arena serve`` makes its public pages in a process of its own; killed, the server
     says so and answers the pages itself; the server killed with -9, it exits too."""
     toml, port = sqlite_competition
+    toml.write_text(toml.read_text().replace("[server]\n", "[server]\npage_process = true\n"))
     server = Server(toml, port, tmp_path / "serve.log")
     server.start()
     assert server.proc is not None
