@@ -244,9 +244,9 @@ class LadderSection(_Table):
         le=19,
         description="Added to the niceness of arena serve's ladder process, its game workers "
         "and bots (executor local: the games share the server's machine): on a busy machine "
-        "the web server answers first (p99 65 against 108 ms at 1,000 requests/s, "
-        "docs/benchmarks.md); bots on CPU clocks are charged only their own CPU. 0: games "
-        "at the server's priority.",
+        "the web server answers first (with page_process on: p99 65 against 108 ms at 1,000 "
+        "requests/s, docs/benchmarks.md); bots on CPU clocks are charged only their own "
+        "CPU. 0: games at the server's priority.",
     )
 
     @field_validator("players")
