@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.types import ASGIApp, Message, Scope
 
 from arena.errors import ArenaError
+from arena.textsafe import visible
 
 if TYPE_CHECKING:
     from arena.store.competition import CompetitionStore
@@ -238,5 +239,5 @@ async def _answer(app: ASGIApp, scope: Scope) -> Answer:
     except Exception:
         # The app answered 500 and raised again, for the server's log: log it here (as
         # uvicorn would) and pass the answer on.
-        _log.exception("making the page %s failed", scope["path"])
+        _log.exception("making the page %s failed", visible(scope["path"]))  # client-chosen
     return start, b"".join(chunks)

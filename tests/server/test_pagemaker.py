@@ -317,3 +317,17 @@ def test_a_failed_page_from_the_maker_reaches_the_visitor_and_is_not_kept() -> N
         assert counts == ["miss", "miss"]
 
     asyncio.run(scenario())
+
+
+def test_a_failing_page_is_passed_on_and_its_client_chosen_path_logged_visibly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def app(scope: Scope, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 500, "headers": []})
+        await send({"type": "http.response.body", "body": b"oops"})
+        raise RuntimeError("the app's bug")
+
+    start, body = asyncio.run(pagemaker._answer(app, _scope("/bots/\x1b[2Jevil")))
+    assert (start["status"], body) == (500, b"oops")
+    logged = [r.getMessage() for r in caplog.records if "making the page" in r.getMessage()]
+    assert len(logged) == 1 and "\x1b" not in logged[0]
