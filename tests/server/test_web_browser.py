@@ -101,6 +101,7 @@ def test_pages_are_readable(
         assert _fits(page)  # the table scrolls inside its box, the page does not
         shoot(page, f"server-leaderboard-{tag}")
         page.click("table.srv-board >> text=alpha")
+        page.wait_for_url("**/bots/alpha")  # the click only starts the navigation
         assert page.inner_text("h1").startswith("alpha")
         assert page.locator("svg.az-plot").count() == 1
         assert _fits(page)

@@ -20,16 +20,19 @@ def site(small_tournament: Path) -> Path:
 
 
 def test_index_games_filter_replay_and_bot_page(page: Any, site: Path, shoot: Any) -> None:
+    from playwright.sync_api import expect  # the page fixture has checked it is installed
+
     page.goto((site / "index.html").as_uri())
     assert "Leaderboard" in page.inner_text("h2")
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280  # no overflow
     shoot(page, "site-index", full_page=True)
     page.click("nav >> text=Games")
-    assert page.inner_text("#shown") == "12 of 12 games"
+    # The click only starts the navigation: wait for the page's script to count the rows.
+    expect(page.locator("#shown")).to_have_text("12 of 12 games")
     page.select_option("select[name=faults]", "malformed")
-    assert page.inner_text("#shown") == "8 of 12 games"
+    expect(page.locator("#shown")).to_have_text("8 of 12 games")
     page.select_option("select[name=variant]", "gray")
-    assert page.inner_text("#shown") == "4 of 12 games"
+    expect(page.locator("#shown")).to_have_text("4 of 12 games")
     assert "faults=malformed" in page.url
     shoot(page, "site-games")
     page.locator("#games tbody tr:not([hidden]) td:nth-child(2) a").first.click()
@@ -43,7 +46,7 @@ def test_index_games_filter_replay_and_bot_page(page: Any, site: Path, shoot: An
     assert page.inner_text("[data-testid=step]").startswith("final position")
     page.click("nav >> text=Leaderboard")
     page.click("table.az-grid >> text=faulty")
-    assert page.inner_text("h1") == "faulty"
+    expect(page.locator("h1")).to_have_text("faulty")
     assert "malformed" in page.inner_text(".az-fault")
     assert page.locator("svg").count() == 2  # rating over games, score distribution
     shoot(page, "site-bot", full_page=True)
