@@ -23,6 +23,7 @@ import ctypes
 import gzip
 import os
 import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -48,6 +49,7 @@ from tests.tournament.test_netns_cluster import (  # noqa: E402
     Host,
     _ip,
     _kill_namespace,
+    _pids_in,
     _unavailable,
     cluster,  # noqa: F401 (the fixture)
 )
@@ -113,11 +115,21 @@ def _enter_netns(ns: str) -> None:
         os.close(fd)
 
 
+EXPLAIN: list[Callable[[], str]] = []
+"""What a failed wait adds to the hosts' logs (set once the store and hosts exist)."""
+
+
+@pytest.fixture(autouse=True)
+def _explain_this_test_only() -> Iterator[None]:
+    yield
+    EXPLAIN.clear()
+
+
 def _wait(
     what: str, probe: Callable[[], Any], hosts: list[Host], limit_s: float = PATIENCE_S
 ) -> Any:
     """Poll ``probe`` until truthy; fail at once if a host's service (PostgreSQL, the
-    server) exits, with the hosts' logs."""
+    server) exits, with the hosts' logs (and :data:`EXPLAIN`'s findings)."""
     deadline = time.monotonic() + limit_s
     while True:
         with contextlib.suppress(httpx.HTTPError):
@@ -129,8 +141,30 @@ def _wait(
             break
         time.sleep(0.5)
     tails = "\n".join(f"--- {h.name}\n{_log_tail(h)}" for h in hosts)
+    for explain in EXPLAIN:
+        try:
+            tails += "\n" + explain()
+        except Exception as exc:  # a diagnosis must not hide the failure it explains
+            tails += f"\n(cannot explain: {type(exc).__name__}: {exc})"
     why = f"{dead} exited" if dead else f"timed out after {limit_s:.0f} s"
     pytest.fail(f"{why} waiting for {what}\n{tails}")
+
+
+def _unfinished_and_stacks(office: Office, store: str, web: Host) -> str:
+    """The games not finished (in the store), and the Python stacks of the web host's
+    arena processes (py-spy, when installed): where a stalled ladder waits."""
+    rows = _query(office, store, "SELECT id, status, worker FROM games WHERE status <> 'finished'")
+    found = [f"--- games not finished: {rows}"]
+    spy = Path(sys.executable).parent / "py-spy"
+    for pid in _pids_in(web.ns) if spy.exists() else []:
+        with contextlib.suppress(OSError):
+            if b"arena" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                continue
+        dump = subprocess.run(
+            [str(spy), "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30
+        )
+        found.append(f"--- py-spy dump {pid}\n{(dump.stdout + dump.stderr)[-6000:]}")
+    return "\n".join(found)
 
 
 def _log_tail(host: Host) -> str:
@@ -440,6 +474,7 @@ def test_a_competition_across_namespace_hosts_plays_its_ladder_and_finals_on_the
     toml = root / "competition.toml"
     toml.write_text(_competition_toml(root, web, store, holds))
     _start_server(cluster, web, toml)
+    EXPLAIN[:] = [lambda: _unfinished_and_stacks(office, store, web)]
     watched = [web, db, *workers]
     _wait("arena serve to answer /api/health", lambda: office.get("/api/health"), watched)
     organiser = (root / "data" / "organiser.token").read_text().strip()
