@@ -269,7 +269,7 @@ class LadderScheduler:
             choice = self._choose()
             if choice is None:
                 return []
-            self.store.schedule_game(
+            made = self.store.schedule_game(
                 kind="ladder",
                 players=choice.players,
                 variant=choice.variant,
@@ -277,7 +277,10 @@ class LadderScheduler:
                 version_ids=choice.version_ids,
                 rated=True,
             )
-            game = self.store.claim_scheduled_game()
+            # This game, not the oldest scheduled: finals started in between would have
+            # their first game claimed here as a ladder game (not counted as the event's,
+            # so the event waited for it to finish) and this one left scheduled for good.
+            game = self.store.claim_scheduled_game(game_id=made.id)
             if game is None:  # pragma: no cover - only this thread claims games
                 return []
         self._index += 1

@@ -1571,16 +1571,22 @@ class CompetitionStore:
         )
         return game_id
 
-    def claim_scheduled_game(self, events_only: bool = False) -> GameRow | None:
+    def claim_scheduled_game(
+        self, events_only: bool = False, game_id: str | None = None
+    ) -> GameRow | None:
         """The oldest scheduled game of an event (finals, a round), else the oldest
         other one (challenges, re-runs and the ladder's own games in creation order),
-        now ``running``; ``events_only``: only a game of an event. Events go first
-        because the organiser started them at a moment that matters (the deadline): after
-        a restart the ladder games that were running are scheduled again, often dozens,
-        and the finals must not wait behind them."""
+        now ``running``; ``events_only``: only a game of an event; ``game_id``: that game
+        only (the ladder's own, just scheduled: an event's games created meanwhile must
+        not be claimed as if they were it). Events go first because the organiser started
+        them at a moment that matters (the deadline): after a restart the ladder games
+        that were running are scheduled again, often dozens, and the finals must not wait
+        behind them."""
         where = games.c.status == "scheduled"
         if events_only:
             where = where & games.c.event_id.is_not(None)
+        if game_id is not None:
+            where = where & (games.c.id == game_id)
         with self._read() as conn:  # mostly none (the ladder asks before each new game)
             if conn.execute(sa.select(games.c.id).where(where).limit(1)).first() is None:
                 return None

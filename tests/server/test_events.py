@@ -12,6 +12,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,6 +159,45 @@ def test_an_event_has_the_machine_once_the_games_in_flight_finish(
         in_flight.discard(game_id)
     (after,) = scheduler.next()  # the event is over: the ladder again
     assert after.game_id not in finals | ladder_games
+
+
+def test_finals_started_while_the_ladder_schedules_a_game_keep_their_games_together(
+    store: CompetitionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server starts the finals between the ladder scheduling its next game and
+    claiming it (a race seen on a cluster): the ladder claims its own game, not the
+    finals' first one, so the finals' games all count as the event's and start together
+    once that game has finished (the first finals game used to be claimed as a ladder
+    game: the event waited for it alone, and the ladder's game stayed scheduled)."""
+    from arena.competition.ladder import LadderScheduler
+
+    _add_bots(store, ["a", "b", "c"], tmp_path / "built")
+    in_flight: set[str] = set()
+    scheduler = LadderScheduler(store, LadderSection(players={2: 1.0}), in_flight=lambda: in_flight)
+    schedule = store.schedule_game
+    made: list[int] = []
+
+    def schedule_then_finals(**game: Any) -> Any:
+        row = schedule(**game)
+        if not made:  # the organiser's click lands now
+            finals = Events(store, _config(finals={"players": [2], "deals": 1}))
+            made.append(finals.start_finals("organiser").id)
+        return row
+
+    monkeypatch.setattr(store, "schedule_game", schedule_then_finals)
+    (ladder_game,) = scheduler.next()
+    finals = {g.id for g in event_games(store, made[0])}
+    assert ladder_game.game_id not in finals
+    assert store.game(ladder_game.game_id).status == "running"  # type: ignore[union-attr]
+    in_flight.add(ladder_game.game_id)
+    assert scheduler.next() == []  # the ladder's game plays on first
+    in_flight.clear()
+    started = set()
+    for _ in range(len(finals)):
+        (game,) = scheduler.next()
+        started.add(game.game_id)
+        in_flight.add(game.game_id)
+    assert started == finals  # every finals game at once, none held back behind another
 
 
 def _add_bots_for(store: CompetitionStore, name: str, folder: Path) -> int:

@@ -22,6 +22,7 @@ import contextlib
 import ctypes
 import gzip
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -42,6 +43,7 @@ from tests.tournament.test_netns_cluster import (  # noqa: E402
     GATE_WAITING,
     HEAD,
     PORT,
+    RAY,
     REPO,
     STDERR_LINE,
     SUBNET,
@@ -150,20 +152,27 @@ def _wait(
     pytest.fail(f"{why} waiting for {what}\n{tails}")
 
 
-def _unfinished_and_stacks(office: Office, store: str, web: Host) -> str:
-    """The games not finished (in the store), and the Python stacks of the web host's
-    arena processes (py-spy, when installed): where a stalled ladder waits."""
+def _unfinished_and_stacks(hosts: Cluster, office: Office, store: str, web: Host) -> str:
+    """The games not finished (in the store), the Ray cluster's use and demands, and the
+    Python stacks of the web host's arena processes (py-spy, when installed): where a
+    stalled ladder waits."""
     rows = _query(office, store, "SELECT id, status, worker FROM games WHERE status <> 'finished'")
     found = [f"--- games not finished: {rows}"]
-    spy = Path(sys.executable).parent / "py-spy"
-    for pid in _pids_in(web.ns) if spy.exists() else []:
+    status = subprocess.run(
+        web.command([RAY, "status", f"--address={HEAD}:{PORT}", "-v"]),
+        env=web.env(hosts.token), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    found.append(f"--- ray status\n{(status.stdout + status.stderr)[-6000:]}")
+    spy = shutil.which("py-spy", path=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    for pid in _pids_in(web.ns) if spy else []:
         with contextlib.suppress(OSError):
             if b"arena" not in Path(f"/proc/{pid}/cmdline").read_bytes():
                 continue
         dump = subprocess.run(
-            [str(spy), "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30
-        )
-        found.append(f"--- py-spy dump {pid}\n{(dump.stdout + dump.stderr)[-6000:]}")
+            [str(spy), "dump", "--locals", "--pid", str(pid)],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        found.append(f"--- py-spy dump --locals {pid}\n{(dump.stdout + dump.stderr)[-20000:]}")
     return "\n".join(found)
 
 
@@ -474,7 +483,7 @@ def test_a_competition_across_namespace_hosts_plays_its_ladder_and_finals_on_the
     toml = root / "competition.toml"
     toml.write_text(_competition_toml(root, web, store, holds))
     _start_server(cluster, web, toml)
-    EXPLAIN[:] = [lambda: _unfinished_and_stacks(office, store, web)]
+    EXPLAIN[:] = [lambda: _unfinished_and_stacks(cluster, office, store, web)]
     watched = [web, db, *workers]
     _wait("arena serve to answer /api/health", lambda: office.get("/api/health"), watched)
     organiser = (root / "data" / "organiser.token").read_text().strip()
