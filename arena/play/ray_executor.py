@@ -342,7 +342,9 @@ class RayExecutor:
     def submit(self, job: GameJob) -> None:
         digests = tuple(self._digest(bot) for bot in job.bots)
         self._queue.append(NodeJob(job, digests))
-        self._dispatch(flush=False)
+        # A CPU idles: share out what is queued now. A full batch made here could take a
+        # whole event (a finals of batch-size games) onto one node while the others idle.
+        self._dispatch(flush=len(self._batches) < self.cpus)
 
     def _dispatch(self, flush: bool) -> None:
         """Send the queue in batches of ``batch_size``; ``flush`` (a CPU would idle): what

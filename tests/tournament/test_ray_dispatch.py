@@ -44,3 +44,14 @@ def test_a_full_queue_goes_in_whole_batches_and_the_rest_waits() -> None:
     executor, sent = _executor(cpus=2, batch_size=30, queued=1)
     executor._dispatch(flush=True)
     assert sent == [1]
+
+
+def test_an_event_submitted_game_by_game_starts_on_every_idle_cpu() -> None:
+    """A finals of 12 games handed over one by one, batches learned at exactly 12 games:
+    the first game of each idle CPU goes at once (the rest wait for a CPU and are then
+    shared out), not one batch of all 12 on one node while the other idles (seen on a
+    namespace cluster: the finals played on one worker host only)."""
+    executor, sent = _executor(cpus=2, batch_size=12, queued=0)
+    for index in range(12):
+        executor.submit(SimpleNamespace(bots=(), game=SimpleNamespace(game_index=index)))  # type: ignore[arg-type]
+    assert sent == [1, 1] and len(executor._queue) == 10
