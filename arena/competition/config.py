@@ -179,12 +179,11 @@ class ServerSection(_Table):
         "429 until the hour passes. Each failure is logged.",
     )
     page_process: bool = Field(
-        default=False,
+        default=True,
         description="Make the public pages in a process of the server's own "
         "(arena/server/pagemaker.py), so that making them never holds up the answers from "
-        "memory (a paced load's p99 under 1,000 requests/s: docs/benchmarks.md, entry 50). "
-        "Off by default: with it on, the namespace-cluster competition test (Ray, "
-        "PostgreSQL) timed out in two full CI runs, for a reason not found yet.",
+        "memory (a full load's p99 60-66 ms against 87-150 ms: docs/benchmarks.md, entry "
+        "51). false: the server makes them (one process less).",
     )
     stale_seconds: float = Field(
         default=1.0,
