@@ -1591,21 +1591,21 @@ class CompetitionStore:
             if conn.execute(sa.select(games.c.id).where(where).limit(1)).first() is None:
                 return None
         with self._write() as conn:
-            game_id = conn.execute(
+            claimed = conn.execute(
                 sa.select(games.c.id)
                 .where(where)
                 .order_by(games.c.event_id.is_(None), games.c.n)
                 .limit(1)
             ).scalar_one_or_none()
-            if game_id is None:
+            if claimed is None:
                 return None
-            self._game_changes(conn, str(game_id))
+            self._game_changes(conn, str(claimed))
             conn.execute(
                 sa.update(games)
-                .where(games.c.id == game_id)
+                .where(games.c.id == claimed)
                 .values(status="running", started=_now())
             )
-            return self._game(conn, str(game_id))
+            return self._game(conn, str(claimed))
 
     def event_game_open(self) -> bool:
         """Whether a game of an event (finals, a round) is scheduled or running: then no
